@@ -1,0 +1,14 @@
+import { list, ok, withCompany } from '@/lib/api/route';
+import { ownCompany } from '@/lib/api/company';
+import { accountCreate, accountListQuery } from '@/lib/api/schemas/accounts';
+import { createAccount, listAccounts, serializeAccount } from '@/lib/billing/accounts/accounts';
+
+// POST /v1/companies/{company_id}/accounts – create an account (and its processor customer)
+export const POST = withCompany({ body: accountCreate }, async ({ db, company, params, body }) =>
+  ok(serializeAccount(await createAccount({ db, company: ownCompany(company, params.company_id), input: body }))),
+);
+
+// GET /v1/companies/{company_id}/accounts – newest first
+export const GET = withCompany({ query: accountListQuery }, async ({ db, company, params, query }) =>
+  list(await listAccounts({ db, companyId: ownCompany(company, params.company_id).id, page: query }), (a) => serializeAccount(a)),
+);

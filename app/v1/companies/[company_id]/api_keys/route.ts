@@ -1,0 +1,15 @@
+import { list, ok, withCompany } from '@/lib/api/route';
+import { ownCompany } from '@/lib/api/company';
+import { listQuery } from '@/lib/api/pagination';
+import { issueApiKey, listApiKeys, serializeApiKey } from '@/lib/billing/companies/companies';
+
+// POST /v1/companies/{company_id}/api_keys – issue a further key, shown once
+export const POST = withCompany({}, async ({ db, company, params }) => {
+  const { key, secret } = await issueApiKey({ db, companyId: ownCompany(company, params.company_id).id });
+  return ok({ ...serializeApiKey(key), api_key: secret });
+});
+
+// GET /v1/companies/{company_id}/api_keys – keys without their secrets
+export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
+  list(await listApiKeys({ db, companyId: ownCompany(company, params.company_id).id, page: query }), serializeApiKey),
+);

@@ -1,0 +1,61 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { apiKeys, companies } from '../db/schema';
+import { sha256, safeEqual } from '../crypto';
+import { ApiError } from '../errors';
+
+export type Company = typeof companies.$inferSelect;
+
+const cache = new Map<string, { company: Company; keyId: string; at: number }>();
+const CACHE_MS = 5_000;
+const lastUsedWritten = new Map<string, number>();
+
+export function unauthorized(message = 'Invalid company id or API key.'): ApiError {
+  return new ApiError('unauthorized', message, null, {}, { 'WWW-Authenticate': 'Basic realm="billing"' });
+}
+
+/** Basic auth: username is the company id, password an API key of that company. */
+export async function authenticateCompany(db: Db, header: string | null, nowMs: number): Promise<Company> {
+  if (!header || !header.toLowerCase().startsWith('basic ')) {
+    throw unauthorized('Authenticate with HTTP Basic: the company id as username and an API key as password.');
+  }
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw unauthorized();
+  const companyId = decoded.slice(0, colon);
+  const key = decoded.slice(colon + 1);
+  const keyHash = sha256(key);
+  const hit = cache.get(keyHash);
+  if (hit && nowMs - hit.at < CACHE_MS && hit.company.id === companyId) return hit.company;
+  const rows = await db
+    .select({ company: companies, keyId: apiKeys.id })
+    .from(apiKeys)
+    .innerJoin(companies, eq(companies.id, apiKeys.companyId))
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  const row = rows[0];
+  if (!row || !safeEqual(row.company.id, companyId)) throw unauthorized();
+  cache.set(keyHash, { company: row.company, keyId: row.keyId, at: nowMs });
+  // Last use is informational: write it at most once a minute per key.
+  if (nowMs - (lastUsedWritten.get(row.keyId) ?? 0) > 60_000) {
+    lastUsedWritten.set(row.keyId, nowMs);
+    await db.update(apiKeys).set({ lastUsedAt: new Date(nowMs) }).where(eq(apiKeys.id, row.keyId));
+  }
+  return row.company;
+}
+
+/** Drops cached lookups so a revoked key stops working at once in this process. */
+export function forgetCachedKeys(): void {
+  cache.clear();
+}
+
+export function authenticateAdmin(header: string | null): void {
+  const token = process.env.ADMIN_TOKEN;
+  if (!token) throw new ApiError('not_found', 'No such route.');
+  const given = header?.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : '';
+  if (!given || !safeEqual(given, token)) {
+    throw new ApiError('unauthorized', 'This call needs the operator token: Authorization: Bearer <ADMIN_TOKEN>.', null, {}, {
+      'WWW-Authenticate': 'Bearer realm="billing-admin"',
+    });
+  }
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+export const listQuery = z.strictObject({
+  limit: z.coerce
+    .number({ error: 'limit must be an integer between 1 and 1000' })
+    .int('limit must be an integer between 1 and 1000')
+    .min(1, 'limit must be at least 1')
+    .max(1000, 'limit must be at most 1000')
+    .default(100),
+  starting_after: z.string().min(1).optional(),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+
+export type Page<T> = { items: T[]; hasMore: boolean };
+
+/** Fetch limit + 1 rows, ordered newest first; the extra row only tells whether more exist. */
+export function toPage<T>(rows: T[], limit: number): Page<T> {
+  return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+}

@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { getDatabase, type Db } from '../db/client';
+import { ApiError } from '../errors';
+import { now } from '../clock';
+import { authenticateAdmin, authenticateCompany, type Company } from './auth';
+import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
+import { describeIssue } from './zod-errors';
+import { checkRateLimit } from './rate-limit';
+import type { Page } from './pagination';
+
+const MAX_BODY = 1024 * 1024;
+
+export type Reply = {
+  data: unknown;
+  status?: number;
+  headers?: Record<string, string>;
+  /** Set for lists: the wrapper adds the `Link: rel="next"` header. */
+  nextAfter?: string | null;
+};
+
+export const ok = (data: unknown, headers?: Record<string, string>): Reply => ({ data, headers });
+
+/** A list reply: items serialized, newest first, with the id to continue after when more exist. */
+export function list<T extends { id: string }, O>(page: Page<T>, serialize: (item: T) => O): Reply {
+  const last = page.items[page.items.length - 1];
+  return { data: page.items.map(serialize), nextAfter: page.hasMore && last ? last.id : null };
+}
+
+type RouteContext = { params: Promise<Record<string, string | string[]>> };
+
+type Base<B, Q> = {
+  req: Request;
+  requestId: string;
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+  db: Db;
+  dbKind: 'embedded' | 'postgres';
+  idempotencyKey: string | null;
+};
+
+type Options<B, Q> = {
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  /** A POST whose body may be left out entirely (e.g. creating an empty balance). */
+  optionalBody?: boolean;
+};
+
+type Auth = 'company' | 'admin' | 'none';
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('base64url')}`;
+}
+
+export function errorResponse(err: ApiError, requestId: string): Response {
+  const body = { error: { type: err.type, message: err.message, param: err.param, request_id: requestId, ...err.extra } };
+  return json(body, err.status, { 'Request-Id': requestId, ...err.headers });
+}
+
+function json(body: unknown, status: number, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
+  });
+}
+
+async function readBody(req: Request): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? 0);
+  if (declared > MAX_BODY) throw new ApiError('payload_too_large', 'Request bodies are limited to 1 MiB.');
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY) {
+      await reader.cancel();
+      throw new ApiError('payload_too_large', 'Request bodies are limited to 1 MiB.');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const { message, param } = describeIssue(result.error.issues[0]);
+  throw new ApiError('invalid_request', message, param);
+}
+
+function queryObject(url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) out[k] = v;
+  return out;
+}
+
+function linkHeader(url: URL, after: string): string {
+  const next = new URL(url);
+  next.searchParams.set('starting_after', after);
+  return `<${next.pathname}${next.search}>; rel="next"`;
+}
+
+function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Promise<Reply | Response>) {
+  return async (req: Request, context: RouteContext): Promise<Response> => {
+    const requestId = newRequestId();
+    let idem: { companyId: string; key: string } | null = null;
+    let db: Db | null = null;
+    try {
+      const database = await getDatabase();
+      db = database.db;
+      const url = new URL(req.url);
+      let company: Company | undefined;
+      if (auth === 'company') {
+        company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        checkRateLimit(company.id);
+      } else if (auth === 'admin') {
+        authenticateAdmin(req.headers.get('authorization'));
+      }
+      const rawParams = (await context.params) ?? {};
+      const params: Record<string, string> = {};
+      for (const [k, v] of Object.entries(rawParams)) params[k] = Array.isArray(v) ? v.join('/') : decodeURIComponent(v);
+
+      let body: unknown = undefined;
+      let raw = '';
+      if (req.method !== 'GET' && req.method !== 'DELETE' && req.method !== 'HEAD') {
+        raw = await readBody(req);
+        if (raw.trim()) {
+          const type = req.headers.get('content-type') ?? '';
+          if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+            throw new ApiError('unsupported_media_type', 'Send request bodies as JSON with Content-Type: application/json.');
+          }
+          try {
+            body = JSON.parse(raw);
+          } catch {
+            throw new ApiError('invalid_request', 'The request body is not valid JSON.');
+          }
+        }
+      }
+      let parsedBody: unknown = undefined;
+      if (opts.body) {
+        if (body === undefined && !opts.optionalBody) body = opts.body instanceof z.ZodArray ? undefined : {};
+        parsedBody = body === undefined && opts.optionalBody ? undefined : parseWith(opts.body, body);
+      } else if (body !== undefined && !(typeof body === 'object' && body && Object.keys(body).length === 0)) {
+        throw new ApiError('invalid_request', 'This call takes no request body.');
+      }
+      const parsedQuery = opts.query ? parseWith(opts.query, queryObject(url)) : undefined;
+
+      const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
+      if (key !== null && (key.length < 1 || key.length > 255)) {
+        throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
+      }
+      if (company && key && req.method === 'POST') {
+        const stored = await claimIdempotencyKey(db, {
+          companyId: company.id,
+          key,
+          method: req.method,
+          path: url.pathname.replace(/^\/v1(?=\/)/, ''),
+          rawBody: raw,
+          now: now(),
+        });
+        if (stored) {
+          return new Response(stored.body, {
+            status: stored.status,
+            headers: { 'Content-Type': 'application/json; charset=utf-8', 'Request-Id': requestId, 'Idempotent-Replayed': 'true' },
+          });
+        }
+        idem = { companyId: company.id, key };
+      }
+
+      const ctx = {
+        req,
+        requestId,
+        params,
+        body: parsedBody,
+        query: parsedQuery,
+        db,
+        dbKind: database.kind,
+        company,
+        idempotencyKey: key,
+      } as unknown as C;
+      const result = await handler(ctx);
+      let response: Response;
+      if (result instanceof Response) {
+        response = result;
+        response.headers.set('Request-Id', requestId);
+      } else {
+        const headers: Record<string, string> = { 'Request-Id': requestId, ...result.headers };
+        if (result.nextAfter) headers.Link = linkHeader(url, result.nextAfter);
+        response = json({ data: result.data }, result.status ?? 200, headers);
+      }
+      if (idem) {
+        const text = await response.clone().text();
+        await finishIdempotencyKey(db, idem.companyId, idem.key, { status: response.status, body: text });
+      }
+      return response;
+    } catch (err) {
+      const apiError = err instanceof ApiError ? err : internal(err, requestId);
+      if (idem && db) {
+        const stored = { status: apiError.status, body: JSON.stringify({ error: { type: apiError.type, message: apiError.message, param: apiError.param, request_id: requestId, ...apiError.extra } }) };
+        await finishIdempotencyKey(db, idem.companyId, idem.key, stored).catch(() => {});
+      }
+      return errorResponse(apiError, requestId);
+    }
+  };
+}
+
+function internal(err: unknown, requestId: string): ApiError {
+  console.error(`[${requestId}]`, err);
+  return new ApiError('internal', 'Something went wrong on our side. Retry later; quote the request id if it persists.');
+}
+
+export type CompanyCtx<B, Q> = Base<B, Q> & { company: Company };
+
+/** A route for company backends: Basic auth with company id and API key. */
+export function withCompany<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: CompanyCtx<B, Q>) => Promise<Reply | Response>) {
+  return build<CompanyCtx<B, Q>, B, Q>('company', opts, handler);
+}
+
+/** A route for the operator: `Authorization: Bearer <ADMIN_TOKEN>`; 404 when no token is configured. */
+export function withAdmin<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
+  return build<Base<B, Q>, B, Q>('admin', opts, handler);
+}
+
+/** A route without authentication (health, the collector's own calls). */
+export function withPublic<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
+  return build<Base<B, Q>, B, Q>('none', opts, handler);
+}

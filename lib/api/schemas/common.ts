@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { parseUnits } from '../../money';
+
+export const DENOMINATION_RE = /^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$/;
+
+export const denomination = z
+  .string({ error: 'must be a string' })
+  .regex(DENOMINATION_RE, 'A denomination is 1 to 64 letters, digits, and . _ : - (starting with a letter or digit).');
+
+export const email = z.email({ error: 'must be a valid email address' }).max(320);
+
+export const nonEmpty = (max = 500) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+
+export const metadata = z
+  .record(z.string(), z.unknown(), { error: 'must be an object' })
+  .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata must be at most 16 KiB of JSON');
+
+/** Units: a JSON number or numeric string, at most 12 decimals; returned as a canonical decimal string. */
+export const units = z.union([z.number(), z.string()], { error: 'must be a number or a numeric string' }).transform((v, ctx) => {
+  const parsed = parseUnits(v);
+  if (parsed === null) {
+    ctx.addIssue({ code: 'custom', message: 'must be a finite number with at most 12 decimals' });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+export const nonNegativeUnits = units.refine((v) => !v.startsWith('-'), 'must not be negative');
+export const positiveUnits = units.refine((v) => !v.startsWith('-') && Number(v) !== 0, 'must be greater than 0');
+
+/** USD cents: a non-negative integer (numeric strings accepted where the interface says so). */
+export const cents = z.union([z.number(), z.string()], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
+  const parsed = parseUnits(v);
+  if (parsed === null || parsed.includes('.') || parsed.startsWith('-') || Number(parsed) > Number.MAX_SAFE_INTEGER) {
+    ctx.addIssue({ code: 'custom', message: 'must be a non-negative integer number of USD cents' });
+    return z.NEVER;
+  }
+  return Number(parsed);
+});
+
+export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `must be an id starting with ${prefix}_`);

@@ -1,0 +1,109 @@
+import { and, desc, eq, isNull, lt } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { admins, apiKeys, companies } from '../../db/schema';
+import { encrypt, hashPassword, sha256 } from '../../crypto';
+import { newId, newSecret } from '../../ids';
+import { now } from '../../clock';
+import { notFound } from '../../errors';
+import { toPage, type ListQuery } from '../../api/pagination';
+
+export type Company = typeof companies.$inferSelect;
+export type ApiKey = typeof apiKeys.$inferSelect;
+
+export type CompanyInput = {
+  name: string;
+  email: string;
+  processor_key?: string;
+  processor_publishable_key?: string;
+  password?: string;
+};
+
+export function serializeCompany(c: Company) {
+  return {
+    id: c.id,
+    name: c.name,
+    email: c.email,
+    processor_configured: Boolean(c.processorKeyEnc),
+    processor_publishable_key: c.processorPublishableKey,
+    created_at: c.createdAt.toISOString(),
+  };
+}
+
+export function serializeApiKey(k: ApiKey) {
+  return {
+    id: k.id,
+    last4: k.last4,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  };
+}
+
+function newApiKeyRow(companyId: string, at: Date) {
+  const secret = newSecret('sk_', 24);
+  const row = { id: newId('key'), companyId, keyHash: sha256(secret), last4: secret.slice(-4), createdAt: at };
+  return { secret, row };
+}
+
+/** Registers a company with its first API key (returned once) and, with a password, its console owner. */
+export async function createCompany({ db, input }: { db: Db; input: CompanyInput }) {
+  const at = now();
+  const company: Company = {
+    id: newId('c'),
+    name: input.name,
+    email: input.email,
+    processorKeyEnc: input.processor_key ? encrypt(input.processor_key) : null,
+    processorPublishableKey: input.processor_publishable_key ?? null,
+    createdAt: at,
+  };
+  const { secret, row } = newApiKeyRow(company.id, at);
+  await db.transaction(async (tx) => {
+    await tx.insert(companies).values(company);
+    await tx.insert(apiKeys).values(row);
+    if (input.password) {
+      await tx.insert(admins).values({
+        id: newId('u'),
+        companyId: company.id,
+        email: input.email,
+        passwordHash: hashPassword(input.password),
+        role: 'owner',
+        createdAt: at,
+      });
+    }
+  });
+  return { company, apiKey: secret, apiKeyId: row.id };
+}
+
+export async function issueApiKey({ db, companyId }: { db: Db; companyId: string }) {
+  const { secret, row } = newApiKeyRow(companyId, now());
+  const [created] = await db.insert(apiKeys).values(row).returning();
+  return { key: created, secret };
+}
+
+export async function revokeApiKey({ db, companyId, keyId }: { db: Db; companyId: string; keyId: string }) {
+  const [revoked] = await db
+    .update(apiKeys)
+    .set({ revokedAt: now() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.companyId, companyId), isNull(apiKeys.revokedAt)))
+    .returning();
+  if (revoked) return revoked;
+  const [existing] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.companyId, companyId)));
+  if (!existing) throw notFound('API key', 'key_id');
+  return existing;
+}
+
+export async function listApiKeys({ db, companyId, page }: { db: Db; companyId: string; page: ListQuery }) {
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.companyId, companyId), page.starting_after ? lt(apiKeys.id, page.starting_after) : undefined))
+    .orderBy(desc(apiKeys.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit);
+}
+
+export async function getCompany({ db, companyId }: { db: Db; companyId: string }) {
+  const [company] = await db.select().from(companies).where(eq(companies.id, companyId));
+  if (!company) throw notFound('company', 'company_id');
+  return company;
+}

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { count } from 'drizzle-orm';
+import { getDatabase } from './db/client';
+import { companies } from './db/schema';
+import { appSecret, dataDir, publicUrl } from './config';
+import { createCompany } from './billing/companies/companies';
+
+/**
+ * Server start: open (and migrate) the database, create the demo company on a fresh embedded
+ * database, and start the in-process worker.
+ */
+export async function boot(): Promise<void> {
+  appSecret();
+  if (!process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = publicUrl();
+  const database = await getDatabase();
+  if (database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
+  if (process.env.WORKER !== '0') {
+    const { startWorker } = await import('./jobs/worker');
+    startWorker();
+  }
+}
+
+async function seedDemo(): Promise<void> {
+  const { db } = await getDatabase();
+  const [{ n }] = await db.select({ n: count() }).from(companies);
+  if (n > 0) return;
+  const password = randomBytes(9).toString('base64url');
+  const localStripe = Boolean(process.env.STRIPE_API_URL && /127\.0\.0\.1|localhost/.test(process.env.STRIPE_API_URL));
+  const { company, apiKey } = await createCompany({
+    db,
+    input: {
+      name: 'Demo Company',
+      email: 'admin@demo.local',
+      password,
+      ...(localStripe && { processor_key: 'sk_test_demo', processor_publishable_key: 'pk_test_demo' }),
+    },
+  });
+  const base = publicUrl();
+  const lines = [
+    '',
+    'Demo company created (shown once; also saved in ' + path.join(dataDir(), 'demo.json') + '):',
+    `  company id:  ${company.id}`,
+    `  API key:     ${apiKey}`,
+    `  console:     ${base}/console   email admin@demo.local   password ${password}`,
+    `  try:         curl -u ${company.id}:${apiKey} ${base}/v1/companies`,
+    '',
+  ];
+  console.log(lines.join('\n'));
+  fs.writeFileSync(
+    path.join(dataDir(), 'demo.json'),
+    JSON.stringify({ company_id: company.id, api_key: apiKey, console_email: 'admin@demo.local', console_password: password }, null, 2),
+    { mode: 0o600 },
+  );
+}

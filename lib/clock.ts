@@ -1,0 +1,23 @@
+/**
+ * The service's only source of time. With BILLING_TEST_CLOCK=1 the clock is frozen at the
+ * real time it was first read and moves only by `advance` (shared through the database by
+ * the test-clock routes and the worker), so scenarios over months run in seconds.
+ */
+type ClockState = { frozenAt: number | null };
+const state: ClockState = ((globalThis as { __billingClock?: ClockState }).__billingClock ??= { frozenAt: null });
+
+export function isTestClock(): boolean {
+  return process.env.BILLING_TEST_CLOCK === '1';
+}
+
+export function now(): Date {
+  if (!isTestClock()) return new Date();
+  if (state.frozenAt === null) state.frozenAt = Date.now();
+  return new Date(state.frozenAt);
+}
+
+/** Sets the test clock (never backwards). */
+export function setTestTime(ms: number): void {
+  if (!isTestClock()) throw new Error('the test clock is off');
+  if (state.frozenAt === null || ms > state.frozenAt) state.frozenAt = ms;
+}

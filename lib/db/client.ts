@@ -1,0 +1,156 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { sql, type SQL } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema';
+
+export type Schema = typeof schema;
+/** A database handle or an open transaction: domain functions take either. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type DbKind = 'embedded' | 'postgres';
+
+export interface Database {
+  db: Db;
+  kind: DbKind;
+  close(): Promise<void>;
+}
+
+const migrationsFolder = path.join(process.cwd(), 'drizzle');
+
+/** Runs raw SQL and returns rows, hiding the two drivers' different result shapes. */
+export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
+  const result = (await db.execute(statement)) as unknown;
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+export async function openPostgres(url: string, opts: { max?: number; migrate?: boolean } = {}): Promise<Database> {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const client = postgres(url, {
+    max: opts.max ?? Number(process.env.DATABASE_POOL_SIZE ?? 10),
+    onnotice: () => {},
+    // int8 as a JS number, as PGlite does: cents stay exact far beyond any real balance.
+    types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
+  });
+  const db = drizzle(client, { schema }) as unknown as Db;
+  if (opts.migrate !== false) {
+    const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+    // Several app and worker processes may start together: one migrates, the others wait.
+    const lock = await client.reserve();
+    try {
+      await lock`select pg_advisory_lock(727274)`;
+      await migrate(drizzle(client, { schema }), { migrationsFolder });
+    } finally {
+      await lock`select pg_advisory_unlock(727274)`;
+      lock.release();
+    }
+  }
+  return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
+}
+
+/**
+ * Opens the embedded database. PGlite takes no lock of its own and two processes on one
+ * directory silently corrupt it, so we hold an exclusive lock file for the process lifetime.
+ */
+export async function openEmbedded(dataDir: string | null): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  let release = () => {};
+  let client;
+  if (dataDir) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    release = lockDataDir(dataDir);
+    client = new PGlite(path.join(dataDir, 'pg'));
+  } else {
+    client = new PGlite();
+  }
+  await client.waitReady;
+  const db = drizzle(client, { schema }) as unknown as Db;
+  const { migrate } = await import('drizzle-orm/pglite/migrator');
+  await migrate(drizzle(client, { schema }), { migrationsFolder });
+  return {
+    db,
+    kind: 'embedded',
+    close: async () => {
+      await client.close();
+      release();
+    },
+  };
+}
+
+export class DataDirLockedError extends Error {}
+
+export function lockDataDir(dataDir: string): () => void {
+  const lockPath = path.join(dataDir, 'LOCK');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(lockPath, 'wx');
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      const release = () => {
+        try {
+          if (fs.readFileSync(lockPath, 'utf8') === String(process.pid)) fs.unlinkSync(lockPath);
+        } catch {
+          /* already gone */
+        }
+      };
+      process.once('exit', release);
+      return release;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(fs.readFileSync(lockPath, 'utf8').trim());
+      if (holder && holder !== process.pid && isAlive(holder)) {
+        throw new DataDirLockedError(
+          `The embedded database in ${path.resolve(dataDir)} is in use by process ${holder}. ` +
+            `Stop that process, or use another DATA_DIR, or run on PostgreSQL with DATABASE_URL to share a database between processes.`,
+        );
+      }
+      if (holder === process.pid) return () => {};
+      fs.unlinkSync(lockPath); // left behind by a process that died
+    }
+  }
+  throw new DataDirLockedError(`Could not lock ${path.resolve(dataDir)}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+type Holder = { promise?: Promise<Database>; database?: Database };
+const holder: Holder = ((globalThis as { __billingDb?: Holder }).__billingDb ??= {});
+
+/** The process-wide database, opened once (route handlers, pages and instrumentation share it). */
+export function getDatabase(): Promise<Database> {
+  if (!holder.promise) {
+    const url = process.env.DATABASE_URL;
+    holder.promise = (url ? openPostgres(url) : openEmbedded(process.env.DATA_DIR || '.data')).then((d) => {
+      holder.database = d;
+      return d;
+    });
+    holder.promise.catch((err) => {
+      if (err instanceof DataDirLockedError) {
+        console.error(err.message);
+        process.exit(1);
+      }
+    });
+  }
+  return holder.promise;
+}
+
+export async function getDb(): Promise<Db> {
+  return (await getDatabase()).db;
+}
+
+/** Lets tests install a database of their choosing as the process-wide one. */
+export function setDatabase(database: Database): void {
+  holder.database = database;
+  holder.promise = Promise.resolve(database);
+}
+
+export { sql };

@@ -1,0 +1,70 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { companies } from './companies';
+
+export type Flag = { name: string; enabled: boolean };
+export type PaymentMethodSummary = { id: string; brand: string; last4: string; exp_month: number; exp_year: number };
+
+export const plans = pgTable(
+  'plans',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull().references(() => companies.id),
+    name: text('name').notNull(),
+    chargeAmount: bigint('charge_amount', { mode: 'number' }).notNull(),
+    chargeDenomination: text('charge_denomination').notNull(),
+    billingPeriod: text('billing_period').notNull(),
+    overageChargeMode: text('overage_charge_mode').notNull(),
+    thresholdAlertPercentage: text('threshold_alert_percentage'),
+    balances: jsonb('balances').notNull(),
+    billingRules: jsonb('billing_rules').notNull(),
+    flags: jsonb('flags').notNull(),
+    metadata: jsonb('metadata').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('plans_company').on(t.companyId, t.id), check('plans_charge_nonneg', sql`${t.chargeAmount} >= 0`)],
+);
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull().references(() => companies.id),
+    name: text('name').notNull(),
+    email: text('email').notNull(),
+    metadata: jsonb('metadata').notNull(),
+    processorId: text('processor_id'),
+    paymentMethod: jsonb('payment_method').$type<PaymentMethodSummary | null>(),
+    billingAddressId: text('billing_address_id'),
+    planId: text('plan_id').references(() => plans.id),
+    planStatus: text('plan_status').notNull().default('NONE'),
+    planRenewalCadence: text('plan_renewal_cadence').notNull().default('MONTHLY'),
+    planVariableAmounts: jsonb('plan_variable_amounts'),
+    planChargeAmount: bigint('plan_charge_amount', { mode: 'number' }),
+    flags: jsonb('flags').$type<Flag[]>().notNull(),
+    lastPlanRenewal: timestamp('last_plan_renewal', { withTimezone: true, mode: 'date' }),
+    nextPlanRenewal: timestamp('next_plan_renewal', { withTimezone: true, mode: 'date' }),
+    scheduledPlanId: text('scheduled_plan_id'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('accounts_company').on(t.companyId, t.id),
+    index('accounts_next_renewal').on(t.nextPlanRenewal).where(sql`${t.nextPlanRenewal} is not null`),
+  ],
+);
+
+// One-time links to the hosted card collector; only the hash of the token is stored.
+export const collectorLinks = pgTable(
+  'collector_links',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [uniqueIndex('collector_links_token').on(t.tokenHash), index('collector_links_account').on(t.accountId)],
+);

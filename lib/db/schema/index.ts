@@ -1,0 +1,5 @@
+export * from './companies';
+export * from './accounts';
+export * from './ledger';
+export * from './jobs';
+export * from './webhooks';

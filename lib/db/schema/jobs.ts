@@ -1,0 +1,31 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+// Durable queue for time-driven and after-commit work, claimed with FOR UPDATE SKIP LOCKED.
+export const jobs = pgTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    // At most one queued/running job per (kind, dedupe_key).
+    dedupeKey: text('dedupe_key'),
+    payload: jsonb('payload').notNull(),
+    // queued | running | done | failed
+    status: text('status').notNull(),
+    runAt: timestamp('run_at', { withTimezone: true, mode: 'date' }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('jobs_dedupe').on(t.kind, t.dedupeKey).where(sql`${t.dedupeKey} is not null and ${t.status} in ('queued', 'running')`),
+    index('jobs_due').on(t.runAt).where(sql`${t.status} in ('queued', 'running')`),
+  ],
+);
+
+export const settings = pgTable('settings', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+});

@@ -1,0 +1,109 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, index, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts';
+
+export const balances = pgTable(
+  'balances',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    companyId: text('company_id').notNull(),
+    denomination: text('denomination').notNull(),
+    amount: numeric('amount').notNull().default('0'),
+    refillThreshold: numeric('refill_threshold'),
+    refillAmount: numeric('refill_amount'),
+    refillUsdAmount: bigint('refill_usd_amount', { mode: 'number' }),
+    refillOnDay: text('refill_on_day'),
+    lastPeriodicRefill: timestamp('last_periodic_refill', { withTimezone: true, mode: 'date' }),
+    nextPeriodicRefill: timestamp('next_periodic_refill', { withTimezone: true, mode: 'date' }),
+    scheduledRefill: jsonb('scheduled_refill'),
+    managedByPlanId: text('managed_by_plan_id'),
+    includedAmount: numeric('included_amount'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('balances_account_denomination').on(t.accountId, t.denomination),
+    index('balances_next_refill').on(t.nextPeriodicRefill).where(sql`${t.nextPeriodicRefill} is not null`),
+    check('balances_refill_nonneg', sql`coalesce(${t.refillUsdAmount}, 0) >= 0 and coalesce(${t.refillAmount}, 0) >= 0`),
+  ],
+);
+
+export const transactions = pgTable(
+  'transactions',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    companyId: text('company_id').notNull(),
+    balanceId: text('balance_id').notNull().references(() => balances.id),
+    denomination: text('denomination').notNull(),
+    type: text('type').notNull(),
+    description: text('description').notNull(),
+    amount: numeric('amount').notNull(),
+    startingBalance: numeric('starting_balance').notNull(),
+    endingBalance: numeric('ending_balance').notNull(),
+    eventId: text('event_id'),
+    chargeId: text('charge_id'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('transactions_account').on(t.accountId, t.id),
+    index('transactions_balance').on(t.balanceId),
+    check('transactions_consistent', sql`${t.endingBalance} = ${t.startingBalance} + ${t.amount}`),
+  ],
+);
+
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull(),
+    accountId: text('account_id').notNull(),
+    type: text('type').notNull(),
+    // pending | complete | cancelled | rejected
+    state: text('state').notNull(),
+    costAmount: numeric('cost_amount'),
+    costDenomination: text('cost_denomination'),
+    pricedBy: text('priced_by').notNull(),
+    gateOnBalance: boolean('gate_on_balance').notNull().default(false),
+    metadata: jsonb('metadata').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('events_idempotency').on(t.companyId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index('events_company').on(t.companyId, t.id),
+    index('events_company_created').on(t.companyId, t.createdAt),
+    index('events_account').on(t.accountId, t.id),
+    index('events_company_state').on(t.companyId, t.state, t.id),
+    index('events_company_type').on(t.companyId, t.type, t.id),
+    index('events_pending').on(t.accountId, t.costDenomination, t.expiresAt).where(sql`${t.state} = 'pending'`),
+    index('events_pending_expiry').on(t.expiresAt).where(sql`${t.state} = 'pending'`),
+    check('events_cost_nonneg', sql`coalesce(${t.costAmount}, 0) >= 0`),
+  ],
+);
+
+export const charges = pgTable(
+  'charges',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull(),
+    accountId: text('account_id').notNull(),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    currency: text('currency').notNull().default('usd'),
+    reason: text('reason').notNull(),
+    description: text('description').notNull(),
+    // pending | succeeded | failed
+    status: text('status').notNull(),
+    processorPaymentIntentId: text('processor_payment_intent_id'),
+    processorPaymentMethodId: text('processor_payment_method_id'),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    metadata: jsonb('metadata').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('charges_account').on(t.accountId, t.id), check('charges_amount_nonneg', sql`${t.amount} >= 0`)],
+);

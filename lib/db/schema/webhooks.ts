@@ -1,0 +1,78 @@
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { companies } from './companies';
+
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull().references(() => companies.id),
+    url: text('url').notNull(),
+    username: text('username'),
+    passwordEnc: text('password_enc'),
+    secret: text('secret').notNull(),
+    // 'topic' (variant B) or 'type' (variant A): decides the payload shape.
+    style: text('style').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('webhooks_company').on(t.companyId, t.id)],
+);
+
+export const webhookSubscriptions = pgTable(
+  'webhook_subscriptions',
+  {
+    webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
+    companyId: text('company_id').notNull(),
+    topic: text('topic').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [uniqueIndex('webhook_subscriptions_pk').on(t.webhookId, t.topic), index('webhook_subscriptions_company').on(t.companyId, t.topic)],
+);
+
+// The outbox: one row per (webhook, notification), written in the change's transaction.
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    topic: text('topic').notNull(),
+    accountId: text('account_id'),
+    denomination: text('denomination'),
+    payload: jsonb('payload').notNull(),
+    // pending | succeeded | failed
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
+    coalesceKey: text('coalesce_key'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('webhook_deliveries_webhook').on(t.webhookId, t.id), index('webhook_deliveries_due').on(t.nextAttemptAt)],
+);
+
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    deliveryId: text('delivery_id').notNull(),
+    responseStatus: integer('response_status'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [index('webhook_attempts_delivery').on(t.deliveryId, t.createdAt)],
+);
+
+// Crossing state (below zero, paused, threshold) so crossings notify once, not once per event.
+export const notificationStates = pgTable(
+  'notification_states',
+  {
+    balanceId: text('balance_id').notNull(),
+    kind: text('kind').notNull(),
+    period: text('period').notNull().default(''),
+    payload: jsonb('payload'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [uniqueIndex('notification_states_pk').on(t.balanceId, t.kind, t.period)],
+);

@@ -1,0 +1,39 @@
+// npm run company:create -- --name N --email E [--processor-key sk_...] [--publishable-key pk_...] [--password P]
+import { parseArgs } from 'node:util';
+import { getDatabase } from '../lib/db/client';
+import { companyCreate } from '../lib/api/schemas/companies';
+import { createCompany, serializeCompany } from '../lib/billing/companies/companies';
+import { describeIssue } from '../lib/api/zod-errors';
+
+const { values } = parseArgs({
+  options: {
+    name: { type: 'string' },
+    email: { type: 'string' },
+    'processor-key': { type: 'string' },
+    'publishable-key': { type: 'string' },
+    password: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+});
+
+const parsed = companyCreate.safeParse({
+  name: values.name,
+  email: values.email,
+  processor_key: values['processor-key'],
+  processor_publishable_key: values['publishable-key'],
+  password: values.password,
+});
+if (!parsed.success) {
+  const { message } = describeIssue(parsed.error.issues[0]);
+  console.error(`company:create: ${message.replace(/processor_key/, '--processor-key').replace(/processor_publishable_key/, '--publishable-key')}`);
+  console.error('usage: npm run company:create -- --name NAME --email EMAIL [--processor-key sk_...] [--publishable-key pk_...] [--password PASSWORD]');
+  process.exit(2);
+}
+const database = await getDatabase();
+const { company, apiKey } = await createCompany({ db: database.db, input: parsed.data });
+if (values.json) {
+  console.log(JSON.stringify({ ...serializeCompany(company), api_key: apiKey }));
+} else {
+  console.log(`company id: ${company.id}\nAPI key:    ${apiKey}   (shown once; store it now)`);
+}
+await database.close();

@@ -1,0 +1,80 @@
+// `npm start`: build when the sources changed, start the bundled local Stripe-compatible server
+// (unless STRIPE_API_URL points elsewhere), then serve the API, console and collector on PORT.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+process.chdir(root);
+const nextBin = path.join(root, 'node_modules/next/dist/bin/next');
+const port = process.env.PORT || '3000';
+
+function newestMtime(entries) {
+  let newest = 0;
+  const walk = (p) => {
+    let st;
+    try { st = fs.statSync(p); } catch { return; }
+    if (st.isDirectory()) {
+      if (/node_modules|\.next|\.data|test-results/.test(path.basename(p))) return;
+      for (const e of fs.readdirSync(p)) walk(path.join(p, e));
+    } else if (!/\.test\.tsx?$/.test(p)) newest = Math.max(newest, st.mtimeMs);
+  };
+  entries.forEach((e) => walk(path.join(root, e)));
+  return newest;
+}
+
+function needsBuild() {
+  const stamp = path.join(root, '.next/BUILD_ID');
+  if (!fs.existsSync(stamp)) return true;
+  const built = fs.statSync(stamp).mtimeMs;
+  return newestMtime(['app', 'components', 'lib', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'postcss.config.mjs']) > built;
+}
+
+if (needsBuild()) {
+  console.log('Building the application (first start or changed sources)…');
+  const r = spawnSync(process.execPath, [nextBin, 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port: p } = srv.address();
+      srv.close(() => resolve(p));
+    });
+  });
+}
+
+const children = [];
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+if (!env.STRIPE_API_URL) {
+  const stripePort = String(env.LOCAL_STRIPE_PORT || (await freePort()));
+  const stripe = spawn(process.execPath, ['--import', 'tsx', 'scripts/local-stripe.ts'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...env, PORT: stripePort },
+  });
+  children.push(stripe);
+  env.STRIPE_API_URL = `http://127.0.0.1:${stripePort}`;
+  // Wait until it accepts connections.
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise((res) => {
+      const s = net.connect(Number(stripePort), '127.0.0.1', () => { s.end(); res(true); });
+      s.on('error', () => res(false));
+    });
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const server = spawn(process.execPath, [nextBin, 'start', '-p', port], { stdio: 'inherit', env });
+children.push(server);
+const stop = (signal) => children.forEach((c) => c.exitCode === null && c.kill(signal));
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+server.on('exit', (code) => {
+  stop('SIGTERM');
+  process.exit(code ?? 0);
+});
