@@ -1,2 +1,145 @@
-// Placeholder loop replaced by the job runner; kept minimal so boot has one entry point.
-export function startWorker(): void {}
+import { query, sql, getDatabase, type Db } from '../db/client';
+import { isTestClock, now as clockNow, setTestTime } from '../clock';
+import { expireHolds } from '../billing/events/events';
+import { claimJobs, failJob, finishJob, type Job } from './queue';
+
+/** Work that runs when due. Each returns how many items it handled (0 means nothing was due). */
+export type Task = { name: string; run: (db: Db, now: Date) => Promise<number>; nextDue?: (db: Db) => Promise<Date | null> };
+export type JobHandler = (db: Db, job: Job, now: Date) => Promise<void>;
+
+type Registry = { tasks: Task[]; handlers: Map<string, JobHandler> };
+const registry: Registry = ((globalThis as { __billingJobs?: Registry }).__billingJobs ??= { tasks: [], handlers: new Map() });
+
+export function registerTask(task: Task): void {
+  if (!registry.tasks.some((t) => t.name === task.name)) registry.tasks.push(task);
+}
+export function registerJobHandler(kind: string, handler: JobHandler): void {
+  registry.handlers.set(kind, handler);
+}
+
+registerTask({
+  name: 'expire-holds',
+  run: expireHolds,
+  nextDue: async (db) => minDate(db, sql`select min(expires_at) as at from events where state = 'pending'`),
+});
+registerTask({
+  name: 'jobs',
+  run: async (db, now) => {
+    const jobs = await claimJobs(db, now);
+    for (const job of jobs) {
+      const handler = registry.handlers.get(job.kind);
+      try {
+        if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+        await handler(db, job, now);
+        await finishJob(db, job.id, now);
+      } catch (err) {
+        console.error(`job ${job.kind} ${job.id} failed:`, err);
+        await failJob(db, job, err instanceof Error ? err.message : String(err), now);
+      }
+    }
+    return jobs.length;
+  },
+  nextDue: async (db) => minDate(db, sql`select min(run_at) as at from jobs where status = 'queued'`),
+});
+
+export async function minDate(db: Db, statement: ReturnType<typeof sql>): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, statement);
+  return row?.at ? new Date(row.at) : null;
+}
+
+/** Loads the domain modules that register tasks and job handlers. */
+async function loadTasks(): Promise<void> {
+  await import('./tasks');
+}
+
+/** Runs everything due at `now` until nothing is left. */
+export async function runDueWork(db: Db, now: Date): Promise<number> {
+  await loadTasks();
+  let total = 0;
+  for (let round = 0; round < 1000; round++) {
+    let handled = 0;
+    for (const task of registry.tasks) handled += await task.run(db, now);
+    total += handled;
+    if (!handled) break;
+  }
+  return total;
+}
+
+/** The earliest time any task has work due, to step the test clock through it in order. */
+export async function nextDueAt(db: Db): Promise<Date | null> {
+  await loadTasks();
+  let earliest: Date | null = null;
+  for (const task of registry.tasks) {
+    const at = task.nextDue ? await task.nextDue(db) : null;
+    if (at && (!earliest || at < earliest)) earliest = at;
+  }
+  return earliest;
+}
+
+const TEST_CLOCK_KEY = 'test_clock';
+
+export async function syncTestClock(db: Db): Promise<void> {
+  if (!isTestClock()) return;
+  const [row] = await query<{ value: { now: number } }>(db, sql`select value from settings where key = ${TEST_CLOCK_KEY}`);
+  if (row) setTestTime(row.value.now);
+}
+
+async function saveTestClock(db: Db, ms: number): Promise<void> {
+  await query(
+    db,
+    sql`insert into settings (key, value) values (${TEST_CLOCK_KEY}, ${JSON.stringify({ now: ms })}::jsonb)
+      on conflict (key) do update set value = excluded.value`,
+  );
+}
+
+/**
+ * Moves the test clock forward, running every piece of due work at its own due time in order
+ * (a year of monthly renewals happens month by month), and returns when all is done.
+ */
+export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
+  await syncTestClock(db);
+  const target = clockNow().getTime() + seconds * 1000;
+  for (let step = 0; step < 100_000; step++) {
+    await runDueWork(db, clockNow());
+    const due = await nextDueAt(db);
+    if (!due || due.getTime() > target) break;
+    if (due.getTime() > clockNow().getTime()) {
+      setTestTime(due.getTime());
+      await saveTestClock(db, due.getTime());
+    }
+  }
+  setTestTime(target);
+  await saveTestClock(db, target);
+  await runDueWork(db, clockNow());
+  return clockNow();
+}
+
+type LoopState = { timer?: NodeJS.Timeout; running: boolean };
+const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false });
+
+/** The in-process worker loop: ticks every WORKER_INTERVAL_MS (default 1 s). */
+export function startWorker(): void {
+  if (loop.timer) return;
+  const interval = Number(process.env.WORKER_INTERVAL_MS ?? 1000);
+  loop.timer = setInterval(() => void tick(), interval);
+  loop.timer.unref?.();
+}
+
+export function stopWorker(): void {
+  if (loop.timer) clearInterval(loop.timer);
+  loop.timer = undefined;
+}
+
+export async function tick(): Promise<void> {
+  if (loop.running) return;
+  loop.running = true;
+  try {
+    const { db } = await getDatabase();
+    await syncTestClock(db);
+    await runDueWork(db, clockNow());
+  } catch (err) {
+    console.error('worker tick failed:', err);
+  } finally {
+    loop.running = false;
+  }
+}

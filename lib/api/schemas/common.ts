@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseUnits } from '../../money';
 
-export const DENOMINATION_RE = /^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$/;
+export const DENOMINATION_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 export const denomination = z
   .string({ error: 'must be a string' })

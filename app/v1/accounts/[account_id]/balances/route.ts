@@ -1,0 +1,10 @@
+import { ok, withCompany } from '@/lib/api/route';
+import { now } from '@/lib/clock';
+import { getAccount } from '@/lib/billing/accounts/accounts';
+import { listBalances, serializeBalance } from '@/lib/billing/balances/balances';
+
+// GET /v1/accounts/{account_id}/balances – every balance of the account
+export const GET = withCompany({}, async ({ db, company, params }) => {
+  const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
+  return ok((await listBalances({ db, accountId: account.id, now: now() })).map(serializeBalance));
+});

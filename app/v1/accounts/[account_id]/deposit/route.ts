@@ -1,0 +1,9 @@
+import { ok, withCompany } from '@/lib/api/route';
+import { deposit } from '@/lib/api/schemas/balances';
+import { serializeBalance } from '@/lib/billing/balances/balances';
+import { depositUnits } from '@/lib/billing/charges/deposit';
+
+// POST /v1/accounts/{account_id}/deposit – charge the card first (if amount_to_charge > 0), then grant units
+export const POST = withCompany({ body: deposit }, async ({ db, company, params, body }) =>
+  ok(serializeBalance(await depositUnits({ db, company, accountId: params.account_id, input: body }))),
+);

@@ -1,0 +1,97 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { api, newCompany, useTestDatabase } from '../testing/harness';
+
+const t = useTestDatabase();
+
+describe('the API contract', () => {
+  let acme: Awaited<ReturnType<typeof newCompany>>;
+  let other: Awaited<ReturnType<typeof newCompany>>;
+  beforeAll(async () => {
+    acme = await newCompany(t);
+    other = await newCompany(t, { name: 'Other' });
+  });
+
+  it('answers /health without auth and names the database', async () => {
+    const res = await api('GET', '/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { status: 'ok', database: t.kind } });
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+  });
+
+  it('refuses missing and wrong credentials with 401 and a Basic challenge', async () => {
+    for (const auth of [null, { companyId: acme.company.id, apiKey: 'sk_wrong' }, { companyId: other.company.id, apiKey: acme.apiKey }]) {
+      const res = await api('GET', '/v1/companies', { auth });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Basic realm="billing"');
+      expect(res.body.error).toMatchObject({ type: 'unauthorized', param: null });
+      expect(res.body.error.request_id).toBe(res.headers.get('request-id'));
+    }
+  });
+
+  it('wraps success in data only, and serves the same path without /v1', async () => {
+    const a = await acme.call('GET', '/v1/companies');
+    const b = await acme.call('GET', '/companies');
+    expect(a.status).toBe(200);
+    expect(Object.keys(a.body)).toEqual(['data']);
+    expect(a.body.data).toHaveLength(1);
+    expect(a.body.data[0]).toMatchObject({ id: acme.company.id, name: 'Acme' });
+    expect(JSON.stringify(a.body)).not.toMatch(/sk_|key_hash|processor_key_enc/);
+    expect(b.body).toEqual(a.body);
+  });
+
+  it('rejects malformed JSON, non-JSON bodies and oversized bodies', async () => {
+    const path = '/v1/companies/{company}/accounts';
+    const bad = await acme.call('POST', path, { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.type).toBe('invalid_request');
+    const text = await acme.call('POST', path, { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(text.status).toBe(415);
+    expect(text.body.error.type).toBe('unsupported_media_type');
+    const big = await acme.call('POST', path, { body: { name: 'x', email: 'a@b.io', metadata: { blob: 'x'.repeat(1024 * 1024) } } });
+    expect(big.status).toBe(413);
+    expect(big.body.error.type).toBe('payload_too_large');
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    const res = await acme.call('GET', '/v1/nothing/here');
+    expect(res.status).toBe(404);
+    expect(res.body.error.type).toBe('not_found');
+  });
+
+  it('paginates newest first with limit, starting_after and a Link header', async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await other.call('POST', '/v1/companies/{company}/accounts', { body: { name: `P${i}`, email: `p${i}@x.io` } });
+      created.push(r.body.data.id);
+    }
+    const first = await other.call('GET', '/v1/companies/{company}/accounts?limit=2');
+    expect(first.body.data.map((a: { id: string }) => a.id)).toEqual([created[4], created[3]]);
+    const link = first.headers.get('link');
+    expect(link).toMatch(new RegExp(`starting_after=${created[3]}.*rel="next"`));
+    const next = await other.call('GET', link!.slice(1, link!.indexOf('>')));
+    expect(next.body.data.map((a: { id: string }) => a.id)).toEqual([created[2], created[1]]);
+    const last = await other.call('GET', `/v1/companies/{company}/accounts?limit=2&starting_after=${created[1]}`);
+    expect(last.body.data.map((a: { id: string }) => a.id)).toEqual([created[0]]);
+    expect(last.headers.get('link')).toBeNull();
+    for (const limit of ['0', '1001', 'x']) {
+      const bad = await other.call('GET', `/v1/companies/{company}/accounts?limit=${limit}`);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.param).toBe('limit');
+    }
+  });
+
+  it('replays a POST with the same Idempotency-Key and refuses a different body', async () => {
+    const body = { name: 'Idem', email: 'idem@x.io' };
+    const headers = { 'Idempotency-Key': 'k-1' };
+    const a = await acme.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    const b = await acme.call('POST', '/v1/companies/{company}/accounts', { body, headers: { 'X-DedupeId': 'k-1' } });
+    expect(a.status).toBe(200);
+    expect(b.body.data.id).toBe(a.body.data.id);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    const c = await acme.call('POST', '/v1/companies/{company}/accounts', { body: { ...body, name: 'Else' }, headers });
+    expect(c.status).toBe(409);
+    expect(c.body.error.type).toBe('conflict');
+    const list = await acme.call('GET', '/v1/companies/{company}/accounts?email=idem@x.io');
+    expect(list.body.data).toHaveLength(1);
+  });
+});

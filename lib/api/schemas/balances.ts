@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { cents, denomination, positiveUnits } from './common';
+
+export const balanceCreate = z.strictObject({
+  amount: positiveUnits.optional(),
+  reason: z.string().trim().min(1).max(500).optional(),
+});
+
+export const deposit = z
+  .strictObject({
+    denomination: denomination.optional(),
+    charge_against_denomination: denomination.optional(),
+    amount_to_deposit: positiveUnits,
+    amount_to_charge: cents.default(0),
+    reason: z.string().trim().min(1).max(500).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.denomination && !v.charge_against_denomination) ctx.addIssue({ code: 'custom', message: 'denomination is required.', path: ['denomination'] });
+  })
+  .transform((v) => ({ denomination: (v.denomination ?? v.charge_against_denomination)!, amount: v.amount_to_deposit, charge: v.amount_to_charge, reason: v.reason }));
+
+export const ledgerQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000, 'limit must be at most 1000').default(100),
+  starting_after: z.string().min(1).optional(),
+  denomination: z.string().optional(),
+});
+
+export const denominationParam = denomination;

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { denomination, idOf, metadata, nonNegativeUnits } from './common';
+
+const stateInput = z
+  .enum(['pending', 'complete', 'completed'], { error: 'must be one of pending, complete' })
+  .transform((s) => (s === 'completed' ? 'complete' : s));
+
+const eventFields = {
+  type: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(200),
+  cost_override: z.strictObject({ amount: nonNegativeUnits, denomination }).optional(),
+  cost_override_amount: nonNegativeUnits.optional(),
+  cost_override_denomination: denomination.optional(),
+  metadata: metadata.optional(),
+  state: stateInput.optional(),
+  gate_on_balance: z.boolean({ error: 'must be true or false' }).optional(),
+  idempotency_key: z.string().min(1).max(255).optional(),
+};
+
+function pairCheck(v: { cost_override?: unknown; cost_override_amount?: unknown; cost_override_denomination?: unknown }, ctx: z.RefinementCtx) {
+  const hasAmount = v.cost_override_amount !== undefined;
+  const hasDenomination = v.cost_override_denomination !== undefined;
+  if (hasAmount !== hasDenomination) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'cost_override_amount and cost_override_denomination go together: send both or neither.',
+      path: [hasAmount ? 'cost_override_denomination' : 'cost_override_amount'],
+    });
+  }
+  if (v.cost_override !== undefined && hasAmount) {
+    ctx.addIssue({ code: 'custom', message: 'Send either cost_override or cost_override_amount, not both.', path: ['cost_override'] });
+  }
+}
+
+export const eventCreate = z.strictObject(eventFields).superRefine(pairCheck);
+export type EventCreate = z.infer<typeof eventCreate>;
+
+export const batchItem = z.strictObject({ ...eventFields, account_id: idOf('a') }).superRefine(pairCheck);
+export const eventBatch = z
+  .array(batchItem, { error: 'The body must be an array of events.' })
+  .min(1, 'Send at least one event.');
+export type BatchItem = z.infer<typeof batchItem>;
+
+export const eventTransition = z.strictObject({
+  state: z
+    .enum(['complete', 'completed', 'cancelled', 'canceled'], { error: 'must be complete or cancelled' })
+    .transform((s) => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s)),
+});
+
+const iso = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' });
+export const eventListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000, 'limit must be at most 1000').default(100),
+  starting_after: z.string().min(1).optional(),
+  account_id: z.string().optional(),
+  type: z.string().optional(),
+  state: z.enum(['pending', 'complete', 'cancelled', 'rejected'], { error: 'must be one of pending, complete, cancelled, rejected' }).optional(),
+  created_gte: iso.optional(),
+  created_lt: iso.optional(),
+});
+export type EventListQuery = z.infer<typeof eventListQuery>;

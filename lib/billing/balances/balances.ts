@@ -1,0 +1,202 @@
+import { and, asc, desc, eq, lt } from 'drizzle-orm';
+import { query, sql, type Db } from '../../db/client';
+import { balances, transactions } from '../../db/schema';
+import { newId } from '../../ids';
+import { notFound } from '../../errors';
+import { sub, unitsOut, type Units } from '../../money';
+import { toPage, type ListQuery } from '../../api/pagination';
+
+export type BalanceRow = typeof balances.$inferSelect;
+export type Balance = BalanceRow & { pending: Units };
+export type LedgerRow = typeof transactions.$inferSelect;
+
+export function serializeBalance(b: Balance) {
+  return {
+    id: b.id,
+    account_id: b.accountId,
+    denomination: b.denomination,
+    amount: unitsOut(b.amount),
+    pending: unitsOut(b.pending),
+    available: unitsOut(sub(b.amount, b.pending)),
+    refill_threshold: unitsOut(b.refillThreshold),
+    refill_amount: unitsOut(b.refillAmount),
+    refill_usd_amount: b.refillUsdAmount ?? 0,
+    refill_on_day: b.refillOnDay ?? '',
+    last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
+    next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
+    scheduled_refill_change: b.scheduledRefill ?? null,
+    managed_by_plan_id: b.managedByPlanId,
+    created_at: b.createdAt.toISOString(),
+    updated_at: b.updatedAt?.toISOString() ?? null,
+  };
+}
+
+export function serializeTransaction(t: LedgerRow) {
+  return {
+    id: t.id,
+    account_id: t.accountId,
+    denomination: t.denomination,
+    type: t.type,
+    description: t.description,
+    amount: unitsOut(t.amount),
+    starting_balance: unitsOut(t.startingBalance),
+    ending_balance: unitsOut(t.endingBalance),
+    event_id: t.eventId,
+    charge_id: t.chargeId,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+/** Live holds: pending events that have not reached `expires_at`, whether or not the worker ran. */
+const livePending = (now: Date) => sql`coalesce((
+  select sum(e.cost_amount) from events e
+  where e.account_id = b.account_id and e.cost_denomination = b.denomination
+    and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text`;
+
+function fromRaw(r: Record<string, unknown>): Balance {
+  const d = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    companyId: r.company_id as string,
+    denomination: r.denomination as string,
+    amount: String(r.amount),
+    refillThreshold: (r.refill_threshold as string | null) ?? null,
+    refillAmount: (r.refill_amount as string | null) ?? null,
+    refillUsdAmount: r.refill_usd_amount === null || r.refill_usd_amount === undefined ? null : Number(r.refill_usd_amount),
+    refillOnDay: (r.refill_on_day as string | null) ?? null,
+    lastPeriodicRefill: d(r.last_periodic_refill),
+    nextPeriodicRefill: d(r.next_periodic_refill),
+    scheduledRefill: r.scheduled_refill ?? null,
+    managedByPlanId: (r.managed_by_plan_id as string | null) ?? null,
+    includedAmount: (r.included_amount as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+    updatedAt: d(r.updated_at),
+    pending: String(r.pending),
+  };
+}
+
+export async function findBalance({ db, accountId, denomination, now }: { db: Db; accountId: string; denomination: string; now: Date }) {
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
+  return rows[0] ? fromRaw(rows[0]) : null;
+}
+
+export async function getBalance(args: { db: Db; accountId: string; denomination: string; now: Date }): Promise<Balance> {
+  const found = await findBalance(args);
+  if (!found) throw notFound('balance', 'denomination');
+  return found;
+}
+
+export async function listBalances({ db, accountId, now }: { db: Db; accountId: string; now: Date }) {
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} order by b.denomination`);
+  return rows.map(fromRaw);
+}
+
+/** Creates the balance at 0 when missing (idempotent; concurrent callers are safe). */
+export async function ensureBalances(db: Db, items: { accountId: string; companyId: string; denomination: string }[], now: Date) {
+  if (!items.length) return;
+  // Sorted, so concurrent batches take index locks in one order.
+  const unique = [...new Map(items.map((i) => [`${i.accountId}\u0000${i.denomination}`, i])).values()].sort((a, b) =>
+    a.accountId === b.accountId ? (a.denomination < b.denomination ? -1 : 1) : a.accountId < b.accountId ? -1 : 1,
+  );
+  await db
+    .insert(balances)
+    .values(unique.map((i) => ({ id: newId('b'), accountId: i.accountId, companyId: i.companyId, denomination: i.denomination, amount: '0', createdAt: now, updatedAt: now })))
+    .onConflictDoNothing();
+}
+
+export type Change = {
+  accountId: string;
+  companyId: string;
+  denomination: string;
+  amount: Units;
+  type: string;
+  description: string;
+  eventId?: string | null;
+  chargeId?: string | null;
+};
+
+/**
+ * Moves one balance and writes its ledger row in a single statement: the row's starting and
+ * ending balance come from the same atomic UPDATE, so they are exact under any concurrency.
+ */
+export async function applyChange(db: Db, change: Change, now: Date): Promise<LedgerRow> {
+  await ensureBalances(db, [change], now);
+  const id = newId('tx');
+  const rows = await query(
+    db,
+    sql`with upd as (
+      update balances set amount = amount + ${change.amount}::numeric, updated_at = ${now.toISOString()}::timestamptz
+      where account_id = ${change.accountId} and denomination = ${change.denomination}
+      returning id, amount
+    )
+    insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
+    select ${id}, ${change.accountId}, ${change.companyId}, upd.id, ${change.denomination}, ${change.type}, ${change.description},
+      ${change.amount}::numeric, upd.amount - ${change.amount}::numeric, upd.amount, ${change.eventId ?? null}, ${change.chargeId ?? null}, ${now.toISOString()}::timestamptz
+    from upd
+    returning id`,
+  );
+  const [row] = await db.select().from(transactions).where(eq(transactions.id, (rows[0] as { id: string }).id));
+  return row;
+}
+
+/** Sets a balance to an exact level (plan resets), recording the difference as one ledger row. */
+export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units }, now: Date): Promise<LedgerRow | null> {
+  await ensureBalances(db, [change], now);
+  const [locked] = await query<{ amount: string }>(
+    db,
+    sql`select amount::text as amount from balances where account_id = ${change.accountId} and denomination = ${change.denomination} for update`,
+  );
+  const delta = sub(change.level, locked.amount);
+  if (delta === '0') return null;
+  return applyChange(db, { ...change, amount: delta }, now);
+}
+
+export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: ListQuery; denomination?: string }) {
+  const rows = await db
+    .select()
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.accountId, accountId),
+        denomination ? eq(transactions.denomination, denomination) : undefined,
+        page.starting_after ? lt(transactions.id, page.starting_after) : undefined,
+      ),
+    )
+    .orderBy(desc(transactions.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit);
+}
+
+/** Sum of ledger rows per balance, for invariant checks. */
+export async function ledgerSums(db: Db, accountId: string) {
+  return db
+    .select({ denomination: transactions.denomination, total: sql<string>`sum(${transactions.amount})::text` })
+    .from(transactions)
+    .where(eq(transactions.accountId, accountId))
+    .groupBy(transactions.denomination)
+    .orderBy(asc(transactions.denomination));
+}
+
+/**
+ * Moves a balance inside an open transaction and runs the crossing checks; the pending sum is
+ * read under the row lock so `available` before and after are exact.
+ */
+export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
+  await ensureBalances(db, [change], now);
+  const [locked] = await query<{ pending: string; threshold: string | null }>(
+    db,
+    sql`select ${livePending(now)} as pending, b.refill_threshold::text as threshold from balances b
+      where b.account_id = ${change.accountId} and b.denomination = ${change.denomination} for update`,
+  );
+  const row = await applyChange(db, change, now);
+  const { afterBalancesMoved } = await import('./crossings');
+  await afterBalancesMoved(
+    db,
+    change.companyId,
+    [{ accountId: change.accountId, denomination: change.denomination, id: row.balanceId, startAmount: row.startingBalance, amount: row.endingBalance, startPending: locked.pending, pending: locked.pending, threshold: locked.threshold }],
+    [],
+    now,
+  );
+  return row;
+}

@@ -1,0 +1,40 @@
+import type { Db } from '../../db/client';
+import { now as clockNow } from '../../clock';
+import { getAccount } from '../accounts/accounts';
+import { findBalance, type Balance } from '../balances/balances';
+import { checkDenomination, createOrGrantBalance } from '../balances/grants';
+import type { Company } from '../companies/companies';
+import { chargeAccount } from './charges';
+
+/** Grants units, charging the card first when amount_to_charge is above 0 (units only after success). */
+export async function depositUnits({
+  db,
+  company,
+  accountId,
+  input,
+}: {
+  db: Db;
+  company: Company;
+  accountId: string;
+  input: { denomination: string; amount: string; charge: number; reason?: string };
+}): Promise<Balance> {
+  const now = clockNow();
+  checkDenomination(input.denomination);
+  const account = await getAccount({ db, companyId: company.id, accountId });
+  const description = input.reason ?? `Deposit of ${input.amount} ${input.denomination}`;
+  if (input.charge === 0) {
+    return createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: input.denomination, amount: input.amount, reason: description, now });
+  }
+  const outcome = await chargeAccount({
+    db,
+    company,
+    account,
+    amount: input.charge,
+    reason: 'deposit',
+    description,
+    effects: [{ kind: 'grant', denomination: input.denomination, amount: input.amount, type: 'deposit', description }],
+    now,
+  });
+  if (!outcome.ok) throw outcome.error!;
+  return (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!;
+}

@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { apiKeys, companies } from '../../db/schema';
+import { decrypt } from '../../crypto';
+
+const t = useTestDatabase();
+
+describe('registering companies', () => {
+  beforeEach(() => {
+    process.env.ADMIN_TOKEN = 'admin-secret';
+  });
+  afterEach(() => {
+    delete process.env.ADMIN_TOKEN;
+  });
+
+  it('registers with the operator token and returns the API key once', async () => {
+    const res = await api('POST', '/v1/companies', {
+      auth: 'admin',
+      body: { name: 'Globex', email: 'ops@globex.io', processor_key: 'rk_test_abc123', processor_publishable_key: 'pk_test_abc123', password: 'correct horse' },
+    });
+    expect(res.status).toBe(200);
+    const c = res.body.data;
+    expect(c.id).toMatch(/^c_/);
+    expect(c.api_key).toMatch(/^sk_/);
+    expect(c).toMatchObject({ name: 'Globex', email: 'ops@globex.io', processor_configured: true });
+    // The key works for Basic auth.
+    const me = await api('GET', '/v1/companies', { auth: { companyId: c.id, apiKey: c.api_key } });
+    expect(me.status).toBe(200);
+    expect(me.body.data[0]).not.toHaveProperty('api_key');
+    // Stored hashed and encrypted, never in the clear.
+    const [row] = await t.database.db.select().from(companies).where(eq(companies.id, c.id));
+    expect(row.processorKeyEnc).not.toContain('rk_test_abc123');
+    expect(decrypt(row.processorKeyEnc!)).toBe('rk_test_abc123');
+    const keys = await t.database.db.select().from(apiKeys).where(eq(apiKeys.companyId, c.id));
+    expect(keys).toHaveLength(1);
+    expect(keys[0].keyHash).not.toContain(c.api_key);
+  });
+
+  it('answers 404 without ADMIN_TOKEN configured and 401 with a wrong token', async () => {
+    const wrong = await api('POST', '/v1/companies', { body: { name: 'X', email: 'x@x.io' }, headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    delete process.env.ADMIN_TOKEN;
+    const off = await api('POST', '/v1/companies', { body: { name: 'X', email: 'x@x.io' }, headers: { authorization: 'Bearer nope' } });
+    expect(off.status).toBe(404);
+  });
+
+  it('validates the registration body', async () => {
+    const cases: [unknown, string][] = [
+      [{ email: 'x@x.io' }, 'name'],
+      [{ name: 'X' }, 'email'],
+      [{ name: 'X', email: 'not-an-email' }, 'email'],
+      [{ name: 7, email: 'x@x.io' }, 'name'],
+      [{ name: 'X', email: 'x@x.io', processor_key: 'pk_test_1' }, 'processor_key'],
+      [{ name: 'X', email: 'x@x.io', password: 'short' }, 'password'],
+      [{ name: 'X', email: 'x@x.io', extra: true }, 'extra'],
+    ];
+    for (const [body, param] of cases) {
+      const res = await api('POST', '/v1/companies', { auth: 'admin', body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request', param });
+      expect(res.body.error.message).toBeTruthy();
+    }
+  });
+});
+
+describe('API keys', () => {
+  it('issues further keys and revokes them at once', async () => {
+    const acme = await newCompany(t);
+    const issued = await acme.call('POST', '/v1/companies/{company}/api_keys');
+    expect(issued.status).toBe(200);
+    const second = { companyId: acme.company.id, apiKey: issued.body.data.api_key };
+    expect((await api('GET', '/v1/companies', { auth: second })).status).toBe(200);
+    const listed = await acme.call('GET', '/v1/companies/{company}/api_keys');
+    expect(listed.body.data).toHaveLength(2);
+    expect(JSON.stringify(listed.body)).not.toContain(second.apiKey);
+    const revoked = await acme.call('DELETE', `/v1/companies/{company}/api_keys/${issued.body.data.id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.data.revoked_at).toBeTruthy();
+    expect((await api('GET', '/v1/companies', { auth: second })).status).toBe(401);
+    expect((await acme.call('GET', '/v1/companies')).status).toBe(200);
+  });
+
+  it("never touches another company's keys", async () => {
+    const acme = await newCompany(t);
+    const other = await newCompany(t);
+    const issued = await other.call('POST', '/v1/companies/{company}/api_keys');
+    const res = await acme.call('DELETE', `/v1/companies/{company}/api_keys/${issued.body.data.id}`);
+    expect(res.status).toBe(404);
+    const cross = await acme.call('POST', `/v1/companies/${other.company.id}/api_keys`);
+    expect(cross.status).toBe(404);
+    expect((await api('GET', '/v1/companies', { auth: { companyId: other.company.id, apiKey: issued.body.data.api_key } })).status).toBe(200);
+  });
+});

@@ -1,0 +1,317 @@
+import { and, desc, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
+import { query, sql, type Db } from '../../db/client';
+import { accounts, events, plans, transactions } from '../../db/schema';
+import { newId } from '../../ids';
+import { ApiError, conflict, notFound } from '../../errors';
+import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
+import { toPage } from '../../api/pagination';
+import type { BatchItem, EventListQuery } from '../../api/schemas/events';
+import { applyChange, ensureBalances } from '../balances/balances';
+import { enqueueNotifications, type Notification } from '../webhooks/outbox';
+import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
+import { afterBalancesMoved } from '../balances/crossings';
+
+export type EventRow = typeof events.$inferSelect;
+export const HOLD_MS = 60 * 60 * 1000;
+
+/** An expired hold reads as cancelled even before the worker has flipped it. */
+export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): string {
+  if (e.state === 'pending' && e.expiresAt && e.expiresAt.getTime() <= now.getTime()) return 'cancelled';
+  return e.state;
+}
+
+export function serializeEvent(e: EventRow, now: Date) {
+  const state = effectiveState(e, now);
+  return {
+    id: e.id,
+    account_id: e.accountId,
+    type: e.type,
+    state,
+    cost: e.costAmount !== null && e.costDenomination ? { amount: unitsOut(e.costAmount), denomination: e.costDenomination } : null,
+    priced_by: e.pricedBy,
+    gate_on_balance: e.gateOnBalance,
+    metadata: e.metadata,
+    idempotency_key: e.idempotencyKey,
+    created_at: e.createdAt.toISOString(),
+    updated_at: e.updatedAt?.toISOString() ?? null,
+    expires_at: state === 'pending' && e.expiresAt ? e.expiresAt.toISOString() : null,
+  };
+}
+
+type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy };
+type BalanceState = { id: string; amount: Units; pending: Units; startAmount: Units; startPending: Units; threshold: Units | null };
+
+const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
+
+function isUniqueViolation(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if ((e as { code?: string }).code === '23505') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Records a batch of events in one database transaction with set-based statements: balances
+ * locked once each in (account, denomination) order, one multi-row insert of events, one of
+ * ledger rows, one update of the touched balances. Gated items that lack `available` are
+ * recorded as rejected and charge nothing. Returns records in request order.
+ */
+export async function recordEvents({ db, companyId, items, now }: { db: Db; companyId: string; items: BatchItem[]; now: Date }): Promise<EventRow[]> {
+  const accountIds = [...new Set(items.map((i) => i.account_id))];
+  const found = await db
+    .select({ id: accounts.id, planId: accounts.planId })
+    .from(accounts)
+    .where(and(eq(accounts.companyId, companyId), inArray(accounts.id, accountIds)));
+  const planOf = new Map(found.map((a) => [a.id, a.planId]));
+  const missing = items.findIndex((i) => !planOf.has(i.account_id));
+  if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
+
+  const planIds = [...new Set(found.map((a) => a.planId).filter((p): p is string => Boolean(p)))];
+  const rulesOf = new Map<string, BillingRule[]>();
+  if (planIds.length) {
+    const rows = await db.select({ id: plans.id, rules: plans.billingRules }).from(plans).where(inArray(plans.id, planIds));
+    for (const r of rows) rulesOf.set(r.id, r.rules as BillingRule[]);
+  }
+  const priced: Priced[] = items.map((item, index) => {
+    const planId = planOf.get(item.account_id);
+    return { index, item, ...computeEventCost(item, planId ? (rulesOf.get(planId) ?? null) : null) };
+  });
+
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await writeEvents(db, companyId, priced, now);
+    } catch (err) {
+      // Two requests raced on one idempotency key: the loser re-reads the winner's record.
+      if (attempt < 2 && isUniqueViolation(err)) continue;
+      throw err;
+    }
+  }
+}
+
+async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date): Promise<EventRow[]> {
+  const keys = [...new Set(priced.map((p) => p.item.idempotency_key).filter((k): k is string => Boolean(k)))];
+  const existing = new Map<string, EventRow>();
+  if (keys.length) {
+    const rows = await db.select().from(events).where(and(eq(events.companyId, companyId), inArray(events.idempotencyKey, keys)));
+    for (const r of rows) existing.set(r.idempotencyKey!, r);
+  }
+
+  return db.transaction(async (tx) => {
+    const fresh = priced.filter((p) => !p.item.idempotency_key || !existing.has(p.item.idempotency_key));
+    // Within one batch, the first item with a key wins; later repeats return its record.
+    const seenKeys = new Set<string>();
+    const toInsert = fresh.filter((p) => {
+      const k = p.item.idempotency_key;
+      if (!k) return true;
+      if (seenKeys.has(k)) return false;
+      seenKeys.add(k);
+      return true;
+    });
+
+    const billed = toInsert.filter((p) => p.cost);
+    const states = new Map<string, BalanceState>();
+    if (billed.length) {
+      await ensureBalances(tx, billed.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
+      const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
+      const tuples = sql.join(pairs.map(([a, d]) => sql`(${a}, ${d})`), sql`, `);
+      const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; pending: string }>(
+        tx,
+        sql`with locked as (
+          select id, account_id, denomination, amount::text as amount, refill_threshold::text as refill_threshold
+          from balances where (account_id, denomination) in (${tuples})
+          order by account_id, denomination for update
+        )
+        select l.*, coalesce((select sum(e.cost_amount) from events e where e.account_id = l.account_id and e.cost_denomination = l.denomination
+          and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text as pending
+        from locked l`,
+      );
+      for (const b of locked) {
+        states.set(key(b.account_id, b.denomination), {
+          id: b.id,
+          amount: b.amount,
+          pending: b.pending,
+          startAmount: b.amount,
+          startPending: b.pending,
+          threshold: b.refill_threshold,
+        });
+      }
+    }
+
+    const eventRows: EventRow[] = [];
+    const ledger: (typeof transactions.$inferInsert)[] = [];
+    const rejectedOn: Notification[] = [];
+    for (const p of toInsert) {
+      const requested = p.item.state ?? 'complete';
+      let state: string = requested;
+      const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
+      if (p.cost && st && p.item.gate_on_balance && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0) state = 'rejected';
+      const id = newId('ev');
+      const row: EventRow = {
+        id,
+        companyId,
+        accountId: p.item.account_id,
+        type: p.item.type,
+        state,
+        costAmount: p.cost?.amount ?? null,
+        costDenomination: p.cost?.denomination ?? null,
+        pricedBy: p.pricedBy,
+        gateOnBalance: p.item.gate_on_balance ?? false,
+        metadata: p.item.metadata ?? {},
+        idempotencyKey: p.item.idempotency_key ?? null,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: state === 'pending' ? new Date(now.getTime() + HOLD_MS) : null,
+      };
+      eventRows.push(row);
+      if (!p.cost || !st) continue;
+      if (state === 'rejected') {
+        rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount });
+      } else if (state === 'pending') {
+        st.pending = add(st.pending, p.cost.amount);
+      } else {
+        const starting = st.amount;
+        st.amount = sub(st.amount, p.cost.amount);
+        ledger.push({
+          id: newId('tx'),
+          accountId: p.item.account_id,
+          companyId,
+          balanceId: st.id,
+          denomination: p.cost.denomination,
+          type: 'event',
+          description: `Event ${p.item.type}`,
+          amount: neg(p.cost.amount),
+          startingBalance: starting,
+          endingBalance: st.amount,
+          eventId: id,
+          chargeId: null,
+          createdAt: now,
+        });
+      }
+    }
+
+    if (eventRows.length) await tx.insert(events).values(eventRows);
+    if (ledger.length) await tx.insert(transactions).values(ledger);
+    const moved = [...states.values()].filter((s) => s.amount !== s.startAmount);
+    if (moved.length) {
+      const values = sql.join(moved.map((s) => sql`(${s.id}, ${s.amount}::numeric)`), sql`, `);
+      await query(
+        tx,
+        sql`update balances set amount = v.amount, updated_at = ${now.toISOString()}::timestamptz from (values ${values}) as v(id, amount) where balances.id = v.id`,
+      );
+    }
+    await afterBalancesMoved(tx, companyId, [...states.entries()].map(([k, s]) => ({ accountId: k.split('\u0000')[0], denomination: k.split('\u0000')[1], ...s })), rejectedOn, now);
+
+    const inserted = new Map(eventRows.map((e) => [e.idempotencyKey ?? e.id, e]));
+    let cursor = 0;
+    return priced.map((p) => {
+      const k = p.item.idempotency_key;
+      if (k && existing.has(k)) return existing.get(k)!;
+      if (k) return inserted.get(k)!;
+      // Items without a key were inserted in order.
+      while (eventRows[cursor]?.idempotencyKey) cursor++;
+      return eventRows[cursor++];
+    });
+  });
+}
+
+/** One event; a gated event that lacks balance is recorded and answered with 402. */
+export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }) {
+  let row: EventRow;
+  try {
+    [row] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
+  } catch (err) {
+    if (err instanceof ApiError && err.type === 'not_found') throw notFound('account', 'account_id');
+    throw err;
+  }
+  if (row.state === 'rejected') {
+    throw new ApiError(
+      'insufficient_balance',
+      `The ${row.costDenomination} balance lacks ${unitsOut(row.costAmount)} available for this event; it was recorded as rejected and nothing was charged.`,
+      null,
+      { rejected_event_id: row.id },
+    );
+  }
+  return row;
+}
+
+export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: string; eventId: string }) {
+  const [row] = await db.select().from(events).where(and(eq(events.id, eventId), eq(events.companyId, companyId)));
+  if (!row) throw notFound('event', 'event_id');
+  return row;
+}
+
+/** Completes or cancels a hold. Only a live pending event can move; anything else is 409. */
+export async function transitionEvent({ db, companyId, eventId, state, now }: { db: Db; companyId: string; eventId: string; state: 'complete' | 'cancelled'; now: Date }) {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(events)
+      .where(and(eq(events.id, eventId), eq(events.companyId, companyId)))
+      .for('update');
+    if (!row) throw notFound('event', 'event_id');
+    const current = effectiveState(row, now);
+    if (current !== 'pending') {
+      const why = row.state === 'pending' ? `it expired at ${row.expiresAt!.toISOString()} and was cancelled` : `it is ${current}`;
+      throw conflict(`Only a pending event can be completed or cancelled; ${why}.`, 'state');
+    }
+    const [updated] = await tx
+      .update(events)
+      .set({ state, updatedAt: now, ...(state === 'cancelled' && { expiresAt: row.expiresAt }) })
+      .where(eq(events.id, eventId))
+      .returning();
+    if (row.costAmount !== null && row.costDenomination) {
+      if (state === 'complete') {
+        const t = await applyChange(
+          tx,
+          { accountId: row.accountId, companyId, denomination: row.costDenomination, amount: neg(row.costAmount), type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id },
+          now,
+        );
+        await afterBalancesMoved(tx, companyId, [{ accountId: row.accountId, denomination: row.costDenomination, id: t.balanceId, startAmount: t.startingBalance, amount: t.endingBalance, startPending: null, pending: null, threshold: null }], [], now);
+      } else {
+        await enqueueNotifications(tx, companyId, [{ accountId: row.accountId, denomination: row.costDenomination, topic: 'balance_change', balance: '0' }], now);
+      }
+    }
+    return updated;
+  });
+}
+
+export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventListQuery; now: Date }) {
+  const nowIso = now;
+  const stateFilter =
+    q.state === 'pending'
+      ? and(eq(events.state, 'pending'), gt(events.expiresAt, nowIso))
+      : q.state === 'cancelled'
+        ? or(eq(events.state, 'cancelled'), and(eq(events.state, 'pending'), lte(events.expiresAt, nowIso)))
+        : q.state
+          ? eq(events.state, q.state)
+          : undefined;
+  const rows = await db
+    .select()
+    .from(events)
+    .where(
+      and(
+        eq(events.companyId, companyId),
+        q.account_id ? eq(events.accountId, q.account_id) : undefined,
+        q.type ? eq(events.type, q.type) : undefined,
+        stateFilter,
+        q.created_gte ? gte(events.createdAt, new Date(q.created_gte)) : undefined,
+        q.created_lt ? lt(events.createdAt, new Date(q.created_lt)) : undefined,
+        q.starting_after ? lt(events.id, q.starting_after) : undefined,
+      ),
+    )
+    .orderBy(desc(events.id))
+    .limit(q.limit + 1);
+  return toPage(rows, q.limit);
+}
+
+/** Flips holds past their hour to cancelled (reads already treat them so). */
+export async function expireHolds(db: Db, now: Date): Promise<number> {
+  const rows = await db
+    .update(events)
+    .set({ state: 'cancelled', updatedAt: now })
+    .where(and(eq(events.state, 'pending'), lte(events.expiresAt, now)))
+    .returning({ id: events.id });
+  return rows.length;
+}

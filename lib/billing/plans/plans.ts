@@ -1,0 +1,87 @@
+import { and, desc, eq, lt } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { plans } from '../../db/schema';
+import { newId } from '../../ids';
+import { now } from '../../clock';
+import { notFound } from '../../errors';
+import { unitsOut } from '../../money';
+import { toPage, type ListQuery } from '../../api/pagination';
+import type { PlanCreate } from '../../api/schemas/plans';
+
+export type Plan = typeof plans.$inferSelect;
+export type PlanBalance = { amount: string; denomination: string; overage_charge_amount: number; overage_charge_denomination: string; variable_unit_price: string | null };
+
+export function planBalances(p: Plan): PlanBalance[] {
+  return p.balances as PlanBalance[];
+}
+
+export function serializePlan(p: Plan) {
+  return {
+    id: p.id,
+    company_id: p.companyId,
+    name: p.name,
+    charge_amount: p.chargeAmount,
+    charge_denomination: p.chargeDenomination,
+    billing_period: p.billingPeriod,
+    overage_charge_mode: p.overageChargeMode,
+    threshold_alert_percentage: p.thresholdAlertPercentage,
+    balances: planBalances(p).map((b) => ({
+      amount: unitsOut(b.amount),
+      denomination: b.denomination,
+      overage_charge_amount: b.overage_charge_amount,
+      overage_charge_denomination: b.overage_charge_denomination,
+      variable_unit_price: b.variable_unit_price === null ? null : unitsOut(b.variable_unit_price),
+    })),
+    billing_rules: (p.billingRules as { type: string; amount: string; denomination: string }[]).map((r) => ({ ...r, amount: unitsOut(r.amount) })),
+    flags: p.flags,
+    metadata: p.metadata,
+    created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt?.toISOString() ?? null,
+  };
+}
+
+export async function createPlan({ db, companyId, input }: { db: Db; companyId: string; input: PlanCreate }) {
+  const at = now();
+  const [plan] = await db
+    .insert(plans)
+    .values({
+      id: newId('p'),
+      companyId,
+      name: input.name,
+      chargeAmount: input.charge_amount,
+      chargeDenomination: input.charge_denomination,
+      billingPeriod: input.billing_period,
+      overageChargeMode: input.overage_charge_mode,
+      thresholdAlertPercentage: input.threshold_alert_percentage ?? null,
+      balances: input.balances.map((b) => ({
+        amount: b.amount,
+        denomination: b.denomination,
+        overage_charge_amount: b.overage_charge_amount ?? 0,
+        overage_charge_denomination: b.overage_charge_denomination ?? 'USD',
+        variable_unit_price: b.variable_unit_price ?? null,
+      })),
+      billingRules: input.billing_rules,
+      flags: input.flags,
+      metadata: input.metadata ?? {},
+      createdAt: at,
+      updatedAt: at,
+    })
+    .returning();
+  return plan;
+}
+
+export async function getPlan({ db, companyId, planId, param = 'plan_id' }: { db: Db; companyId: string; planId: string; param?: string }) {
+  const [plan] = await db.select().from(plans).where(and(eq(plans.id, planId), eq(plans.companyId, companyId)));
+  if (!plan) throw notFound('plan', param);
+  return plan;
+}
+
+export async function listPlans({ db, companyId, page }: { db: Db; companyId: string; page: ListQuery }) {
+  const rows = await db
+    .select()
+    .from(plans)
+    .where(and(eq(plans.companyId, companyId), page.starting_after ? lt(plans.id, page.starting_after) : undefined))
+    .orderBy(desc(plans.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit);
+}

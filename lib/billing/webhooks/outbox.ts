@@ -1,0 +1,36 @@
+import { query, sql, type Db } from '../../db/client';
+import { newId } from '../../ids';
+import type { Topic } from './topics';
+
+export type Notification = { accountId: string; denomination: string; topic: Topic; balance: string; detail?: Record<string, unknown> };
+
+/**
+ * Writes one delivery per subscribed webhook into the outbox, in the caller's transaction, so a
+ * rolled-back change never notifies. `balance_change` is coalesced: while one is still waiting
+ * for a webhook, account and denomination, no second one is queued (the send carries the
+ * balance at send time). One statement, whatever the number of notifications.
+ */
+export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
+  if (!items.length) return;
+  const values = sql.join(
+    items.map(
+      (n, i) =>
+        sql`(${i}::int, ${n.accountId}, ${n.denomination}, ${n.topic}, ${n.balance}::text, ${JSON.stringify(n.detail ?? {})}::jsonb, ${newId('whd')})`,
+    ),
+    sql`, `,
+  );
+  await query(
+    db,
+    sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
+    select v.base_id || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, v.topic, v.account_id, v.denomination,
+      jsonb_build_object('balance', v.balance, 'detail', v.detail), 'pending', 0, ${now.toISOString()}::timestamptz,
+      case when v.topic = 'balance_change' then s.webhook_id || ':' || v.account_id || ':' || v.denomination end,
+      ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+    from (values ${values}) as v(ord, account_id, denomination, topic, balance, detail, base_id)
+    join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
+    where v.topic <> 'balance_change' or not exists (
+      select 1 from webhook_deliveries d
+      where d.coalesce_key = s.webhook_id || ':' || v.account_id || ':' || v.denomination and d.status = 'pending' and d.attempts = 0)
+    order by v.ord`,
+  );
+}

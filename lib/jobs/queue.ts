@@ -1,0 +1,47 @@
+import { query, sql, type Db } from '../db/client';
+import { newId } from '../ids';
+
+export type Job = { id: string; kind: string; dedupe_key: string | null; payload: Record<string, unknown>; attempts: number };
+
+export async function enqueueJob(db: Db, job: { kind: string; dedupeKey?: string | null; payload: Record<string, unknown>; runAt: Date }, now: Date) {
+  await query(
+    db,
+    sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
+      values (${newId('job')}, ${job.kind}, ${job.dedupeKey ?? null}, ${JSON.stringify(job.payload)}::jsonb, 'queued',
+        ${job.runAt.toISOString()}::timestamptz, 0, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
+      on conflict do nothing`,
+  );
+}
+
+/**
+ * Claims due jobs. SKIP LOCKED lets any number of workers claim side by side without waiting
+ * on or double-taking a row; a lease lets another worker take over a job whose worker died.
+ */
+export async function claimJobs(db: Db, now: Date, limit = 20): Promise<Job[]> {
+  return query<Job>(
+    db,
+    sql`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${new Date(now.getTime() + 5 * 60_000).toISOString()}::timestamptz,
+        updated_at = ${now.toISOString()}::timestamptz
+      where id in (
+        select id from jobs
+        where (status = 'queued' and run_at <= ${now.toISOString()}::timestamptz)
+           or (status = 'running' and locked_until < ${now.toISOString()}::timestamptz)
+        order by run_at limit ${limit}
+        for update skip locked)
+      returning id, kind, dedupe_key, payload, attempts`,
+  );
+}
+
+export async function finishJob(db: Db, id: string, now: Date) {
+  await query(db, sql`update jobs set status = 'done', locked_until = null, updated_at = ${now.toISOString()}::timestamptz where id = ${id}`);
+}
+
+export async function failJob(db: Db, job: Job, error: string, now: Date, maxAttempts = 8) {
+  const done = job.attempts >= maxAttempts;
+  const retryAt = new Date(now.getTime() + Math.min(3600_000, 2 ** job.attempts * 30_000));
+  await query(
+    db,
+    sql`update jobs set status = ${done ? 'failed' : 'queued'}, last_error = ${error.slice(0, 1000)}, locked_until = null,
+      run_at = ${retryAt.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz where id = ${job.id}`,
+  );
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { openEmbedded, openPostgres, setDatabase, type Database } from '../db/client';
+import { createCompany } from '../billing/companies/companies';
+import { dispatch } from './router';
+
+export type TestDb = { database: Database; kind: 'embedded' | 'postgres'; url: string | null };
+
+/**
+ * Gives the test file its own database on the project's engine (TEST_DB): an in-memory PGlite,
+ * or a fresh database on the PostgreSQL cluster started by the global setup.
+ */
+export function useTestDatabase(): TestDb {
+  const handle = {} as TestDb;
+  beforeAll(async () => {
+    if (process.env.TEST_DB === 'postgres') {
+      const base = inject('postgresUrl');
+      const name = `t_${randomBytes(6).toString('hex')}`;
+      const admin = await openPostgres(base, { max: 1, migrate: false });
+      await admin.db.execute(sql.raw(`create database ${name}`));
+      await admin.close();
+      const url = base.replace(/\/[^/]*$/, `/${name}`);
+      handle.database = await openPostgres(url, { max: 20 });
+      handle.url = url;
+      handle.kind = 'postgres';
+    } else {
+      handle.database = await openEmbedded(null);
+      handle.url = null;
+      handle.kind = 'embedded';
+    }
+    setDatabase(handle.database);
+  });
+  afterAll(async () => {
+    await handle.database?.close();
+  });
+  return handle;
+}
+
+export type Auth = { companyId: string; apiKey: string } | 'admin' | null;
+
+export type ApiResult<T = any> = { status: number; body: T; headers: Headers };
+
+/** Sends one request through the real route handlers. */
+export async function api<T = any>(
+  method: string,
+  path: string,
+  opts: { auth?: Auth; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.auth === 'admin') headers.authorization = `Bearer ${process.env.ADMIN_TOKEN}`;
+  else if (opts.auth) headers.authorization = `Basic ${Buffer.from(`${opts.auth.companyId}:${opts.auth.apiKey}`).toString('base64')}`;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await dispatch(new Request(`http://localhost${path}`, { method, headers, body }));
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/** A registered company and a client bound to its credentials. */
+export async function newCompany(db: TestDb, input: { processor_key?: string; password?: string; name?: string } = {}) {
+  const { company, apiKey } = await createCompany({
+    db: db.database.db,
+    input: { name: input.name ?? 'Acme', email: `owner-${randomBytes(3).toString('hex')}@acme.test`, ...input },
+  });
+  const auth = { companyId: company.id, apiKey };
+  const client = <T = any>(method: string, path: string, opts: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) =>
+    api<T>(method, path.replace('{company}', company.id), { ...opts, auth });
+  return { company, auth, apiKey, call: client };
+}

@@ -1,0 +1,55 @@
+// Starts and stops a throwaway PostgreSQL cluster from the machine's own binaries (tests, benchmarks).
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export function findPgBin() {
+  const candidates = [process.env.PG_BIN, ...fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)).map((v) => `/usr/lib/postgresql/${v}/bin`) : []].filter(Boolean);
+  for (const c of candidates) if (fs.existsSync(path.join(c, 'pg_ctl'))) return c;
+  throw new Error('PostgreSQL binaries not found: install the postgresql package (apt-get install -y postgresql) or set PG_BIN.');
+}
+
+const isRoot = process.getuid?.() === 0;
+
+function asPostgres(bin, args, opts = {}) {
+  const cmd = isRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+  const r = spawnSync(cmd[0], cmd[1], { encoding: 'utf8', ...opts });
+  if (r.status !== 0) throw new Error(`${path.basename(bin)} failed: ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+/**
+ * Starts a cluster in a fresh directory and returns its URL. `durable: false` (tests) turns off
+ * fsync; benchmarks keep PostgreSQL's durable defaults.
+ */
+export function startPostgres({ port = 54329, durable = false, name = 'billing-test' } = {}) {
+  const bin = findPgBin();
+  const dir = path.join(os.tmpdir(), `${name}-pg-${port}`);
+  stopPostgres({ port, name });
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  asPostgres(path.join(bin, 'initdb'), ['-D', path.join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale']);
+  const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", '-c max_connections=300', '-c shared_buffers=256MB'];
+  if (!durable) options.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
+  asPostgres(path.join(bin, 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
+  return `postgres://postgres@127.0.0.1:${port}/postgres`;
+}
+
+export function stopPostgres({ port = 54329, name = 'billing-test' } = {}) {
+  const dir = path.join(os.tmpdir(), `${name}-pg-${port}`, 'data');
+  if (!fs.existsSync(path.join(dir, 'postmaster.pid'))) return;
+  try {
+    asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', dir, '-m', 'immediate', '-w', 'stop']);
+  } catch {
+    /* already stopped */
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [cmd, port] = process.argv.slice(2);
+  if (cmd === 'start') console.log(startPostgres({ port: Number(port ?? 54329), durable: process.env.PG_DURABLE === '1' }));
+  else if (cmd === 'stop') stopPostgres({ port: Number(port ?? 54329) });
+  else console.error('usage: node scripts/pg.mjs start|stop [port]');
+}

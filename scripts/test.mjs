@@ -1,0 +1,54 @@
+// `npm test`: lint, typecheck, unit and integration tests on PGlite and PostgreSQL, the
+// production build, and the browser tests. Runs every step, then prints one summary line.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+
+const steps = [
+  ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0']],
+  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
+  ['build', ['node_modules/next/dist/bin/next', 'build']],
+  ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
+];
+const only = process.argv.slice(2);
+fs.mkdirSync('test-results', { recursive: true });
+for (const f of ['test-results/vitest.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+
+const failedSteps = [];
+for (const [name, args] of steps) {
+  if (only.length && !only.includes(name)) continue;
+  console.log(`\n=== ${name} ===`);
+  const started = Date.now();
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+  console.log(`=== ${name}: ${r.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)}s ===`);
+  if (r.status !== 0) failedSteps.push(name);
+}
+
+let passed = 0;
+let failed = 0;
+try {
+  const v = JSON.parse(fs.readFileSync('test-results/vitest.json', 'utf8'));
+  passed += v.numPassedTests;
+  failed += v.numFailedTests;
+} catch {
+  /* step not run or crashed */
+}
+try {
+  const p = JSON.parse(fs.readFileSync('test-results/playwright.json', 'utf8'));
+  passed += p.stats.expected + (p.stats.flaky ?? 0);
+  failed += p.stats.unexpected;
+} catch {
+  /* step not run or crashed */
+}
+// A failed step that produced no test counts (lint, typecheck, build, a crash) counts as one failure.
+for (const s of failedSteps) {
+  if (s === 'vitest' || s === 'playwright') {
+    const counted = fs.existsSync(`test-results/${s}.json`);
+    if (counted && failed > 0) continue;
+  }
+  failed += 1;
+}
+fs.writeFileSync('test-results/summary.txt', `tests: ${passed} passed, ${failed} failed\n`);
+if (failedSteps.length) console.log(`\nfailed steps: ${failedSteps.join(', ')}`);
+console.log(`tests: ${passed} passed, ${failed} failed`);
+process.exit(failedSteps.length ? 1 : 0);

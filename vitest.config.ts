@@ -1,0 +1,26 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const include = ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts'];
+
+export default defineConfig({
+  resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '') } },
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'embedded', include, env: { TEST_DB: 'embedded', APP_SECRET: 'test-secret' } } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include,
+          env: { TEST_DB: 'postgres', APP_SECRET: 'test-secret' },
+          globalSetup: ['lib/testing/postgres-setup.ts'],
+        },
+      },
+    ],
+  },
+});
