@@ -1,2 +1,5 @@
-// Domain modules register their due work and job handlers with the worker when imported.
-export {};
+// The wiring of due work: domain functions registered with the worker, one line each.
+import { registerTask } from './worker';
+import { reconcilePendingCharges } from '../billing/charges/charges';
+
+registerTask({ name: 'reconcile-charges', run: reconcilePendingCharges });

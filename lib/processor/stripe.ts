@@ -31,8 +31,8 @@ export function processorFor(company: ProcessorCompany): Stripe | null {
 /** Maps SDK failures to the error contract: declines are 402 card_declined, the rest 502. */
 export function processorFailure(err: unknown): ApiError {
   if (err instanceof Stripe.errors.StripeCardError) {
-    return new ApiError('card_declined', plainDecline(err.decline_code ?? err.code), null, {
-      decline_code: err.decline_code ?? err.code ?? null,
+    return new ApiError('card_declined', plainDecline(err.decline_code || err.code), null, {
+      decline_code: err.decline_code || err.code || null,
     });
   }
   if (err instanceof Stripe.errors.StripeInvalidRequestError) {

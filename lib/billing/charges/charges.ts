@@ -119,7 +119,7 @@ async function executeCharge(db: Db, stripe: Stripe, charge: Charge, customer: s
   } catch (err) {
     if (err instanceof Stripe.errors.StripeCardError) {
       const pi = (err.payment_intent as Stripe.PaymentIntent | undefined)?.id ?? null;
-      return failCharge(db, charge, err.decline_code ?? err.code ?? 'card_declined', processorFailure(err), pi, now);
+      return failCharge(db, charge, err.decline_code || err.code || 'card_declined', processorFailure(err), pi, now);
     }
     if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError || isTimeout(err)) {
       // The request may or may not have reached the processor: look before doing anything else.

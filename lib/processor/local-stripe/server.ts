@@ -1,0 +1,531 @@
+/**
+ * A local, in-memory, Stripe-compatible HTTP server (Node `http` only) for the
+ * quick start and the tests, so nothing reaches the internet. The official SDK
+ * talks to it with:
+ *
+ *   new Stripe(key, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0 })
+ *
+ * Routes:
+ *   /v1/…               the Stripe API subset in api.ts (auth, idempotency, Stripe errors)
+ *   /__control/…        test controls, no auth (failure injection, reset, state)
+ *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.ts)
+ *
+ * Every response carries permissive CORS headers because the Stripe.js
+ * stand-in calls /v1/tokens from the browser with the publishable key.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Account, LocalStripeState, accountCounts, handleApi, newId } from './api';
+import { StripeHttpError, type StripeErrorBody, apiError, invalidRequest } from './errors';
+import { type FormObject, type FormValue, FormParseError, parseForm, parseQuery } from './form';
+import { STRIPE_JS_STANDIN } from './stripe-js';
+
+export interface LocalStripeServer {
+  /** e.g. `http://127.0.0.1:12111` */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface LocalStripeHandler {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** Clears all objects, idempotency keys and pending failure rules (same as POST /__control/reset). */
+  reset(): void;
+  /** Cancels pending delayed answers (their requests are dropped); call before closing the server. */
+  shutdown(): void;
+  readonly state: LocalStripeState;
+}
+
+const API_VERSION = '2025-01-01.local';
+const MAX_BODY_BYTES = 1024 * 1024;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+const CORS_HEADERS: Record<string, string> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Stripe-Version, Stripe-Account',
+  'Access-Control-Expose-Headers': 'Request-Id, Idempotency-Key, Idempotent-Replayed',
+  'Access-Control-Max-Age': '600',
+};
+
+// ---------------------------------------------------------------------------
+// Failure injection (/__control/fail)
+
+interface FailureRule {
+  id: number;
+  pathPrefix: string;
+  method: string | null;
+  remaining: number;
+  /** Answer with this HTTP status instead of the real answer. */
+  status: number | null;
+  /** Hold the answer this long. */
+  delayMs: number;
+  /**
+   * false: the delay/failure happens before the request is processed (nothing
+   * is done; a request whose client gave up during the delay is dropped).
+   * true: the request is processed first (objects created, charge made), then
+   * the answer is delayed/replaced — a timeout where the charge happened but the
+   * caller never saw the answer.
+   */
+  after: boolean;
+  error: Partial<Pick<StripeErrorBody, 'type' | 'code' | 'message'>>;
+}
+
+function injectedError(rule: FailureRule): StripeHttpError {
+  const status = rule.status ?? 500;
+  const rateLimited = status === 429;
+  const body: StripeErrorBody = {
+    type: rule.error.type ?? (rateLimited ? 'invalid_request_error' : 'api_error'),
+    message:
+      rule.error.message ??
+      (rateLimited
+        ? 'Request rate limit exceeded. (injected by /__control/fail)'
+        : 'An unknown error occurred while processing your request. (injected by /__control/fail)'),
+  };
+  const code = rule.error.code ?? (rateLimited ? 'rate_limit' : undefined);
+  if (code) body.code = code;
+  return new StripeHttpError(status, body);
+}
+
+function parseFailureRule(input: unknown, id: number): FailureRule {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new Error('body must be a JSON object');
+  const o = input as Record<string, unknown>;
+  const int = (key: string, min: number, max: number): number | null => {
+    const v = o[key];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw new Error(`${key} must be an integer between ${min} and ${max}`);
+    }
+    return v;
+  };
+  const str = (key: string): string | undefined => {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw new Error(`${key} must be a string`);
+    return v;
+  };
+  const status = int('status', 400, 599);
+  const delayMs = int('delay_ms', 0, 600_000) ?? 0;
+  if (status === null && delayMs === 0) throw new Error('give a status (400-599) and/or a delay_ms');
+  const type = str('type');
+  if (type !== undefined && !['invalid_request_error', 'card_error', 'api_error', 'idempotency_error'].includes(type)) {
+    throw new Error('type must be a Stripe error type');
+  }
+  return {
+    id,
+    pathPrefix: str('path_prefix') ?? '/v1',
+    method: str('method')?.toUpperCase() ?? null,
+    remaining: int('count', 1, 1_000_000) ?? 1,
+    status,
+    delayMs,
+    after: o.after === true,
+    error: { type: type as StripeErrorBody['type'] | undefined, code: str('code'), message: str('message') },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Idempotency
+
+interface IdempotencyRecord {
+  fingerprint: string;
+  status: number;
+  body: string;
+  requestId: string;
+  storedAt: number;
+}
+
+/** Order-insensitive description of a request, to tell "same request" from "key reuse". */
+function fingerprint(method: string, path: string, params: FormObject): string {
+  const canonical = (v: FormValue): unknown => {
+    if (typeof v === 'string') return v;
+    if (Array.isArray(v)) return v.map(canonical);
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical(v[k])]),
+    );
+  };
+  return JSON.stringify([method, path, canonical(params)]);
+}
+
+// ---------------------------------------------------------------------------
+// Auth
+
+interface Auth {
+  key: string;
+  /** Account namespace: `sk_test_X`, `rk_test_X` and `pk_test_X` all map to `test_X`. */
+  namespace: string;
+  publishable: boolean;
+}
+
+const KEY_PATTERN = /^(sk|pk|rk)_(test|live)_[A-Za-z0-9_-]+$/;
+
+function authenticate(header: string | undefined): Auth {
+  let key: string | undefined;
+  if (header?.startsWith('Bearer ')) key = header.slice(7).trim();
+  else if (header?.startsWith('Basic ')) {
+    // curl -u sk_test_…: — the key is the user name.
+    key = Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0];
+  }
+  if (!key) {
+    throw invalidRequest(
+      "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
+      { status: 401 },
+    );
+  }
+  if (!KEY_PATTERN.test(key)) {
+    const masked = key.length > 12 ? `${key.slice(0, 8)}${'*'.repeat(Math.min(key.length - 12, 24))}${key.slice(-4)}` : '****';
+    throw invalidRequest(`Invalid API Key provided: ${masked}`, { code: 'api_key_invalid', status: 401 });
+  }
+  return { key, namespace: key.replace(/^(sk|pk|rk)_/, ''), publishable: key.startsWith('pk_') };
+}
+
+// ---------------------------------------------------------------------------
+// HTTP plumbing
+
+interface Answer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+function jsonAnswer(status: number, value: unknown, headers: Record<string, string> = {}): Answer {
+  // Stripe pretty-prints its JSON.
+  return { status, body: `${JSON.stringify(value, null, 2)}\n`, headers };
+}
+
+function send(res: ServerResponse, answer: Answer, contentType = 'application/json'): void {
+  if (res.writableEnded || res.destroyed) return;
+  res.writeHead(answer.status, {
+    ...CORS_HEADERS,
+    'Content-Type': contentType,
+    'Content-Length': String(Buffer.byteLength(answer.body)),
+    'Cache-Control': 'no-cache, no-store',
+    ...answer.headers,
+  });
+  res.end(answer.body);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(invalidRequest('Request body too large.', { status: 413 }));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+// ---------------------------------------------------------------------------
+
+/** The request listener, usable with any `http.Server`. State lives in the closure. */
+export function createLocalStripeHandler(): LocalStripeHandler {
+  const state = new LocalStripeState();
+  const idempotency = new Map<string, Map<string, IdempotencyRecord>>();
+  /** `${namespace}\n${key}` of POSTs still being processed (e.g. held by an injected delay). */
+  const inFlight = new Set<string>();
+  let rules: FailureRule[] = [];
+  let nextRuleId = 1;
+  const pendingSleeps = new Set<() => void>();
+
+  function reset(): void {
+    state.reset();
+    idempotency.clear();
+    rules = [];
+  }
+
+  /** Resolves true after `ms`, or false early if the handler is shut down. */
+  function sleep(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const cancel = () => {
+        clearTimeout(timer);
+        pendingSleeps.delete(cancel);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        pendingSleeps.delete(cancel);
+        resolve(true);
+      }, ms);
+      pendingSleeps.add(cancel);
+    });
+  }
+
+  function takeRule(method: string, path: string): FailureRule | null {
+    const rule = rules.find((r) => path.startsWith(r.pathPrefix) && (r.method === null || r.method === method));
+    if (!rule) return null;
+    rule.remaining -= 1;
+    if (rule.remaining <= 0) rules = rules.filter((r) => r !== rule);
+    return rule;
+  }
+
+  function idempotencyStore(namespace: string): Map<string, IdempotencyRecord> {
+    let store = idempotency.get(namespace);
+    if (!store) {
+      store = new Map();
+      idempotency.set(namespace, store);
+    }
+    const cutoff = Date.now() - IDEMPOTENCY_TTL_MS;
+    for (const [k, rec] of store) if (rec.storedAt < cutoff) store.delete(k);
+    return store;
+  }
+
+  function errorAnswer(err: unknown, requestId: string): Answer {
+    if (err instanceof StripeHttpError) return jsonAnswer(err.status, err.toJSON(), { 'Request-Id': requestId });
+    console.error('[local-stripe] internal error:', err);
+    return jsonAnswer(500, apiError(500).toJSON(), { 'Request-Id': requestId });
+  }
+
+  interface Prepared {
+    auth: Auth;
+    params: FormObject;
+    idempotencyKey: string | null;
+  }
+
+  /** Auth and parameter parsing: no side effects. */
+  function prepare(req: IncomingMessage, method: string, url: URL, body: string): Prepared {
+    const auth = authenticate(headerValue(req, 'authorization'));
+    const contentType = headerValue(req, 'content-type') ?? '';
+    if (body !== '' && contentType !== '' && !contentType.startsWith('application/x-www-form-urlencoded')) {
+      throw invalidRequest(
+        `Invalid request: unsupported Content-Type ${contentType}. Stripe's v1 API takes application/x-www-form-urlencoded bodies.`,
+      );
+    }
+    let params: FormObject;
+    try {
+      // Stripe also reads query params on POST; body params win.
+      params = { ...parseQuery(url.search), ...(method === 'POST' ? parseForm(body) : {}) };
+    } catch (err) {
+      if (err instanceof FormParseError) throw invalidRequest(err.message, { param: err.param });
+      throw err;
+    }
+    const idempotencyKey = method === 'POST' ? (headerValue(req, 'idempotency-key') ?? null) : null;
+    if (idempotencyKey !== null && (idempotencyKey === '' || idempotencyKey.length > 255)) {
+      throw invalidRequest('Idempotency keys must be between 1 and 255 characters long.', {
+        code: 'idempotency_key_invalid',
+      });
+    }
+    return { auth, params, idempotencyKey };
+  }
+
+  /** Runs a prepared /v1 request, replaying or saving idempotent results. Synchronous. */
+  function execute(method: string, path: string, p: Prepared, requestId: string): Answer {
+    const echo: Record<string, string> = { 'Request-Id': requestId, 'Stripe-Version': API_VERSION };
+    const store = p.idempotencyKey !== null ? idempotencyStore(p.auth.namespace) : null;
+    const print = fingerprint(method, path, p.params);
+    if (store && p.idempotencyKey !== null) {
+      echo['Idempotency-Key'] = p.idempotencyKey;
+      const previous = store.get(p.idempotencyKey);
+      if (previous && previous.fingerprint !== print) {
+        throw new StripeHttpError(400, {
+          type: 'idempotency_error',
+          message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${p.idempotencyKey}' if you meant to execute a different request.`,
+        });
+      }
+      if (previous) {
+        return {
+          status: previous.status,
+          body: previous.body,
+          headers: { ...echo, 'Request-Id': previous.requestId, 'Idempotent-Replayed': 'true' },
+        };
+      }
+    }
+    let answer: Answer;
+    let executed = true;
+    try {
+      const account = state.account(p.auth.namespace);
+      const result = handleApi({ method, path, params: p.params, account, state, publishable: p.auth.publishable });
+      answer = jsonAnswer(200, result, echo);
+    } catch (err) {
+      // Validation errors are not saved (Stripe only saves once an endpoint began executing);
+      // card declines and internal errors are.
+      executed = err instanceof StripeHttpError ? err.executed : true;
+      answer = errorAnswer(err, requestId);
+      answer.headers = { ...answer.headers, ...echo };
+    }
+    if (store && p.idempotencyKey !== null && executed) {
+      store.set(p.idempotencyKey, {
+        fingerprint: print,
+        status: answer.status,
+        body: answer.body,
+        requestId,
+        storedAt: Date.now(),
+      });
+    }
+    return answer;
+  }
+
+  async function serveApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<void> {
+    const requestId = newId('req', 14);
+    let clientGone = false;
+    res.on('close', () => {
+      if (!res.writableEnded) clientGone = true;
+    });
+    const body = method === 'POST' ? await readBody(req) : '';
+    const rule = takeRule(method, url.pathname);
+
+    let prepared: Prepared;
+    try {
+      prepared = prepare(req, method, url, body);
+    } catch (err) {
+      send(res, errorAnswer(err, requestId));
+      return;
+    }
+
+    // Stripe answers 409 while another request with the same key is still running.
+    const flightKey = prepared.idempotencyKey !== null ? `${prepared.auth.namespace}\n${prepared.idempotencyKey}` : null;
+    if (flightKey && inFlight.has(flightKey)) {
+      const err = invalidRequest(
+        'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.',
+        { code: 'idempotency_key_in_use', status: 409 },
+      );
+      send(res, errorAnswer(err, requestId));
+      return;
+    }
+    if (flightKey) inFlight.add(flightKey);
+    try {
+      if (rule && !rule.after) {
+        if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
+        // The request "never reached Stripe": nothing processed.
+        if (clientGone) return;
+        if (rule.status !== null) {
+          send(res, errorAnswer(injectedError(rule), requestId));
+          return;
+        }
+      }
+      const answer = execute(method, url.pathname, prepared, requestId);
+      if (rule?.after) {
+        if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
+        if (rule.status !== null) {
+          send(res, errorAnswer(injectedError(rule), requestId));
+          return;
+        }
+      }
+      send(res, answer);
+    } finally {
+      if (flightKey) inFlight.delete(flightKey);
+    }
+  }
+
+  async function serveControl(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<void> {
+    const path = url.pathname;
+    if (method === 'POST' && path === '/__control/reset') {
+      await readBody(req);
+      reset();
+      send(res, jsonAnswer(200, { ok: true }));
+      return;
+    }
+    if (method === 'POST' && path === '/__control/fail') {
+      const raw = await readBody(req);
+      try {
+        const rule = parseFailureRule(JSON.parse(raw || '{}'), nextRuleId++);
+        rules.push(rule);
+        send(res, jsonAnswer(200, { ok: true, rule_id: rule.id, pending: rules.length }));
+      } catch (err) {
+        send(res, jsonAnswer(400, { error: { type: 'invalid_request_error', message: (err as Error).message } }));
+      }
+      return;
+    }
+    if (method === 'GET' && path === '/__control/state') {
+      const accounts: Record<string, ReturnType<typeof accountCounts> & { idempotency_keys: number }> = {};
+      for (const [namespace, account] of state.accounts) {
+        accounts[namespace] = { ...accountCounts(account), idempotency_keys: idempotency.get(namespace)?.size ?? 0 };
+      }
+      const out: Record<string, unknown> = {
+        accounts,
+        tokens: state.tokens.size,
+        pending_failures: rules.map((r) => ({
+          id: r.id,
+          path_prefix: r.pathPrefix,
+          method: r.method,
+          remaining: r.remaining,
+          status: r.status,
+          delay_ms: r.delayMs,
+          after: r.after,
+        })),
+      };
+      // ?key=sk_test_… → that account's counts (zeros when it has never been used).
+      const key = url.searchParams.get('key');
+      if (key) {
+        const namespace = key.replace(/^(sk|pk|rk)_/, '');
+        out.account = {
+          ...accountCounts(state.accounts.get(namespace) ?? new Account()),
+          idempotency_keys: idempotency.get(namespace)?.size ?? 0,
+        };
+      }
+      send(res, jsonAnswer(200, out));
+      return;
+    }
+    send(res, jsonAnswer(404, { error: { type: 'invalid_request_error', message: `Unknown control ${method} ${path}` } }));
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = new URL(req.url ?? '/', 'http://local-stripe');
+    if (method === 'OPTIONS') {
+      res.writeHead(204, CORS_HEADERS);
+      res.end();
+      return;
+    }
+    if (url.pathname.startsWith('/v1/') || url.pathname === '/v1') return serveApi(req, res, method, url);
+    if (url.pathname.startsWith('/__control/')) return serveControl(req, res, method, url);
+    if (method === 'GET' && /^\/stripe-js\/v3\/?$/.test(url.pathname)) {
+      send(res, { status: 200, body: STRIPE_JS_STANDIN, headers: {} }, 'application/javascript; charset=utf-8');
+      return;
+    }
+    send(res, jsonAnswer(404, { error: { type: 'invalid_request_error', message: `Not found: ${method} ${url.pathname}` } }));
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    route(req, res).catch((err: unknown) => {
+      const answer = errorAnswer(err, newId('req', 14));
+      send(res, answer);
+    });
+  };
+  return Object.assign(handler, {
+    reset,
+    shutdown: () => {
+      for (const cancel of [...pendingSleeps]) cancel();
+    },
+    state,
+  });
+}
+
+/** Starts the server; `port: 0` (the default) picks a free port. */
+export async function startLocalStripe(opts: { port?: number; host?: string } = {}): Promise<LocalStripeServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const handler = createLocalStripeHandler();
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        handler.shutdown();
+        server.close((err) => (err ? reject(err) : resolve()));
+        // The SDK keeps connections alive; without this close() would wait for them.
+        server.closeAllConnections();
+      }),
+  };
+}
