@@ -56,6 +56,11 @@ CREATE TABLE "accounts" (
 	"last_plan_renewal" timestamp with time zone,
 	"next_plan_renewal" timestamp with time zone,
 	"scheduled_plan_id" text,
+	"plan_anchor_at" timestamp with time zone,
+	"plan_periods" integer DEFAULT 0 NOT NULL,
+	"renewal_attempts" integer DEFAULT 0 NOT NULL,
+	"renewal_retry_at" timestamp with time zone,
+	"renewal_locked_until" timestamp with time zone,
 	"created_at" timestamp with time zone NOT NULL,
 	"updated_at" timestamp with time zone
 );
@@ -226,7 +231,7 @@ CREATE TABLE "webhooks" (
 	"url" text NOT NULL,
 	"username" text,
 	"password_enc" text,
-	"secret" text NOT NULL,
+	"secret_enc" text NOT NULL,
 	"style" text NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
 	"updated_at" timestamp with time zone
@@ -270,7 +275,10 @@ CREATE INDEX "jobs_due" ON "jobs" USING btree ("run_at") WHERE "jobs"."status" i
 CREATE UNIQUE INDEX "notification_states_pk" ON "notification_states" USING btree ("balance_id","kind","period");--> statement-breakpoint
 CREATE INDEX "webhook_attempts_delivery" ON "webhook_attempts" USING btree ("delivery_id","created_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_webhook" ON "webhook_deliveries" USING btree ("webhook_id","id");--> statement-breakpoint
-CREATE INDEX "webhook_deliveries_due" ON "webhook_deliveries" USING btree ("next_attempt_at");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_due" ON "webhook_deliveries" USING btree ("next_attempt_at") WHERE status in ('pending', 'sending');--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_coalesce" ON "webhook_deliveries" USING btree ("coalesce_key") WHERE status = 'pending';--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_webhook_pending" ON "webhook_deliveries" USING btree ("webhook_id","next_attempt_at") WHERE status = 'pending';--> statement-breakpoint
 CREATE UNIQUE INDEX "webhook_subscriptions_pk" ON "webhook_subscriptions" USING btree ("webhook_id","topic");--> statement-breakpoint
 CREATE INDEX "webhook_subscriptions_company" ON "webhook_subscriptions" USING btree ("company_id","topic");--> statement-breakpoint
-CREATE INDEX "webhooks_company" ON "webhooks" USING btree ("company_id","id");
+CREATE INDEX "webhooks_company" ON "webhooks" USING btree ("company_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "webhooks_type_url" ON "webhooks" USING btree ("company_id","url") WHERE style = 'type';

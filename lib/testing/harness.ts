@@ -67,7 +67,7 @@ export async function api<T = any>(
 }
 
 /** A registered company and a client bound to its credentials. */
-export async function newCompany(db: TestDb, input: { processor_key?: string; password?: string; name?: string } = {}) {
+export async function newCompany(db: TestDb, input: { processor_key?: string; processor_publishable_key?: string; password?: string; name?: string } = {}) {
   const { company, apiKey } = await createCompany({
     db: db.database.db,
     input: { name: input.name ?? 'Acme', email: `owner-${randomBytes(3).toString('hex')}@acme.test`, ...input },
@@ -76,4 +76,49 @@ export async function newCompany(db: TestDb, input: { processor_key?: string; pa
   const client = <T = any>(method: string, path: string, opts: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) =>
     api<T>(method, path.replace('{company}', company.id), { ...opts, auth });
   return { company, auth, apiKey, call: client };
+}
+
+/**
+ * Starts the project's local Stripe-compatible server for this test file and points the
+ * official SDK at it (STRIPE_API_URL). `control` posts to its failure-injection endpoints.
+ */
+export function useLocalStripe() {
+  const handle = { url: '', port: 0 } as { url: string; port: number; close?: () => Promise<void> };
+  beforeAll(async () => {
+    const { startLocalStripe } = await import('../processor/local-stripe/server');
+    const server = await startLocalStripe({ port: 0 });
+    handle.url = server.url;
+    handle.port = server.port;
+    handle.close = server.close;
+    process.env.STRIPE_API_URL = server.url;
+  });
+  afterAll(async () => {
+    await handle.close?.();
+  });
+  return {
+    get url() {
+      return handle.url;
+    },
+    async control(path: string, body?: unknown) {
+      const res = await fetch(`${handle.url}/__control/${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return res.json();
+    },
+    stripe(key: string) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const Stripe = require('stripe') as typeof import('stripe').default;
+      return new Stripe(key, { host: '127.0.0.1', port: handle.port, protocol: 'http', maxNetworkRetries: 0 });
+    },
+  };
+}
+
+let keyCounter = 0;
+/** A company with its own processor namespace on the local server. */
+export async function newPayingCompany(db: TestDb) {
+  const suffix = `${process.pid}_${Date.now()}_${keyCounter++}`;
+  const co = await newCompany(db, { processor_key: `sk_test_${suffix}`, processor_publishable_key: `pk_test_${suffix}` });
+  return { ...co, processorKey: `sk_test_${suffix}` };
 }

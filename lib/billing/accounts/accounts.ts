@@ -3,9 +3,16 @@ import type { Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
-import { invalid, notFound } from '../../errors';
+import Stripe from 'stripe';
+import { ApiError, invalid, notFound } from '../../errors';
 import { toPage } from '../../api/pagination';
-import { createCustomer, processorFor } from '../../processor/stripe';
+import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
+import type { PaymentMethodSummary } from '../../db/schema';
+import { chargeAccount } from '../charges/charges';
+import { periodChargeFor, startPlanPeriod } from '../plans/attach';
+import type { Plan } from '../plans/plans';
+import { attachCardToCustomer } from './cards';
+import { createCollectorLink } from './collector';
 import type { AccountCreate, AccountUpdate } from '../../api/schemas/accounts';
 import type { Company } from '../companies/companies';
 
@@ -99,15 +106,35 @@ export async function validateAccountInput({ db, companyId, input }: { db: Db; c
   return { plan };
 }
 
-/** Creates an account; without processor_id, a processor customer is created first (no lock held). */
+/**
+ * Creates an account. Order matters so that a refusal leaves nothing behind: validate, check
+ * payment information, then processor calls (customer, card), then the row; a plan with a
+ * charge is charged before its balances are granted, and a failed first charge removes the
+ * account again. With `enable_card_collector` the plan waits for the collector.
+ */
 export async function createAccount({ db, company, input }: { db: Db; company: Company; input: AccountCreate }) {
-  await validateAccountInput({ db, companyId: company.id, input });
+  const { plan } = await validateAccountInput({ db, companyId: company.id, input });
+  const chosen = input.plan_variable_amounts ?? null;
+  const collector = input.enable_card_collector === true;
+  const charge = plan ? periodChargeFor(plan, chosen) : 0;
+  const stripe = processorFor(company);
+  if ((collector || input.token) && !stripe) {
+    throw invalid('The company has no payment processor key, so cards cannot be collected.', collector ? 'enable_card_collector' : 'token');
+  }
   const id = newId('a');
   let processorId = input.processor_id ?? null;
-  if (!processorId) {
-    const stripe = processorFor(company);
-    if (stripe) processorId = await createCustomer({ stripe, accountId: id, name: input.name, email: input.email });
+  let paymentMethod: PaymentMethodSummary | null = null;
+  if (processorId && stripe && !input.token) paymentMethod = await defaultPaymentMethod(stripe, processorId);
+  if (plan && charge > 0 && !collector && !input.token && !paymentMethod) {
+    throw new ApiError(
+      'payment_method_required',
+      `Plan ${plan.name} charges ${charge} cents per period: send a card token, a processor_id whose customer has a default card, or enable_card_collector.`,
+      'token',
+    );
   }
+  if (!processorId && stripe) processorId = await createCustomer({ stripe, accountId: id, name: input.name, email: input.email });
+  if (input.token && stripe && processorId) paymentMethod = await attachCardToCustomer({ stripe, accountId: id, customer: processorId, token: input.token });
+
   const at = now();
   const [account] = await db
     .insert(accounts)
@@ -118,13 +145,86 @@ export async function createAccount({ db, company, input }: { db: Db; company: C
       email: input.email,
       metadata: input.metadata ?? {},
       processorId,
+      paymentMethod,
       billingAddressId: input.billing_address_id ?? null,
+      planId: plan && collector ? plan.id : null,
+      planStatus: plan && collector ? 'PENDING_PAYMENT_METHOD' : 'NONE',
+      planVariableAmounts: plan && collector ? chosen : null,
       flags: [],
       createdAt: at,
       updatedAt: at,
     })
     .returning();
-  return account;
+
+  let cardCollectorUrl: string | undefined;
+  if (collector) {
+    cardCollectorUrl = await createCollectorLink({ db, accountId: id, now: at });
+  } else if (plan) {
+    try {
+      await activatePlan({ db, company, account, plan, chosen, charge, reason: 'start' });
+    } catch (err) {
+      await db.delete(accounts).where(eq(accounts.id, id));
+      throw err;
+    }
+  }
+  const [fresh] = await db.select().from(accounts).where(eq(accounts.id, id));
+  return { account: fresh, cardCollectorUrl };
+}
+
+/** Starts a plan: free plans at once, chargeable ones when their charge succeeded. */
+export async function activatePlan({
+  db,
+  company,
+  account,
+  plan,
+  chosen,
+  charge,
+  reason,
+  credit = 0,
+}: {
+  db: Db;
+  company: Company;
+  account: Account;
+  plan: Plan;
+  chosen: Record<string, string> | null;
+  charge: number;
+  reason: 'start' | 'upgrade';
+  /** Cents of unused time of the old plan already taken off `charge` (upgrades). */
+  credit?: number;
+}) {
+  const at = now();
+  if (charge <= 0) {
+    await db.transaction((tx) => startPlanPeriod(tx, { accountId: account.id, companyId: company.id, plan, chosen, reason, now: at }));
+    return;
+  }
+  const outcome = await chargeAccount({
+    db,
+    company,
+    account,
+    amount: charge,
+    reason: reason === 'start' ? 'plan_start' : 'plan_change',
+    description:
+      reason === 'start'
+        ? `Plan ${plan.name}: first period`
+        : `Plan change to ${plan.name}: ${charge + credit} cents less ${credit} cents credit for unused time`,
+    effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason }],
+    now: at,
+  });
+  if (!outcome.ok) throw outcome.error!;
+}
+
+async function defaultPaymentMethod(stripe: Stripe, customerId: string): Promise<PaymentMethodSummary | null> {
+  try {
+    const customer = await stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] });
+    if ('deleted' in customer && customer.deleted) throw invalid('That processor customer was deleted.', 'processor_id');
+    const pm = (customer as Stripe.Customer).invoice_settings?.default_payment_method;
+    if (!pm || typeof pm === 'string' || !pm.card) return null;
+    return { id: pm.id, brand: pm.card.brand, last4: pm.card.last4, exp_month: pm.card.exp_month, exp_year: pm.card.exp_year };
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeInvalidRequestError) throw invalid(`No such processor customer: ${customerId}.`, 'processor_id');
+    if (err instanceof ApiError) throw err;
+    throw processorFailure(err);
+  }
 }
 
 export async function updateAccount({ db, companyId, accountId, input }: { db: Db; companyId: string; accountId: string; input: AccountUpdate }) {

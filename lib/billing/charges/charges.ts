@@ -1,12 +1,11 @@
 import Stripe from 'stripe';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { charges, accounts } from '../../db/schema';
+import { charges, accounts, companies } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { processorFailure, processorFor } from '../../processor/stripe';
 import { toPage, type ListQuery } from '../../api/pagination';
-import { moveBalance } from '../balances/balances';
 import { enqueueNotifications } from '../webhooks/outbox';
 import type { Company } from '../companies/companies';
 
@@ -15,13 +14,9 @@ export type Charge = typeof charges.$inferSelect;
 /** What a successful charge does, applied exactly once in the transaction that marks it paid. */
 export type Effect =
   | { kind: 'grant'; denomination: string; amount: string; type: string; description: string }
-  | { kind: 'custom'; name: string; data: Record<string, unknown> };
-
-type CustomEffect = (db: Db, charge: Charge, data: Record<string, unknown>, now: Date) => Promise<void>;
-const customEffects: Map<string, CustomEffect> = ((globalThis as { __chargeEffects?: Map<string, CustomEffect> }).__chargeEffects ??= new Map());
-export function registerChargeEffect(name: string, fn: CustomEffect): void {
-  customEffects.set(name, fn);
-}
+  | { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade' }
+  | { kind: 'renew_plan'; due: string; plan_id: string }
+  | { kind: 'refill'; balance_id: string; amount: string; description: string; periodic: boolean; config?: Record<string, unknown> };
 
 export function serializeCharge(c: Charge) {
   return {
@@ -183,15 +178,8 @@ export async function settleCharge(db: Db, chargeId: string, intentId: string, n
       return existing;
     }
     const effects = ((row.metadata as { effects?: Effect[] }).effects ?? []) as Effect[];
-    for (const effect of effects) {
-      if (effect.kind === 'grant') {
-        await moveBalance(tx, { accountId: row.accountId, companyId: row.companyId, denomination: effect.denomination, amount: effect.amount, type: effect.type, description: effect.description, chargeId: row.id }, now);
-      } else {
-        const fn = customEffects.get(effect.name);
-        if (!fn) throw new Error(`unknown charge effect ${effect.name}`);
-        await fn(tx, row, effect.data, now);
-      }
-    }
+    const { applyEffect } = await import('./effects');
+    for (const effect of effects) await applyEffect(tx, row, effect, now);
     return row;
   });
 }
@@ -206,7 +194,6 @@ export async function reconcilePendingCharges(db: Db, now: Date): Promise<number
     .limit(20);
   let handled = 0;
   for (const { charge, customer } of stale) {
-    const { companies } = await import('../../db/schema');
     const [company] = await db.select().from(companies).where(eq(companies.id, charge.companyId));
     const stripe = company ? processorFor(company) : null;
     if (!stripe || !customer) continue;

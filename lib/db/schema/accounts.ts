@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { companies } from './companies';
 
 export type Flag = { name: string; enabled: boolean };
@@ -46,6 +46,12 @@ export const accounts = pgTable(
     lastPlanRenewal: timestamp('last_plan_renewal', { withTimezone: true, mode: 'date' }),
     nextPlanRenewal: timestamp('next_plan_renewal', { withTimezone: true, mode: 'date' }),
     scheduledPlanId: text('scheduled_plan_id'),
+    // Periods are counted from the anchor (plan start) so month ends never drift.
+    planAnchorAt: timestamp('plan_anchor_at', { withTimezone: true, mode: 'date' }),
+    planPeriods: integer('plan_periods').notNull().default(0),
+    renewalAttempts: integer('renewal_attempts').notNull().default(0),
+    renewalRetryAt: timestamp('renewal_retry_at', { withTimezone: true, mode: 'date' }),
+    renewalLockedUntil: timestamp('renewal_locked_until', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },

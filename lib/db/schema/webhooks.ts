@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { companies } from './companies';
 
@@ -9,13 +10,18 @@ export const webhooks = pgTable(
     url: text('url').notNull(),
     username: text('username'),
     passwordEnc: text('password_enc'),
-    secret: text('secret').notNull(),
+    // The Standard Webhooks signing secret (`whsec_` + base64), encrypted like the password.
+    secretEnc: text('secret_enc').notNull(),
     // 'topic' (variant B) or 'type' (variant A): decides the payload shape.
     style: text('style').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('webhooks_company').on(t.companyId, t.id)],
+  (t) => [
+    index('webhooks_company').on(t.companyId, t.id),
+    // Variant A registrations of one url share one webhook (and so one signing secret).
+    uniqueIndex('webhooks_type_url').on(t.companyId, t.url).where(sql`style = 'type'`),
+  ],
 );
 
 export const webhookSubscriptions = pgTable(
@@ -40,7 +46,7 @@ export const webhookDeliveries = pgTable(
     accountId: text('account_id'),
     denomination: text('denomination'),
     payload: jsonb('payload').notNull(),
-    // pending | succeeded | failed
+    // pending | sending (claimed by a worker; next_attempt_at is then its lease) | succeeded | failed | cancelled
     status: text('status').notNull(),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
@@ -48,7 +54,13 @@ export const webhookDeliveries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('webhook_deliveries_webhook').on(t.webhookId, t.id), index('webhook_deliveries_due').on(t.nextAttemptAt)],
+  (t) => [
+    index('webhook_deliveries_webhook').on(t.webhookId, t.id),
+    // Only unfinished deliveries are ever claimed, coalesced into or pulled forward: keep those indexes small.
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status in ('pending', 'sending')`),
+    index('webhook_deliveries_coalesce').on(t.coalesceKey).where(sql`status = 'pending'`),
+    index('webhook_deliveries_webhook_pending').on(t.webhookId, t.nextAttemptAt).where(sql`status = 'pending'`),
+  ],
 );
 
 export const webhookAttempts = pgTable(

@@ -3,10 +3,11 @@ import { ownCompany } from '@/lib/api/company';
 import { accountCreate, accountListQuery } from '@/lib/api/schemas/accounts';
 import { createAccount, listAccounts, serializeAccount } from '@/lib/billing/accounts/accounts';
 
-// POST /v1/companies/{company_id}/accounts – create an account (and its processor customer)
-export const POST = withCompany({ body: accountCreate }, async ({ db, company, params, body }) =>
-  ok(serializeAccount(await createAccount({ db, company: ownCompany(company, params.company_id), input: body }))),
-);
+// POST /v1/companies/{company_id}/accounts – create an account (processor customer, card, plan, collector link)
+export const POST = withCompany({ body: accountCreate }, async ({ db, company, params, body }) => {
+  const { account, cardCollectorUrl } = await createAccount({ db, company: ownCompany(company, params.company_id), input: body });
+  return ok(serializeAccount(account, cardCollectorUrl ? { card_collector_url: cardCollectorUrl } : {}));
+});
 
 // GET /v1/companies/{company_id}/accounts – newest first
 export const GET = withCompany({ query: accountListQuery }, async ({ db, company, params, query }) =>

@@ -1,0 +1,50 @@
+import type { Metadata } from 'next';
+import { getDb } from '@/lib/db/client';
+import { viewCollector } from '@/lib/billing/accounts/collector';
+import { CollectorForm } from '@/components/collector-form';
+
+export const metadata: Metadata = { title: 'Add a payment card', robots: { index: false } };
+export const dynamic = 'force-dynamic';
+
+const PROBLEMS = {
+  unknown: 'This link is not valid. Ask the company that sent it for a new one.',
+  used: 'This link was already used, and your card is saved. You can close this page.',
+  expired: 'This link has expired. Ask the company that sent it for a new one.',
+};
+
+function money(cents: number): string {
+  return (cents / 100).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
+}
+
+export default async function CollectPage({ params }: { params: Promise<{ token: string }> }) {
+  const { token } = await params;
+  const result = await viewCollector({ db: await getDb(), token });
+  const local = process.env.STRIPE_API_URL && /^http:\/\/(127\.0\.0\.1|localhost)/.test(process.env.STRIPE_API_URL) ? process.env.STRIPE_API_URL : null;
+  return (
+    <main className="mx-auto w-full max-w-md px-4 py-10">
+      {'problem' in result ? (
+        <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
+          <h1 className="text-xl font-semibold">Add a payment card</h1>
+          <p className="mt-3 text-slate-700" role="status">{PROBLEMS[result.problem]}</p>
+        </div>
+      ) : (
+        <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
+          <p className="text-sm font-medium text-slate-600">{result.view.companyName}</p>
+          <h1 className="mt-1 text-xl font-semibold">Add a payment card</h1>
+          <p className="mt-2 text-slate-700">
+            For <span className="font-medium">{result.view.accountName}</span>.
+            {result.view.plan && result.view.plan.charge > 0 && (
+              <> Saving the card starts the <span className="font-medium">{result.view.plan.name}</span> plan and charges {money(result.view.plan.charge)} now, then every {result.view.plan.period}.</>
+            )}
+            {result.view.plan && result.view.plan.charge === 0 && <> Saving the card starts the <span className="font-medium">{result.view.plan.name}</span> plan.</>}
+          </p>
+          {result.view.publishableKey ? (
+            <CollectorForm token={token} publishableKey={result.view.publishableKey} stripeJsUrl={local ? `${local}/stripe-js/v3` : null} />
+          ) : (
+            <p className="mt-4 rounded bg-amber-50 p-3 text-amber-900" role="alert">{result.view.companyName} has not set up card payments yet. Please contact them.</p>
+          )}
+        </div>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,9 @@
+import { ok, withCompany } from '@/lib/api/route';
+import { scheduledRefill } from '@/lib/api/schemas/refills';
+import { now } from '@/lib/clock';
+import { scheduleRefillChange } from '@/lib/billing/refills/refills';
+
+// PUT /v1/accounts/{account_id}/auto_refill – schedule a refill change for the next monthly refill
+export const PUT = withCompany({ body: scheduledRefill }, async ({ db, company, params, body }) =>
+  ok(await scheduleRefillChange({ db, company, accountId: params.account_id, input: body, now: now() })),
+);

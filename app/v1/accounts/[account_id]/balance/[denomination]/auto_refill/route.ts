@@ -1,0 +1,15 @@
+import { ok, withCompany } from '@/lib/api/route';
+import { autoRefill } from '@/lib/api/schemas/refills';
+import { now } from '@/lib/clock';
+import { serializeBalance } from '@/lib/billing/balances/balances';
+import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
+
+// PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill (also .../autorefill) – monthly or threshold refill
+export const PUT = withCompany({ body: autoRefill }, async ({ db, company, params, body }) =>
+  ok(serializeBalance(await setAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, config: body, now: now() }))),
+);
+
+// DELETE – turn refills off for this balance
+export const DELETE = withCompany({}, async ({ db, company, params }) =>
+  ok(serializeBalance(await removeAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, now: now() }))),
+);

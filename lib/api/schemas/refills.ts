@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { cents, denomination, nonNegativeUnits, positiveUnits } from './common';
+
+export const autoRefill = z
+  .strictObject({
+    amount: positiveUnits,
+    usd_charge: cents,
+    refill_period: z.enum(['monthly'], { error: 'must be monthly' }).optional(),
+    threshold: nonNegativeUnits.optional(),
+  })
+  .refine((v) => v.refill_period !== undefined || v.threshold !== undefined, {
+    message: 'Send refill_period: "monthly" for a time-based refill or threshold for a threshold refill.',
+    path: ['refill_period'],
+  });
+
+export const scheduledRefill = z.strictObject({ denomination, amount: positiveUnits, usd_charge: cents });
+
+export const modifyMidMonth = z.strictObject({
+  account_id: z.string().optional(),
+  denomination,
+  amount: positiveUnits,
+  usd_charge: cents,
+});

@@ -1,0 +1,62 @@
+import Stripe from 'stripe';
+import { eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts, type PaymentMethodSummary } from '../../db/schema';
+import { sha256 } from '../../crypto';
+import { ApiError } from '../../errors';
+import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
+import type { Company } from '../companies/companies';
+import type { Account } from './accounts';
+
+export function requireProcessor(company: Pick<Company, 'processorKeyEnc'>): Stripe {
+  const stripe = processorFor(company);
+  if (!stripe) {
+    throw new ApiError('invalid_request', 'The company has no payment processor key: register one (processor_key) to collect cards.', null);
+  }
+  return stripe;
+}
+
+/**
+ * Turns a card token from Stripe's client-side card element (or a pm_ id) into the customer's
+ * default payment method. Only calls a restricted key allows: payment_methods create/attach
+ * and customers update, each with an idempotency key derived from our ids.
+ */
+export async function attachCardToCustomer(args: { stripe: Stripe; accountId: string; customer: string; token: string }): Promise<PaymentMethodSummary> {
+  const { stripe, accountId, customer, token } = args;
+  const ref = sha256(`${accountId}:${token}`).slice(0, 24);
+  try {
+    const pm = token.startsWith('pm_')
+      ? await stripe.paymentMethods.retrieve(token)
+      : await stripe.paymentMethods.create({ type: 'card', card: { token } }, { idempotencyKey: `pm-create-${ref}` });
+    if (pm.customer !== customer) await stripe.paymentMethods.attach(pm.id, { customer }, { idempotencyKey: `pm-attach-${ref}` });
+    await stripe.customers.update(customer, { invoice_settings: { default_payment_method: pm.id } }, { idempotencyKey: `pm-default-${ref}` });
+    const card = pm.card;
+    return { id: pm.id, brand: card?.brand ?? 'unknown', last4: card?.last4 ?? '', exp_month: card?.exp_month ?? 0, exp_year: card?.exp_year ?? 0 };
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+      throw new ApiError('invalid_request', `The card token was refused by the payment processor: ${err.message}`, 'token');
+    }
+    throw processorFailure(err);
+  }
+}
+
+/** POST /accounts/{account_id}/card: creates the processor customer if needed, then attaches. */
+export async function attachCard({ db, company, account, token }: { db: Db; company: Company; account: Account; token: string }) {
+  const stripe = requireProcessor(company);
+  let customer = account.processorId;
+  if (!customer) {
+    customer = await createCustomer({ stripe, accountId: account.id, name: account.name, email: account.email });
+    await db.update(accounts).set({ processorId: customer }).where(eq(accounts.id, account.id));
+  }
+  const summary = await attachCardToCustomer({ stripe, accountId: account.id, customer, token });
+  const [updated] = await db.update(accounts).set({ paymentMethod: summary }).where(eq(accounts.id, account.id)).returning();
+  return updated;
+}
+
+export function serializePaymentMethod(account: Pick<Account, 'id' | 'paymentMethod'>) {
+  const pm = account.paymentMethod;
+  return {
+    account_id: account.id,
+    payment_method: pm ? { id: pm.id, brand: pm.brand, last4: pm.last4, exp_month: pm.exp_month, exp_year: pm.exp_year } : null,
+  };
+}

@@ -1,0 +1,80 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts, collectorLinks, companies, plans } from '../../db/schema';
+import { sha256 } from '../../crypto';
+import { newId, newSecret } from '../../ids';
+import { publicUrl } from '../../config';
+import { now as clockNow } from '../../clock';
+import { ApiError, conflict, notFound } from '../../errors';
+import { attachCard } from './cards';
+import { activatePlan } from './accounts';
+import { periodChargeFor } from '../plans/attach';
+
+const LINK_TTL_MS = Number(process.env.COLLECTOR_LINK_TTL_HOURS ?? 72) * 3600_000;
+
+/** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
+export async function createCollectorLink({ db, accountId, now }: { db: Db; accountId: string; now: Date }): Promise<string> {
+  const token = newSecret('', 32);
+  await db.insert(collectorLinks).values({ id: newId('cl'), accountId, tokenHash: sha256(token), expiresAt: new Date(now.getTime() + LINK_TTL_MS), createdAt: now });
+  return `${publicUrl()}/collect/${token}`;
+}
+
+export type CollectorView = {
+  companyName: string;
+  publishableKey: string | null;
+  accountName: string;
+  plan: { name: string; charge: number; period: string } | null;
+};
+
+async function loadLink(db: Db, token: string) {
+  const [row] = await db
+    .select({ link: collectorLinks, account: accounts, company: companies })
+    .from(collectorLinks)
+    .innerJoin(accounts, eq(accounts.id, collectorLinks.accountId))
+    .innerJoin(companies, eq(companies.id, accounts.companyId))
+    .where(eq(collectorLinks.tokenHash, sha256(token)));
+  return row ?? null;
+}
+
+/** What the page shows; null when the link is unknown, used or expired (the page says which). */
+export async function viewCollector({ db, token }: { db: Db; token: string }): Promise<{ view: CollectorView } | { problem: 'unknown' | 'used' | 'expired' }> {
+  const row = await loadLink(db, token);
+  if (!row) return { problem: 'unknown' };
+  if (row.link.usedAt) return { problem: 'used' };
+  if (row.link.expiresAt.getTime() <= clockNow().getTime()) return { problem: 'expired' };
+  let plan: CollectorView['plan'] = null;
+  if (row.account.planId && row.account.planStatus === 'PENDING_PAYMENT_METHOD') {
+    const [p] = await db.select().from(plans).where(eq(plans.id, row.account.planId));
+    if (p) plan = { name: p.name, charge: periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null), period: p.billingPeriod };
+  }
+  return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
+}
+
+/**
+ * The end customer submitted a card: claim the link (one submission at a time), attach the
+ * card, start the pending plan. On failure the link is released so they can try another card.
+ */
+export async function completeCollector({ db, token, cardToken }: { db: Db; token: string; cardToken: string }) {
+  const at = clockNow();
+  const row = await loadLink(db, token);
+  if (!row || row.link.expiresAt.getTime() <= at.getTime()) throw notFound('card collector link');
+  const [claimed] = await db
+    .update(collectorLinks)
+    .set({ usedAt: at })
+    .where(and(eq(collectorLinks.id, row.link.id), isNull(collectorLinks.usedAt)))
+    .returning();
+  if (!claimed) throw conflict('This link was already used.');
+  try {
+    const account = await attachCard({ db, company: row.company, account: row.account, token: cardToken });
+    if (account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD') {
+      const [plan] = await db.select().from(plans).where(eq(plans.id, account.planId));
+      const chosen = (account.planVariableAmounts as Record<string, string> | null) ?? null;
+      await activatePlan({ db, company: row.company, account, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
+    }
+    const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+    return fresh;
+  } catch (err) {
+    await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
+    throw err instanceof ApiError ? err : err;
+  }
+}

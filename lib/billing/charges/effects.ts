@@ -1,0 +1,30 @@
+import { eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { plans } from '../../db/schema';
+import { moveBalance } from '../balances/balances';
+import { startPlanPeriod } from '../plans/attach';
+import type { Charge, Effect } from './charges';
+
+/** Applies one effect of a successful charge, inside the transaction that marked it paid. */
+export async function applyEffect(db: Db, charge: Charge, effect: Effect, now: Date): Promise<void> {
+  switch (effect.kind) {
+    case 'grant':
+      await moveBalance(db, { accountId: charge.accountId, companyId: charge.companyId, denomination: effect.denomination, amount: effect.amount, type: effect.type, description: effect.description, chargeId: charge.id }, now);
+      return;
+    case 'activate_plan': {
+      const [plan] = await db.select().from(plans).where(eq(plans.id, effect.plan_id));
+      await startPlanPeriod(db, { accountId: charge.accountId, companyId: charge.companyId, plan, chosen: effect.chosen, chargeId: charge.id, reason: effect.reason, now });
+      return;
+    }
+    case 'renew_plan': {
+      const { completeRenewal } = await import('../plans/renewals');
+      await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chargeId: charge.id, now });
+      return;
+    }
+    case 'refill': {
+      const { completeRefill } = await import('../refills/refills');
+      await completeRefill(db, { charge, balanceId: effect.balance_id, amount: effect.amount, description: effect.description, periodic: effect.periodic, config: effect.config, now });
+      return;
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import { and, eq, isNotNull } from 'drizzle-orm';
+import { query, sql, type Db } from '../../db/client';
+import { accounts, balances, companies, plans } from '../../db/schema';
+import { chargeAccount } from '../charges/charges';
+import { periodChargeFor, startPlanPeriod } from './attach';
+import { computeOverage } from './periods';
+import { planBalances, type Plan } from './plans';
+
+/**
+ * Retry schedule for a failed renewal charge, counted from the renewal's due date: 1, 3 and 7
+ * days, then weekly. Meanwhile the account is PAST_DUE and its plan balances are not renewed;
+ * a later success renews and returns it to ACTIVE.
+ */
+export const RENEWAL_RETRY_DAYS = [1, 3, 7];
+export function computeRenewalRetry(due: Date, attempts: number): Date {
+  const days = attempts <= RENEWAL_RETRY_DAYS.length ? RENEWAL_RETRY_DAYS[attempts - 1] : 7 * (attempts - RENEWAL_RETRY_DAYS.length + 1);
+  return new Date(due.getTime() + days * 86_400_000);
+}
+
+type Claimed = { id: string };
+
+/** Leases due accounts; SKIP LOCKED and the lease keep two workers from renewing one account twice. */
+async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[]> {
+  const at = now.toISOString();
+  return query<Claimed>(
+    db,
+    sql`update accounts set renewal_locked_until = ${new Date(now.getTime() + 10 * 60_000).toISOString()}::timestamptz
+      where id in (
+        select id from accounts
+        where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
+          and coalesce(renewal_retry_at, next_plan_renewal) <= ${at}::timestamptz
+          and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
+        order by next_plan_renewal limit ${limit}
+        for update skip locked)
+      returning id`,
+  );
+}
+
+export async function nextRenewalDue(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(
+    db,
+    sql`select min(coalesce(renewal_retry_at, next_plan_renewal)) as at from accounts where plan_status in ('ACTIVE', 'PAST_DUE')
+      and next_plan_renewal is not null and coalesce(renewal_retry_at, next_plan_renewal) > ${after.toISOString()}::timestamptz`,
+  );
+  return row?.at ? new Date(row.at) : null;
+}
+
+/** Postpaid overage of the current plan's balances: units below zero × the balance's price. */
+async function overageFor(db: Db, accountId: string, plan: Plan) {
+  if (plan.overageChargeMode !== 'postpay') return { cents: 0, lines: [] as string[] };
+  const prices = new Map(planBalances(plan).map((b) => [b.denomination, b.overage_charge_amount]));
+  const rows = await db
+    .select({ denomination: balances.denomination, amount: balances.amount })
+    .from(balances)
+    .where(and(eq(balances.accountId, accountId), eq(balances.managedByPlanId, plan.id), isNotNull(balances.includedAmount)));
+  let cents = 0;
+  const lines: string[] = [];
+  for (const r of rows) {
+    const c = computeOverage(r.amount, prices.get(r.denomination) ?? 0);
+    if (c > 0) {
+      cents += c;
+      lines.push(`overage ${r.amount.replace('-', '')} ${r.denomination} = ${c} cents`);
+    }
+  }
+  return { cents, lines };
+}
+
+/** Renews every due plan: one charge (period + postpaid overage), then resets on success. */
+export async function renewDuePlans(db: Db, now: Date): Promise<number> {
+  const claimed = await claimDueRenewals(db, now);
+  for (const { id } of claimed) {
+    try {
+      await renewOne(db, id, now);
+    } finally {
+      await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
+    }
+  }
+  return claimed.length;
+}
+
+async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
+  const [row] = await db
+    .select({ account: accounts, company: companies })
+    .from(accounts)
+    .innerJoin(companies, eq(companies.id, accounts.companyId))
+    .where(eq(accounts.id, accountId));
+  const { account, company } = row;
+  const due = account.nextPlanRenewal!;
+  const [current] = await db.select().from(plans).where(eq(plans.id, account.planId!));
+  const targetId = account.scheduledPlanId ?? current.id;
+  const [target] = targetId === current.id ? [current] : await db.select().from(plans).where(eq(plans.id, targetId));
+  const chosen = targetId === current.id ? ((account.planVariableAmounts as Record<string, string> | null) ?? null) : null;
+  const periodCharge = periodChargeFor(target, chosen);
+  const overage = await overageFor(db, accountId, current);
+  const total = periodCharge + overage.cents;
+  if (total === 0) {
+    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chargeId: null, now }));
+    return;
+  }
+  const description = [`Plan ${target.name} renewal: ${periodCharge} cents`, ...overage.lines].join('; ');
+  let failed = false;
+  try {
+    const outcome = await chargeAccount({
+      db,
+      company,
+      account,
+      amount: total,
+      reason: 'plan_renewal',
+      description,
+      effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId }],
+      now,
+    });
+    failed = !outcome.ok;
+  } catch {
+    failed = true; // no card on file: same as a declined renewal
+  }
+  if (failed) {
+    const attempts = account.renewalAttempts + 1;
+    await db
+      .update(accounts)
+      .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(due, attempts), updatedAt: now })
+      .where(and(eq(accounts.id, accountId), eq(accounts.nextPlanRenewal, due)));
+  }
+}
+
+/** The renewal's effect: once per due date (the update only matches while it is still due). */
+export async function completeRenewal(db: Db, args: { accountId: string; due: Date; planId: string; chargeId: string | null; now: Date }): Promise<void> {
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due)))
+    .for('update');
+  if (!account) return;
+  const [plan] = await db.select().from(plans).where(eq(plans.id, args.planId));
+  const switching = plan.id !== account.planId;
+  await startPlanPeriod(db, {
+    accountId: account.id,
+    companyId: account.companyId,
+    plan,
+    chosen: switching ? null : ((account.planVariableAmounts as Record<string, string> | null) ?? null),
+    chargeId: args.chargeId,
+    reason: 'renewal',
+    now: args.now,
+    schedule: switching ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
+  });
+}

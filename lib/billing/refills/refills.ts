@@ -1,0 +1,207 @@
+import Decimal from 'decimal.js';
+import { and, eq } from 'drizzle-orm';
+import { query, sql, type Db } from '../../db/client';
+import { accounts, balances, companies } from '../../db/schema';
+import { ApiError, invalid } from '../../errors';
+import { cmp, roundCents, sub } from '../../money';
+import { enqueueJob, type Job } from '../../jobs/queue';
+import { ensureBalances, findBalance, moveBalance, type Balance } from '../balances/balances';
+import { queueThresholdRefill } from '../balances/crossings';
+import { checkDenomination } from '../balances/grants';
+import { chargeAccount, type Charge } from '../charges/charges';
+import { enqueueNotifications } from '../webhooks/outbox';
+import { getAccount } from '../accounts/accounts';
+import type { Company } from '../companies/companies';
+import { computeFollowingRefill, computeRefillSchedule } from './schedule';
+
+type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
+
+/** Charges for a refill (or grants at once when free); units only after the charge succeeded. */
+async function chargeRefill(args: { db: Db; company: Company; account: typeof accounts.$inferSelect; balance: Balance | { id: string; denomination: string }; amount: string; usd: number; periodic: boolean; description: string; now: Date; config?: Record<string, unknown> }) {
+  const { db, company, account, balance, amount, usd, now } = args;
+  if (usd === 0) {
+    await db.transaction(async (tx) => {
+      await completeRefill(tx, { charge: null, balanceId: balance.id, amount, description: args.description, periodic: args.periodic, now, config: args.config });
+    });
+    return { ok: true as const };
+  }
+  const outcome = await chargeAccount({
+    db,
+    company,
+    account,
+    amount: usd,
+    reason: args.periodic ? 'refill_monthly' : 'refill_threshold',
+    description: args.description,
+    effects: [{ kind: 'refill', balance_id: balance.id, amount, description: args.description, periodic: args.periodic, ...(args.config && { config: args.config }) }],
+    now,
+  });
+  if (!outcome.ok) {
+    await enqueueNotifications(db, company.id, [{ accountId: account.id, denomination: balance.denomination, topic: 'refill_failed', balance: '0', detail: { charge_id: outcome.charge.id, amount, usd_charge: usd, failure_code: outcome.charge.failureCode } }], now);
+  }
+  return outcome;
+}
+
+/** A refill's effect: grant the units (one ledger row), apply any new settings, notify. */
+export async function completeRefill(
+  db: Db,
+  args: { charge: Charge | null; balanceId: string; amount: string; description: string; periodic: boolean; now: Date; config?: Record<string, unknown> },
+): Promise<void> {
+  const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
+  if (args.config) {
+    // Settings travel through the charge record as JSON: dates come back as strings.
+    const { cancel_remaining: cancel, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
+    for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
+    await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
+    if (cancel && cmp(cancel, '0') > 0) {
+      await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change`, chargeId: args.charge?.id ?? null }, args.now);
+    }
+  }
+  const row = await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description, chargeId: args.charge?.id ?? null }, args.now);
+  if (args.periodic) await db.update(balances).set({ lastPeriodicRefill: args.now }).where(eq(balances.id, b.id));
+  await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
+}
+
+function toConfigColumns(c: RefillConfig, now: Date) {
+  const cols: Record<string, unknown> = { refillAmount: c.amount, refillUsdAmount: c.usd_charge };
+  if (c.threshold !== undefined) cols.refillThreshold = c.threshold;
+  if (c.refill_period === 'monthly') {
+    const { refillOnDay, next } = computeRefillSchedule(now);
+    Object.assign(cols, { refillOnDay: String(refillOnDay), nextPeriodicRefill: next, scheduledRefill: null });
+  }
+  return cols;
+}
+
+async function loadContext(db: Db, company: Company, accountId: string, denomination: string) {
+  checkDenomination(denomination);
+  const account = await getAccount({ db, companyId: company.id, accountId });
+  return { account };
+}
+
+/**
+ * PUT .../balance/{denomination}/auto_refill. Time-based: the first refill is charged at once
+ * and the settings are stored only when it succeeded; then monthly on the refill day.
+ * Threshold-based: stored at once; a refill is queued now if the balance is already below.
+ */
+export async function setAutoRefill({ db, company, accountId, denomination, config, now }: { db: Db; company: Company; accountId: string; denomination: string; config: RefillConfig; now: Date }) {
+  const { account } = await loadContext(db, company, accountId, denomination);
+  await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
+  const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+  const cols = toConfigColumns(config, now);
+  if (config.refill_period === 'monthly') {
+    const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols });
+    if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
+  } else {
+    await db.update(balances).set({ ...cols, updatedAt: now } as never).where(eq(balances.id, balance.id));
+    const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+    if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
+  }
+  return (await findBalance({ db, accountId: account.id, denomination, now }))!;
+}
+
+export async function removeAutoRefill({ db, company, accountId, denomination, now }: { db: Db; company: Company; accountId: string; denomination: string; now: Date }) {
+  const { account } = await loadContext(db, company, accountId, denomination);
+  const [updated] = await db
+    .update(balances)
+    .set({ refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, updatedAt: now })
+    .where(and(eq(balances.accountId, account.id), eq(balances.denomination, denomination)))
+    .returning();
+  if (!updated) throw invalid('The account has no balance in that denomination.', 'denomination');
+  return (await findBalance({ db, accountId: account.id, denomination, now }))!;
+}
+
+/** PUT /accounts/{id}/auto_refill: a change that takes effect at the next monthly refill. */
+export async function scheduleRefillChange({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
+  const { account } = await loadContext(db, company, accountId, input.denomination);
+  const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
+  if (!b || !b.nextPeriodicRefill) {
+    throw invalid('That balance has no monthly refill to change: set one with PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill.', 'denomination');
+  }
+  const change = { amount: input.amount, usd_charge: input.usd_charge, effective_at: b.nextPeriodicRefill.toISOString() };
+  await db.update(balances).set({ scheduledRefill: change, updatedAt: now }).where(eq(balances.id, b.id));
+  return { account_id: account.id, denomination: input.denomination, ...change, amount: Number(input.amount) };
+}
+
+/**
+ * modifymidmonth: an increase starts at once. Remaining units are cancelled, their value at
+ * the old unit price (usd_charge / amount) comes off the new usd_charge, the new units are
+ * granted, and the refill day moves to today.
+ */
+export async function modifyMidMonth({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
+  const { account } = await loadContext(db, company, accountId, input.denomination);
+  const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
+  if (!b || !b.refillAmount || !b.nextPeriodicRefill) throw invalid('That balance has no monthly refill to modify.', 'denomination');
+  if (cmp(input.amount, b.refillAmount) <= 0 || input.usd_charge < (b.refillUsdAmount ?? 0)) {
+    throw invalid('modifymidmonth only increases a refill. Schedule a decrease for next month with PUT /v1/accounts/{account_id}/auto_refill.', 'amount');
+  }
+  const remaining = Decimal.max(0, Decimal.min(b.amount, b.refillAmount));
+  const credit = roundCents(remaining.mul(b.refillUsdAmount ?? 0).div(b.refillAmount));
+  const usd = Math.max(0, input.usd_charge - credit);
+  const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now), cancel_remaining: remaining.toFixed() };
+  const description = `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${remaining.toFixed()} cancelled units`;
+  const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config });
+  if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
+  return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: usd };
+}
+
+/** Due monthly refills: the schedule moves forward in the same statement that claims them. */
+export async function queueDueRefills(db: Db, now: Date): Promise<number> {
+  return db.transaction(async (tx) => {
+    const due = await query<{ id: string; next_periodic_refill: string | Date; refill_on_day: string }>(
+      tx,
+      sql`select id, next_periodic_refill, refill_on_day from balances
+        where next_periodic_refill <= ${now.toISOString()}::timestamptz order by next_periodic_refill limit 50 for update skip locked`,
+    );
+    for (const b of due) {
+      const at = new Date(b.next_periodic_refill);
+      await tx.update(balances).set({ nextPeriodicRefill: computeFollowingRefill(at, Number(b.refill_on_day || 1)) }).where(eq(balances.id, b.id));
+      await enqueueJob(tx, { kind: 'periodic_refill', dedupeKey: `${b.id}:${at.toISOString()}`, payload: { balance_id: b.id, due: at.toISOString() }, runAt: now }, now);
+    }
+    return due.length;
+  });
+}
+
+export async function nextRefillDue(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, sql`select min(next_periodic_refill) as at from balances where next_periodic_refill > ${after.toISOString()}::timestamptz`);
+  return row?.at ? new Date(row.at) : null;
+}
+
+async function loadForJob(db: Db, balanceId: string) {
+  const [row] = await db
+    .select({ balance: balances, account: accounts, company: companies })
+    .from(balances)
+    .innerJoin(accounts, eq(accounts.id, balances.accountId))
+    .innerJoin(companies, eq(companies.id, balances.companyId))
+    .where(eq(balances.id, balanceId));
+  return row;
+}
+
+/** Job: one monthly refill. A scheduled change takes effect here, before charging. */
+export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<void> {
+  const row = await loadForJob(db, String(job.payload.balance_id));
+  if (!row || !row.balance.refillAmount) return;
+  let amount = row.balance.refillAmount;
+  let usd = row.balance.refillUsdAmount ?? 0;
+  const scheduled = row.balance.scheduledRefill as { amount: string; usd_charge: number } | null;
+  if (scheduled) {
+    amount = scheduled.amount;
+    usd = scheduled.usd_charge;
+    await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
+  }
+  const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
+  await chargeRefill({ db, company: row.company, account: row.account, balance, amount, usd, periodic: true, description: `Monthly refill of ${amount} ${row.balance.denomination}`, now }).catch(async (err) => {
+    if (!(err instanceof ApiError)) throw err;
+    await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
+  });
+}
+
+/** Job: a threshold refill, queued in the event's transaction; one per crossing. */
+export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<void> {
+  const row = await loadForJob(db, String(job.payload.balance_id));
+  if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null) return;
+  const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
+  if (cmp(sub(balance.amount, balance.pending), row.balance.refillThreshold) >= 0) return;
+  await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now }).catch(async (err) => {
+    if (!(err instanceof ApiError)) throw err;
+    await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
+  });
+}
