@@ -1,7 +1,8 @@
 'use client';
 import { useEffect, useState } from 'react';
 import { CardElement, Elements, useElements, useStripe } from '@stripe/react-stripe-js';
-import { loadStripe, type Stripe } from '@stripe/stripe-js';
+import { loadStripe } from '@stripe/stripe-js/pure';
+import type { Stripe } from '@stripe/stripe-js';
 
 /** Loads Stripe.js; in local development a stand-in served by the local Stripe-compatible server. */
 function useStripePromise(publishableKey: string, stripeJsUrl: string | null) {

@@ -1,15 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect, test } from '@playwright/test';
-
-function demo() {
-  return JSON.parse(fs.readFileSync(path.join('.test-data/e2e', 'demo.json'), 'utf8')) as {
-    company_id: string;
-    api_key: string;
-    console_email: string;
-    console_password: string;
-  };
-}
+import { demo } from './helpers';
 
 test('an admin signs in, sees the accounts, and signs out', async ({ page, request }, info) => {
   const creds = demo();
@@ -22,7 +12,7 @@ test('an admin signs in, sees the accounts, and signs out', async ({ page, reque
   await page.getByLabel('Email').fill(creds.console_email);
   await page.getByLabel('Password').fill('wrong password');
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('alert')).toContainText('do not match');
+  await expect(page.getByRole('alert').filter({ hasText: 'do not match' })).toBeVisible();
 
   await page.getByLabel('Password').fill(creds.console_password);
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -1,0 +1,8 @@
+import { ok, withCompany } from '@/lib/api/route';
+import { ownCompany } from '@/lib/api/company';
+import { listSubscriptions } from '@/lib/billing/webhooks/webhooks';
+
+// GET /v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions – its topics (at most seven, unpaged)
+export const GET = withCompany({}, async ({ db, company, params }) =>
+  ok(await listSubscriptions({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id })),
+);

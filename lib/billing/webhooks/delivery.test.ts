@@ -1,0 +1,392 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { now } from '../../clock';
+import { runDueWork } from '../../jobs/worker';
+import { enqueueNotifications } from './outbox';
+import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
+import { startReceiver, type Receiver } from './test-receiver';
+
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret';
+const t = useTestDatabase();
+
+type Co = Awaited<ReturnType<typeof newCompany>>;
+
+const receivers: Receiver[] = [];
+async function receiver(...args: Parameters<typeof startReceiver>) {
+  const r = await startReceiver(...args);
+  receivers.push(r);
+  return r;
+}
+afterEach(async () => {
+  for (const r of receivers.splice(0)) {
+    r.release();
+    await r.close();
+  }
+});
+
+/** Moves the test clock; returns after every delivery and retry due by then was attempted. */
+async function advance(seconds: number) {
+  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
+  expect(r.status).toBe(200);
+  return new Date(r.body.data.now);
+}
+
+async function newAccount(co: Co) {
+  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io' } });
+  expect(r.status).toBe(200);
+  return r.body.data.id as string;
+}
+
+async function spend(co: Co, account: string, amount: number) {
+  const r = await co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits' } });
+  expect(r.status).toBe(200);
+  return r.body.data;
+}
+
+async function grant(co: Co, account: string, amount: number) {
+  const r = await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount } });
+  expect(r.status).toBe(200);
+}
+
+async function topicWebhook(co: Co, url: string, topics: string[], creds: { username?: string; password?: string } = {}) {
+  const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url, ...creds } });
+  expect(w.status).toBe(200);
+  for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
+  return w.body.data as { id: string; secret: string };
+}
+
+async function deliveries(co: Co, webhookId: string) {
+  const r = await co.call('GET', `/v1/companies/{company}/webhooks/${webhookId}/deliveries`);
+  expect(r.status).toBe(200);
+  return r.body.data as any[];
+}
+
+const verify = (secret: string, req: { body: string; headers: Record<string, string> }) => new Webhook(secret).verify(req.body, req.headers);
+const topics = (r: Receiver) => r.requests.map((q) => q.json.topic ?? q.json.type);
+
+describe('delivering webhooks', () => {
+  it('a balance going negative notifies each style once, with its own payload, Basic auth and a valid signature', async () => {
+    const co = await newCompany(t);
+    const b = await receiver();
+    const a = await receiver();
+    const hookB = await topicWebhook(co, b.url, ['negative_balance', 'pause_balance'], { username: 'billing', password: 'pa:ss wörd' });
+    const regA = await co.call('POST', '/v1/webhooks', { body: { type: 'negative_balance', url: a.url } });
+    const hookA = regA.body.data;
+    const account = await newAccount(co);
+
+    const event = await spend(co, account, 5);
+    expect(event.balance.amount).toBe(-5);
+    expect(b.requests).toHaveLength(0); // never in the request path
+    await advance(0);
+
+    expect(topics(b).sort()).toEqual(['negative_balance', 'pause_balance']);
+    const listed = await deliveries(co, hookB.id);
+    for (const req of b.requests) {
+      expect(req.method).toBe('POST');
+      expect(req.headers['content-type']).toBe('application/json');
+      expect(req.headers['user-agent']).toMatch(/billing-webhooks/);
+      expect(req.headers.authorization).toBe(`Basic ${Buffer.from('billing:pa:ss wörd').toString('base64')}`);
+      expect(verify(hookB.secret, req)).toEqual(req.json);
+      expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      expect(req.json).toEqual({ webhook_id: hookB.id, topic: req.json.topic, account_id: account, denomination: 'credits', balance: '-5' });
+      expect(typeof req.json.balance).toBe('string');
+      const d = listed.find((x) => x.id === req.headers['webhook-id']);
+      expect(d).toMatchObject({ webhook_id: hookB.id, topic: req.json.topic, account_id: account, denomination: 'credits', status: 'succeeded', attempts: 1, next_attempt_at: null, payload: req.json });
+      expect(d.attempts_log).toEqual([{ id: expect.stringMatching(/^wha_/), response_status: 200, error: null, duration_ms: expect.any(Number), created_at: expect.any(String) }]);
+    }
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(b.requests[0].body, b.requests[0].headers)).toThrow();
+
+    expect(a.requests).toHaveLength(1);
+    const [reqA] = a.requests;
+    expect(reqA.headers.authorization).toBeUndefined();
+    expect(verify(hookA.secret, reqA)).toEqual(reqA.json);
+    expect(reqA.json).toEqual({
+      company_id: co.company.id,
+      callback_id: reqA.headers['webhook-id'],
+      account_id: account,
+      type: 'negative_balance',
+      account_balance: -5,
+      account_denomination: 'credits',
+    });
+    expect(reqA.headers['webhook-id']).toMatch(/^whd_/);
+    expect(typeof reqA.json.account_balance).toBe('number');
+  });
+
+  it('fires crossing notifications once per crossing', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    await topicWebhook(co, r.url, ['negative_balance', 'pause_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 5);
+    await advance(0);
+    expect(topics(r).sort()).toEqual(['negative_balance', 'pause_balance']);
+
+    await spend(co, account, 1);
+    await spend(co, account, 2);
+    await advance(0);
+    expect(r.requests).toHaveLength(2);
+
+    await grant(co, account, 20); // back to 12
+    await advance(0);
+    expect(r.requests).toHaveLength(2);
+    await spend(co, account, 12.5);
+    await advance(0);
+    expect(topics(r).sort()).toEqual(['negative_balance', 'negative_balance', 'pause_balance', 'pause_balance']);
+    expect(r.requests.filter((q) => q.json.topic === 'negative_balance').map((q) => q.json.balance)).toEqual(['-5', '-0.5']);
+  });
+
+  it('coalesces balance_change and sends the balance at send time', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const a = await receiver();
+    await co.call('POST', '/v1/webhooks', { body: { type: 'balance_change', url: a.url } });
+    const account = await newAccount(co);
+    await grant(co, account, 10);
+    await spend(co, account, 1);
+    await spend(co, account, 2.25);
+    await spend(co, account, 3);
+    const waiting = await deliveries(co, hook.id);
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]).toMatchObject({ status: 'pending', attempts: 0, payload: { balance: '3.75' } });
+    await advance(0);
+    expect(r.requests.map((q) => q.json)).toEqual([{ webhook_id: hook.id, topic: 'balance_change', account_id: account, denomination: 'credits', balance: '3.75' }]);
+    expect(a.requests.map((q) => q.json.account_balance)).toEqual([3.75]);
+    // once sent, the next change queues a new one
+    await spend(co, account, 0.75);
+    await advance(0);
+    expect(r.requests.map((q) => q.json.balance)).toEqual(['3.75', '3']);
+    const done = await deliveries(co, hook.id);
+    expect(done.map((d) => [d.status, d.payload.balance])).toEqual([
+      ['succeeded', '3'],
+      ['succeeded', '3.75'],
+    ]);
+  });
+
+  it('retries failures on the schedule, attempts in order, until the receiver answers 2xx', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((n) => ({ status: n < 2 ? 500 : 200 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 5);
+    const t0 = await advance(0);
+    expect(r.requests).toHaveLength(1);
+    let [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: new Date(t0.getTime() + 30_000).toISOString() });
+    expect(d.attempts_log).toMatchObject([{ response_status: 500, error: null }]);
+
+    await advance(29);
+    expect(r.requests).toHaveLength(1);
+    await advance(1);
+    expect(r.requests).toHaveLength(2);
+    [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 2, next_attempt_at: new Date(t0.getTime() + 150_000).toISOString() });
+
+    await advance(3600);
+    expect(r.requests).toHaveLength(3);
+    [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 3, next_attempt_at: null });
+    expect(d.attempts_log.map((x: any) => x.response_status)).toEqual([500, 500, 200]);
+    expect(d.attempts_log.map((x: any) => (new Date(x.created_at).getTime() - t0.getTime()) / 1000)).toEqual([0, 30, 150]);
+    // the same message each time: one webhook-id, each attempt freshly signed
+    expect(new Set(r.requests.map((q) => q.headers['webhook-id']))).toEqual(new Set([d.id]));
+    for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(d.payload);
+  });
+
+  it('gives up after about a day of retries, and a failed delivery can be re-sent by API', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 503 }));
+    const hook = await topicWebhook(co, r.url, ['pause_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 1);
+    const t0 = await advance(0);
+    await advance(2 * 86400);
+    let [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 10, next_attempt_at: null });
+    const offsets = d.attempts_log.map((x: any) => (new Date(x.created_at).getTime() - t0.getTime()) / 1000);
+    const expected = [0];
+    for (const delay of RETRY_DELAYS_S) expected.push(expected[expected.length - 1] + delay);
+    expect(offsets).toEqual(expected);
+    expect(expected[expected.length - 1]).toBeGreaterThan(20 * 3600);
+    expect(expected[expected.length - 1]).toBeLessThan(26 * 3600);
+    expect(r.requests).toHaveLength(10);
+
+    r.answer(() => ({ status: 204 }));
+    const retried = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+    expect(retried.status).toBe(200);
+    expect(retried.body.data).toMatchObject({ id: d.id, status: 'succeeded', attempts: 11 });
+    expect(retried.body.data.attempts_log).toHaveLength(11);
+    expect(retried.body.data.attempts_log[10]).toMatchObject({ response_status: 204, error: null });
+    expect(r.requests).toHaveLength(11);
+    [d] = await deliveries(co, hook.id);
+    expect(d.status).toBe('succeeded');
+  });
+
+  it('replays a succeeded delivery on request, with the same webhook-id', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 2);
+    await advance(0);
+    const [d] = await deliveries(co, hook.id);
+    const again = await co.call('POST', `/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ id: d.id, status: 'succeeded', attempts: 2 });
+    expect(again.body.data.attempts_log.map((x: any) => x.response_status)).toEqual([200, 200]);
+    expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual([d.id, d.id]);
+    expect(r.requests[1].json).toEqual(r.requests[0].json);
+    const one = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}`);
+    expect(one.body.data).toEqual(again.body.data);
+  });
+
+  it('sends nothing for a change that rolled back', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    const hook = await topicWebhook(co, r.url, ['negative_balance', 'threshold']);
+    const account = await newAccount(co);
+    await expect(
+      t.database.db.transaction(async (tx) => {
+        await enqueueNotifications(tx, co.company.id, [{ accountId: account, denomination: 'credits', topic: 'negative_balance', balance: '-1' }], now());
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    await advance(0);
+    expect(await deliveries(co, hook.id)).toEqual([]);
+    expect(r.requests).toHaveLength(0);
+    // the same notification committed goes out, with its detail under `data`
+    await enqueueNotifications(t.database.db, co.company.id, [{ accountId: account, denomination: 'credits', topic: 'threshold', balance: '2', detail: { reason: 'refill_threshold', threshold: '3' } }], now());
+    await advance(0);
+    expect(r.requests.map((q) => q.json)).toEqual([
+      { webhook_id: hook.id, topic: 'threshold', account_id: account, denomination: 'credits', balance: '2', data: { reason: 'refill_threshold', threshold: '3' } },
+    ]);
+  });
+
+  it('two workers running at once send each delivery exactly once', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    r.answer(() => ({ status: 200 }));
+    await topicWebhook(co, r.url, ['negative_balance']);
+    const other = await receiver();
+    await topicWebhook(co, other.url, ['negative_balance']);
+    const items = Array.from({ length: 30 }, (_, i) => ({ accountId: `a_fake${i}`, denomination: 'credits', topic: 'negative_balance' as const, balance: '-1' }));
+    await enqueueNotifications(t.database.db, co.company.id, items, now());
+    const at = now();
+    const [x, y, z] = await Promise.all([runDueWork(t.database.db, at), runDueWork(t.database.db, at), deliverDueWebhooks(t.database.db, at)]);
+    expect(x + y + z).toBeGreaterThanOrEqual(60);
+    for (const rec of [r, other]) {
+      expect(rec.requests).toHaveLength(30);
+      expect(new Set(rec.requests.map((q) => q.headers['webhook-id'])).size).toBe(30);
+    }
+  });
+
+  it('a hanging receiver neither delays recording events nor holds up other webhooks', async () => {
+    const co = await newCompany(t);
+    const slow = await receiver(() => 'hang');
+    const fast = await receiver();
+    await topicWebhook(co, slow.url, ['negative_balance']);
+    const fastHook = await topicWebhook(co, fast.url, ['balance_change']);
+    const account = await newAccount(co);
+    await spend(co, account, 1);
+    // balance_change was queued too; let it go out first so the fast receiver starts empty
+    const worker = runDueWork(t.database.db, now());
+    await slow.waitFor(1);
+    await fast.waitFor(1);
+    expect(slow.requests[0].answered).toBe(false);
+
+    for (let i = 0; i < 20; i++) await spend(co, account, 0.5);
+    const batch = await co.call('POST', '/v1/events', { body: Array.from({ length: 50 }, () => ({ account_id: account, type: 'q', cost_override_amount: 0.1, cost_override_denomination: 'credits' })) });
+    expect(batch.status).toBe(200);
+    // every event was recorded while the hanging request is still unanswered
+    expect(slow.requests[0].answered).toBe(false);
+    expect((await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.amount).toBe(-16);
+    // and the other webhook's next delivery went out meanwhile, from the same worker run
+    await fast.waitFor(2);
+    expect(slow.requests[0].answered).toBe(false);
+    expect(fast.requests[1].json).toMatchObject({ webhook_id: fastHook.id, topic: 'balance_change' });
+
+    slow.release();
+    await worker;
+    expect(slow.requests).toHaveLength(1);
+  });
+
+  it('counts no answer within the timeout as a failed attempt', async () => {
+    process.env.WEBHOOK_TIMEOUT_MS = '300';
+    try {
+      const co = await newCompany(t);
+      const r = await receiver(() => 'hang');
+      const hook = await topicWebhook(co, r.url, ['negative_balance']);
+      const account = await newAccount(co);
+      await spend(co, account, 1);
+      const t0 = await advance(0);
+      const [d] = await deliveries(co, hook.id);
+      expect(d).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: new Date(t0.getTime() + 30_000).toISOString() });
+      expect(d.attempts_log).toMatchObject([{ response_status: null, error: 'no answer within 300 ms' }]);
+      expect(d.attempts_log[0].duration_ms).toBeGreaterThanOrEqual(250);
+      expect(d.attempts_log[0].duration_ms).toBeLessThan(5000);
+    } finally {
+      delete process.env.WEBHOOK_TIMEOUT_MS;
+    }
+  });
+
+  it('does not follow redirects, and logs unreachable receivers', async () => {
+    const co = await newCompany(t);
+    const target = await receiver();
+    const r = await receiver(() => ({ status: 302, headers: { location: target.url } }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const closed = await receiver();
+    const closedUrl = closed.url;
+    await closed.close();
+    receivers.splice(receivers.indexOf(closed), 1);
+    const dead = await topicWebhook(co, closedUrl, ['negative_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 1);
+    await advance(0);
+    expect(r.requests).toHaveLength(1);
+    expect(target.requests).toHaveLength(0);
+    const [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(d.attempts_log[0]).toMatchObject({ response_status: 302 });
+    expect(d.attempts_log[0].error).toContain('redirect not followed');
+    const [x] = await deliveries(co, dead.id);
+    expect(x).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(x.attempts_log[0].response_status).toBeNull();
+    expect(x.attempts_log[0].error).toContain('ECONNREFUSED');
+  });
+
+  it('a receiver back from an outage gets its waiting retries at once', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const first = await newAccount(co);
+    await spend(co, first, 1);
+    await advance(0);
+    await advance(30 + 120 + 600); // four failures so far; the next retry is 30 minutes away
+    expect(r.requests).toHaveLength(4);
+    r.answer(() => ({ status: 200 }));
+    const second = await newAccount(co);
+    await spend(co, second, 1);
+    await advance(0);
+    expect(r.requests).toHaveLength(6);
+    const list = await deliveries(co, hook.id);
+    expect(list.map((d) => [d.account_id, d.status, d.attempts])).toEqual([
+      [second, 'succeeded', 1],
+      [first, 'succeeded', 5],
+    ]);
+  });
+
+  it('deleting a webhook cancels what it still had to send', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 1);
+    await advance(0);
+    expect(r.requests).toHaveLength(1);
+    expect((await co.call('DELETE', `/v1/companies/{company}/webhooks/${hook.id}`)).status).toBe(200);
+    await advance(3600);
+    expect(r.requests).toHaveLength(1);
+  });
+});

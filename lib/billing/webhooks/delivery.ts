@@ -1,0 +1,361 @@
+import { performance } from 'node:perf_hooks';
+import { and, asc, desc, eq, inArray, lt, lte, notInArray, sql } from 'drizzle-orm';
+import { Webhook as Signer } from 'standardwebhooks';
+import { query, type Db } from '../../db/client';
+import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
+import { newId } from '../../ids';
+import { now as clockNow } from '../../clock';
+import { conflict, notFound } from '../../errors';
+import { Decimal, unitsOut } from '../../money';
+import { toPage } from '../../api/pagination';
+import type { DeliveryListQuery } from '../../api/schemas/webhooks';
+import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
+
+/**
+ * Retry schedule after a failed attempt (non-2xx, redirect, network error or no answer within
+ * the timeout): 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h. Ten attempts over about
+ * 23.7 hours, then the delivery is `failed` (it can still be re-sent by API).
+ */
+export const RETRY_DELAYS_S = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 28800] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
+
+// A claimed delivery is `sending` with next_attempt_at as its lease: if the worker dies
+// mid-send, another takes it over when the lease ends. Far longer than the send timeout.
+const LEASE_MS = 60_000;
+// Sends in flight per worker, and per webhook within them, so one hanging receiver holds at
+// most PER_WEBHOOK slots and everyone else's deliveries keep flowing through the rest.
+const CONCURRENCY = 10;
+const PER_WEBHOOK = 5;
+// While sends are in flight, how often the worker looks for newly due deliveries.
+const POLL_MS = 200;
+const USER_AGENT = 'billing-webhooks/1 (Standard Webhooks)';
+
+/** A receiver must answer 2xx within this (10 s; WEBHOOK_TIMEOUT_MS overrides it, e.g. in tests). */
+export function sendTimeoutMs(): number {
+  const v = Number(process.env.WEBHOOK_TIMEOUT_MS);
+  return Number.isFinite(v) && v > 0 ? v : 10_000;
+}
+
+export type Delivery = typeof webhookDeliveries.$inferSelect;
+type Stored = { balance?: string; detail?: Record<string, unknown> };
+
+const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
+const decimal = (v: string) => new Decimal(v).toFixed();
+
+/**
+ * The body a receiver gets, per registration style. Variant A (`type`): company_id,
+ * callback_id (the delivery id, also the `webhook-id` header), account_id, type,
+ * account_balance (number), account_denomination. Variant B (`topic`): webhook_id, topic,
+ * account_id, denomination, balance (exact decimal string). Extra facts (the failed charge,
+ * the threshold crossed, the plan refilled) ride under `data`.
+ */
+export function renderPayload(w: Pick<Webhook, 'id' | 'companyId' | 'style'>, d: Delivery, liveBalance?: string | null): Record<string, unknown> {
+  const stored = (d.payload ?? {}) as Stored;
+  const balance = liveBalance ?? stored.balance ?? '0';
+  const detail = stored.detail && Object.keys(stored.detail).length ? { data: stored.detail } : {};
+  if (w.style === 'type') {
+    return {
+      company_id: w.companyId,
+      callback_id: d.id,
+      account_id: d.accountId,
+      type: d.topic,
+      account_balance: unitsOut(balance),
+      account_denomination: d.denomination,
+      ...detail,
+    };
+  }
+  return { webhook_id: w.id, topic: d.topic, account_id: d.accountId, denomination: d.denomination, balance: decimal(balance), ...detail };
+}
+
+/**
+ * `balance_change` carries the balance at send time. FOR SHARE waits for a transaction that is
+ * still moving this balance (and may have coalesced into this delivery just before we
+ * claimed it), so the value sent is never older than the last change notified. One row, one
+ * statement: nothing else is held while it waits.
+ */
+async function liveBalance(db: Db, d: Delivery): Promise<string | null> {
+  if (d.topic !== 'balance_change' || !d.accountId || !d.denomination) return null;
+  const [row] = await query<{ amount: string }>(
+    db,
+    sql`select amount::text as amount from balances where account_id = ${d.accountId} and denomination = ${d.denomination} for share`,
+  );
+  return row ? row.amount : null;
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
+  if (e?.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message ?? ''}`.trim();
+  return String(e?.cause?.message ?? e?.message ?? err);
+}
+
+type Outcome = { status: number | null; error: string | null; durationMs: number; at: Date; balance: string | null };
+
+/** One HTTP attempt. Never throws: every way it can go wrong becomes the attempt's outcome. */
+async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
+  const at = clockNow();
+  const started = performance.now();
+  const timeoutMs = sendTimeoutMs();
+  let balance: string | null = null;
+  try {
+    balance = await liveBalance(db, d);
+    const body = JSON.stringify(renderPayload(w, d, balance));
+    // Real wall-clock time even under the test clock (decisions.md), so receivers can check
+    // the signature with the standard five-minute tolerance.
+    const timestamp = new Date();
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': d.id,
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': new Signer(webhookSecret(w)).sign(d.id, timestamp, body),
+    };
+    if (w.username) headers.authorization = `Basic ${Buffer.from(`${w.username}:${webhookPassword(w) ?? ''}`).toString('base64')}`;
+    const res = await fetch(w.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    // We do not read what receivers answer, only the status: drop the body at once.
+    await res.body?.cancel().catch(() => {});
+    const error = res.status >= 300 && res.status < 400 ? `redirect not followed (Location: ${res.headers.get('location') ?? 'none'})` : null;
+    return { status: res.status, error, durationMs: Math.round(performance.now() - started), at, balance };
+  } catch (err) {
+    return { status: null, error: describeError(err, timeoutMs).slice(0, 500), durationMs: Math.round(performance.now() - started), at, balance };
+  }
+}
+
+/**
+ * Logs the attempt and moves the delivery on, in one statement: succeeded; or pending again at
+ * the next step of the schedule; or failed when the schedule is used up. Guarded by the claim
+ * (still `sending`, same attempt number), so a worker whose lease was taken over cannot undo
+ * the newer outcome. A success also pulls the webhook's waiting retries forward: a receiver
+ * that was down for hours gets its backlog as soon as it answers again.
+ */
+async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> {
+  const ok = o.status !== null && o.status >= 200 && o.status < 300;
+  const end = clockNow();
+  const status = ok ? 'succeeded' : d.attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  const next = status === 'pending' ? new Date(end.getTime() + RETRY_DELAYS_S[Math.max(0, d.attempts - 1)] * 1000) : null;
+  const endIso = end.toISOString();
+  const pullForward = ok
+    ? sql`update webhook_deliveries set next_attempt_at = ${endIso}::timestamptz, updated_at = ${endIso}::timestamptz
+        where webhook_id = ${d.webhookId} and status = 'pending' and next_attempt_at > ${endIso}::timestamptz`
+    : sql`select 1`;
+  await query(
+    db,
+    sql`with logged as (
+        insert into webhook_attempts (id, delivery_id, response_status, error, duration_ms, created_at)
+        values (${newId('wha')}, ${d.id}, ${o.status}, ${o.error}, ${o.durationMs}, ${o.at.toISOString()}::timestamptz)
+      ), moved as (
+        update webhook_deliveries set status = ${status}, next_attempt_at = ${next ? next.toISOString() : null}::timestamptz,
+          updated_at = ${endIso}::timestamptz,
+          payload = case when ${o.balance}::text is null then payload else jsonb_set(payload, '{balance}', to_jsonb(${o.balance}::text)) end
+        where id = ${d.id} and status = 'sending' and attempts = ${d.attempts}
+      )
+      ${pullForward}`,
+  );
+  return ok;
+}
+
+async function cancelOrphan(db: Db, d: Delivery): Promise<void> {
+  const at = clockNow();
+  await db
+    .update(webhookDeliveries)
+    .set({ status: 'cancelled', nextAttemptAt: null, updatedAt: at })
+    .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.status, 'sending')));
+}
+
+const dueNow = (at: Date) =>
+  and(inArray(webhookDeliveries.status, ['pending', 'sending']), lte(webhookDeliveries.nextAttemptAt, at));
+
+/**
+ * Claims up to `limit` due deliveries, at most `room(webhook)` per webhook. Candidates are read
+ * without locks, then taken with FOR UPDATE SKIP LOCKED and re-checked, in the claiming UPDATE
+ * itself: any number of workers claim side by side, and each delivery goes to one of them.
+ */
+async function claim(db: Db, at: Date, limit: number, skip: Set<string>, room: (webhookId: string) => number): Promise<Delivery[]> {
+  const candidates = await db
+    .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId })
+    .from(webhookDeliveries)
+    .where(and(dueNow(at), skip.size ? notInArray(webhookDeliveries.webhookId, [...skip]) : undefined))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(limit * 4);
+  const picked: string[] = [];
+  const taken = new Map<string, number>();
+  for (const c of candidates) {
+    if (picked.length >= limit) break;
+    const n = taken.get(c.webhookId) ?? 0;
+    if (n >= room(c.webhookId)) continue;
+    taken.set(c.webhookId, n + 1);
+    picked.push(c.id);
+  }
+  if (!picked.length) return [];
+  const lockable = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(inArray(webhookDeliveries.id, picked), dueNow(at)))
+    .for('update', { skipLocked: true });
+  return db
+    .update(webhookDeliveries)
+    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + LEASE_MS), updatedAt: at })
+    .where(inArray(webhookDeliveries.id, lockable))
+    .returning();
+}
+
+async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
+  if (!ids.length) return new Map();
+  const rows = await db.select().from(webhooks).where(inArray(webhooks.id, [...new Set(ids)]));
+  return new Map(rows.map((w) => [w.id, w]));
+}
+
+async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise<boolean> {
+  if (!w) {
+    await cancelOrphan(db, d);
+    return true;
+  }
+  return recordOutcome(db, d, await attempt(db, w, d));
+}
+
+/**
+ * The worker task: sends every due delivery, up to CONCURRENCY at a time, and returns when
+ * none is due or in flight. Claims commit before anything is sent, so no lock or transaction
+ * is held across the network; a slow receiver therefore never slows event ingestion (which
+ * only writes outbox rows) and holds only its own slots here. A webhook whose attempt failed
+ * gets no further claims in this run (the next run retries what is due).
+ */
+export async function deliverDueWebhooks(db: Db, now: Date): Promise<number> {
+  const inFlight = new Set<Promise<void>>();
+  const perWebhook = new Map<string, number>();
+  const failing = new Set<string>();
+  let handled = 0;
+  for (;;) {
+    const free = CONCURRENCY - inFlight.size;
+    let claimed: Delivery[] = [];
+    if (free > 0) {
+      const skip = new Set([...failing, ...[...perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id)]);
+      claimed = await claim(db, later(now, clockNow()), free, skip, (id) => PER_WEBHOOK - (perWebhook.get(id) ?? 0));
+      const hooks = await webhooksById(db, claimed.map((d) => d.webhookId));
+      for (const d of claimed) {
+        perWebhook.set(d.webhookId, (perWebhook.get(d.webhookId) ?? 0) + 1);
+        const p: Promise<void> = sendClaimed(db, d, hooks.get(d.webhookId))
+          .then((ok) => {
+            if (!ok) failing.add(d.webhookId);
+          })
+          .catch((err) => console.error(`webhook delivery ${d.id} could not be recorded:`, err))
+          .finally(() => {
+            inFlight.delete(p);
+            perWebhook.set(d.webhookId, (perWebhook.get(d.webhookId) ?? 1) - 1);
+          });
+        inFlight.add(p);
+      }
+      handled += claimed.length;
+    }
+    if (claimed.length && inFlight.size < CONCURRENCY) continue;
+    if (!inFlight.size) break;
+    await Promise.race([...inFlight, new Promise((r) => setTimeout(r, POLL_MS))]);
+  }
+  return handled;
+}
+
+/** When the next delivery (or lease) falls due after `after`, so the test clock steps through retries in order. */
+export async function nextWebhookDue(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(
+    db,
+    sql`select min(next_attempt_at) as at from webhook_deliveries
+      where status in ('pending', 'sending') and next_attempt_at > ${after.toISOString()}::timestamptz`,
+  );
+  return row?.at ? new Date(row.at) : null;
+}
+
+export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof webhookAttempts.$inferSelect)[], live: string | null = null) {
+  return {
+    id: d.id,
+    webhook_id: d.webhookId,
+    topic: d.topic,
+    account_id: d.accountId,
+    denomination: d.denomination,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt?.toISOString() ?? null,
+    // What was sent last, or, while waiting, what would be sent now.
+    payload: renderPayload(w, d, live),
+    attempts_log: attempts.map((a) => ({
+      id: a.id,
+      response_status: a.responseStatus,
+      error: a.error,
+      duration_ms: a.durationMs,
+      created_at: a.createdAt.toISOString(),
+    })),
+  };
+}
+
+export type DeliveryView = ReturnType<typeof serializeDelivery>;
+
+async function deliveriesWithAttempts(db: Db, w: Webhook, where: ReturnType<typeof and>, limit: number) {
+  const rows = await db
+    .select({ d: webhookDeliveries, live: balances.amount })
+    .from(webhookDeliveries)
+    .leftJoin(
+      balances,
+      and(
+        eq(webhookDeliveries.topic, 'balance_change'),
+        inArray(webhookDeliveries.status, ['pending', 'sending']),
+        eq(balances.accountId, webhookDeliveries.accountId),
+        eq(balances.denomination, webhookDeliveries.denomination),
+      ),
+    )
+    .where(and(eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, w.companyId), where))
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(limit);
+  const ids = rows.map((r) => r.d.id);
+  const logs = ids.length
+    ? await db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ids)).orderBy(asc(webhookAttempts.createdAt), asc(webhookAttempts.id))
+    : [];
+  return rows.map((r) => ({ id: r.d.id, view: serializeDelivery(w, r.d, logs.filter((a) => a.deliveryId === r.d.id), r.live) }));
+}
+
+/** A webhook's deliveries, newest first, each with its attempts oldest first. */
+export async function listDeliveries({ db, companyId, webhookId, page }: { db: Db; companyId: string; webhookId: string; page: DeliveryListQuery }) {
+  const w = await getWebhook({ db, companyId, webhookId });
+  const rows = await deliveriesWithAttempts(
+    db,
+    w,
+    and(page.starting_after ? lt(webhookDeliveries.id, page.starting_after) : undefined, page.status ? eq(webhookDeliveries.status, page.status) : undefined),
+    page.limit + 1,
+  );
+  return toPage(rows, page.limit);
+}
+
+export async function getDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+  const w = await getWebhook({ db, companyId, webhookId });
+  const [row] = await deliveriesWithAttempts(db, w, eq(webhookDeliveries.id, deliveryId), 1);
+  if (!row) throw notFound('delivery', 'delivery_id');
+  return row.view;
+}
+
+/**
+ * Re-sends a delivery now, whatever its state (a replay of a succeeded one included), and
+ * returns it with the new attempt logged. A failed re-send of a delivery with retries left
+ * goes back on the schedule; one in flight right now is 409.
+ */
+export async function retryDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+  const w = await getWebhook({ db, companyId, webhookId });
+  const at = clockNow();
+  const [claimed] = await db
+    .update(webhookDeliveries)
+    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + LEASE_MS), updatedAt: at })
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        eq(webhookDeliveries.webhookId, w.id),
+        eq(webhookDeliveries.companyId, companyId),
+        inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed']),
+      ),
+    )
+    .returning();
+  if (!claimed) {
+    await getDelivery({ db, companyId, webhookId, deliveryId });
+    throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
+  }
+  await sendClaimed(db, claimed, w);
+  return getDelivery({ db, companyId, webhookId, deliveryId });
+}
