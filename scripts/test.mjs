@@ -6,8 +6,8 @@ import fs from 'node:fs';
 const steps = [
   ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0']],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
-  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['build', ['node_modules/next/dist/bin/next', 'build']],
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
 ];
 const only = process.argv.slice(2);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cents, denomination, metadata, nonEmpty, nonNegativeUnits } from './common';
 
-const PERIODS: Record<string, 'day' | 'week' | 'month' | 'year'> = {
+const PERIODS: Partial<Record<string, 'day' | 'week' | 'month' | 'year'>> = {
   day: 'day', daily: 'day', week: 'week', weekly: 'week', month: 'month', monthly: 'month', year: 'year', yearly: 'year', annual: 'year', annually: 'year',
 };
 
@@ -28,7 +28,7 @@ export const planCreate = z
     charge_denomination: usd.default('USD'),
     billing_period: z
       .string()
-      .transform((s) => PERIODS[s.toLowerCase()])
+      .transform((s) => (Object.hasOwn(PERIODS, s.toLowerCase()) ? PERIODS[s.toLowerCase()] : undefined))
       .refine((s) => Boolean(s), 'must be one of day, week, month, year')
       .default('month'),
     overage_charge_mode: z.enum(['postpay', 'none'], { error: 'must be postpay or none' }).default('none'),

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { cents, denomination, nonNegativeUnits, positiveUnits } from './common';
+import { cents, denomination, positiveUnits } from './common';
 
 export const autoRefill = z
   .strictObject({
     amount: positiveUnits,
     usd_charge: cents,
     refill_period: z.enum(['monthly'], { error: 'must be monthly' }).optional(),
-    threshold: nonNegativeUnits.optional(),
+    // A refill_threshold of 0 reads as "no threshold refill" (interface.md), so a threshold is above 0.
+    threshold: positiveUnits.optional(),
   })
   .refine((v) => v.refill_period !== undefined || v.threshold !== undefined, {
     message: 'Send refill_period: "monthly" for a time-based refill or threshold for a threshold refill.',

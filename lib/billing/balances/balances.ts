@@ -24,7 +24,8 @@ export function serializeBalance(b: Balance) {
     refill_on_day: b.refillOnDay ?? '',
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
-    scheduled_refill_change: b.scheduledRefill ?? null,
+    // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
+    scheduled_refill_change: b.scheduledRefill ? { ...(b.scheduledRefill as object), amount: unitsOut((b.scheduledRefill as { amount: string }).amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
     created_at: b.createdAt.toISOString(),
     updated_at: b.updatedAt?.toISOString() ?? null,

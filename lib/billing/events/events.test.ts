@@ -237,6 +237,27 @@ describe('events', () => {
     expect((await balanceOf(co, a1, 'credits')).amount).toBe(0);
   });
 
+  it('takes a full batch of 1000 events over 1000 accounts in one call', async () => {
+    const { accounts } = await import('../../db/schema');
+    const { newId } = await import('../../ids');
+    const ids = Array.from({ length: 1000 }, () => newId('a'));
+    await t.database.db.insert(accounts).values(ids.map((id) => ({ id, companyId: co.company.id, name: 'Bulk', email: 'bulk@x.io', metadata: {}, flags: [], createdAt: new Date() })));
+    const items = ids.flatMap((id, i) => (i % 2 ? [] : [{ account_id: id, type: 'q', cost_override: { amount: '0.5', denomination: 'credits' } }, { account_id: id, type: 'q', cost_override: { amount: 1, denomination: 'credits' } }]));
+    const r = await co.call('POST', '/v1/events', { body: items });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(1000);
+    expect(new Set(r.body.data.map((e: { id: string }) => e.id)).size).toBe(1000);
+    expect(r.body.data.every((e: { state: string }, i: number) => e.state === 'complete' && e.account_id === items[i].account_id)).toBe(true);
+    expect((await balanceOf(co, ids[0], 'credits')).amount).toBe(-1.5);
+    expect((await balanceOf(co, ids[998], 'credits')).amount).toBe(-1.5);
+    expect((await co.call('GET', `/v1/accounts/${ids[1]}/balance/credits`)).status).toBe(404);
+    const ledger = await co.call('GET', `/v1/accounts/${ids[500]}/transactions`);
+    expect(ledger.body.data.map((x: { amount: number; ending_balance: number }) => [x.amount, x.ending_balance])).toEqual([
+      [-1, -1.5],
+      [-0.5, -0.5],
+    ]);
+  });
+
   it('validates single events', async () => {
     const acct = await newAccount(co);
     const cases: [unknown, string][] = [

@@ -118,10 +118,12 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       const tuples = sql.join(pairs.map(([a, d]) => sql`(${a}, ${d})`), sql`, `);
       const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; pending: string }>(
         tx,
+        // A VALUES join, not a row IN-list: a long IN-list becomes a deep OR tree in the planner.
         sql`with locked as (
-          select id, account_id, denomination, amount::text as amount, refill_threshold::text as refill_threshold
-          from balances where (account_id, denomination) in (${tuples})
-          order by account_id, denomination for update
+          select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold
+          from balances b join (values ${tuples}) as v(account_id, denomination)
+            on b.account_id = v.account_id and b.denomination = v.denomination
+          order by b.account_id, b.denomination for update of b
         )
         select l.*, coalesce((select sum(e.cost_amount) from events e where e.account_id = l.account_id and e.cost_denomination = l.denomination
           and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text as pending

@@ -2,8 +2,8 @@ import Decimal from 'decimal.js';
 import { and, eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { accounts, balances, companies } from '../../db/schema';
-import { ApiError, invalid } from '../../errors';
-import { cmp, roundCents, sub } from '../../money';
+import { ApiError, invalid, notFound } from '../../errors';
+import { cmp, roundCents, sub, unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, moveBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
@@ -61,12 +61,20 @@ export async function completeRefill(
   await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
 }
 
-function toConfigColumns(c: RefillConfig, now: Date) {
+/**
+ * The balance columns for a refill setting. A PUT replaces the whole setting (amount and charge
+ * are shared by both kinds): a threshold-only PUT ends a monthly schedule, a monthly-only PUT
+ * ends a threshold. `keepThreshold` is for the mid-month change, which only alters the monthly part.
+ */
+function toConfigColumns(c: RefillConfig, now: Date, opts: { keepThreshold?: boolean } = {}) {
   const cols: Record<string, unknown> = { refillAmount: c.amount, refillUsdAmount: c.usd_charge };
   if (c.threshold !== undefined) cols.refillThreshold = c.threshold;
+  else if (!opts.keepThreshold) cols.refillThreshold = null;
   if (c.refill_period === 'monthly') {
     const { refillOnDay, next } = computeRefillSchedule(now);
     Object.assign(cols, { refillOnDay: String(refillOnDay), nextPeriodicRefill: next, scheduledRefill: null });
+  } else {
+    Object.assign(cols, { refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null });
   }
   return cols;
 }
@@ -105,7 +113,7 @@ export async function removeAutoRefill({ db, company, accountId, denomination, n
     .set({ refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, updatedAt: now })
     .where(and(eq(balances.accountId, account.id), eq(balances.denomination, denomination)))
     .returning();
-  if (!updated) throw invalid('The account has no balance in that denomination.', 'denomination');
+  if (!updated) throw notFound('balance', 'denomination');
   return (await findBalance({ db, accountId: account.id, denomination, now }))!;
 }
 
@@ -113,12 +121,13 @@ export async function removeAutoRefill({ db, company, accountId, denomination, n
 export async function scheduleRefillChange({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
-  if (!b || !b.nextPeriodicRefill) {
+  if (!b) throw notFound('balance', 'denomination');
+  if (!b.nextPeriodicRefill) {
     throw invalid('That balance has no monthly refill to change: set one with PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill.', 'denomination');
   }
   const change = { amount: input.amount, usd_charge: input.usd_charge, effective_at: b.nextPeriodicRefill.toISOString() };
   await db.update(balances).set({ scheduledRefill: change, updatedAt: now }).where(eq(balances.id, b.id));
-  return { account_id: account.id, denomination: input.denomination, ...change, amount: Number(input.amount) };
+  return { account_id: account.id, denomination: input.denomination, ...change, amount: unitsOut(input.amount) };
 }
 
 /**
@@ -129,14 +138,15 @@ export async function scheduleRefillChange({ db, company, accountId, input, now 
 export async function modifyMidMonth({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
-  if (!b || !b.refillAmount || !b.nextPeriodicRefill) throw invalid('That balance has no monthly refill to modify.', 'denomination');
+  if (!b) throw notFound('balance', 'denomination');
+  if (!b.refillAmount || !b.nextPeriodicRefill) throw invalid('That balance has no monthly refill to modify.', 'denomination');
   if (cmp(input.amount, b.refillAmount) <= 0 || input.usd_charge < (b.refillUsdAmount ?? 0)) {
     throw invalid('modifymidmonth only increases a refill. Schedule a decrease for next month with PUT /v1/accounts/{account_id}/auto_refill.', 'amount');
   }
   const remaining = Decimal.max(0, Decimal.min(b.amount, b.refillAmount));
   const credit = roundCents(remaining.mul(b.refillUsdAmount ?? 0).div(b.refillAmount));
   const usd = Math.max(0, input.usd_charge - credit);
-  const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now), cancel_remaining: remaining.toFixed() };
+  const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now, { keepThreshold: true }), cancel_remaining: remaining.toFixed() };
   const description = `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${remaining.toFixed()} cancelled units`;
   const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config });
   if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');

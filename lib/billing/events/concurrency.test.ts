@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { startAppServer, type AppServer } from '../../testing/servers';
+import { ledgerSums } from '../balances/balances';
+
+const t = useTestDatabase();
+const onPostgres = process.env.TEST_DB === 'postgres';
+
+describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
+  const servers: AppServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+
+  it('200 concurrent events on one account end at the exact balance', async () => {
+    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, APP_SECRET: 'test-secret', WORKER: '0', RATE_LIMIT_PER_SECOND: '0' }));
+    const co = await newCompany(t);
+    const auth = { authorization: `Basic ${Buffer.from(`${co.company.id}:${co.apiKey}`).toString('base64')}`, 'content-type': 'application/json' };
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 150 } });
+
+    // 200 events of 0.75: the last 0 to 200 gated ones must be refused exactly when available runs out.
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/accounts/${acct}/events`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ type: 'call', cost_override_amount: '0.75', cost_override_denomination: 'credits', gate_on_balance: true }),
+        }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      ),
+    );
+    const accepted = results.filter((r) => r.status === 200).length;
+    const refused = results.filter((r) => r.status === 402).length;
+    expect(accepted + refused).toBe(200);
+    expect(accepted).toBe(200); // 200 × 0.75 = 150 exactly: every one fits, none more
+    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect(balance.amount).toBe(0);
+    const [sum] = await ledgerSums(t.database.db, acct);
+    expect(Number(sum.total)).toBe(0);
+
+    // One more gated event from either process is refused: nothing is left.
+    const extra = await fetch(`${servers[1].url}/v1/accounts/${acct}/events`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ type: 'call', cost_override_amount: '0.75', cost_override_denomination: 'credits', gate_on_balance: true }),
+    });
+    expect(extra.status).toBe(402);
+
+    // Without the gate, 200 more concurrent events across both processes land exactly.
+    const more = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/accounts/${acct}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'call', cost_override_amount: '0.1', cost_override_denomination: 'credits' }) }).then((r) => r.status),
+      ),
+    );
+    expect(more.every((s) => s === 200)).toBe(true);
+    expect((await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data.amount).toBe(-20);
+  });
+});

@@ -1,0 +1,318 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { setTestTime } from '../../clock';
+
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret';
+
+const t = useTestDatabase();
+const local = useLocalStripe();
+
+type Co = Awaited<ReturnType<typeof newPayingCompany>>;
+
+// Wednesday 2027-03-10 12:00 UTC: the refill day is the 10th, the first due time 2027-04-10 00:00.
+const START = Date.UTC(2027, 2, 10, 12);
+
+async function account(co: Co, token = 'tok_visa') {
+  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada Lovelace', email: 'ada@example.com', token } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { id: string };
+}
+
+const charges = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { amount: number; status: string; reason: string }[];
+const ledger = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/transactions`)).body.data as { type: string; amount: number; denomination: string }[];
+const balance = async (co: Co, id: string, d = 'credits') => (await co.call('GET', `/v1/accounts/${id}/balance/${d}`)).body.data;
+
+beforeAll(async () => {
+  setTestTime(START);
+  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
+  expect(r.body.data.now).toBe(new Date(START).toISOString());
+});
+
+describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () => {
+  let co: Co;
+  beforeAll(async () => {
+    co = await newPayingCompany(t);
+  });
+
+  it('monthly: charges usd_charge at once, adds amount units and shows the schedule', async () => {
+    const a = await account(co);
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 500, usd_charge: 2500, refill_period: 'monthly' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({
+      account_id: a.id,
+      denomination: 'credits',
+      amount: 500,
+      refill_threshold: 0,
+      refill_amount: 500,
+      refill_usd_amount: 2500,
+      refill_on_day: '10',
+      last_periodic_refill: '2027-03-10T12:00:00.000Z',
+      next_periodic_refill: '2027-04-10T00:00:00.000Z',
+      scheduled_refill_change: null,
+    });
+    const list = await charges(co, a.id);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ amount: 2500, status: 'succeeded', reason: 'refill_monthly' });
+    expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill', amount: 500, denomination: 'credits' }]);
+    expect((await local.control(`state?key=${co.processorKey}`)).account.payment_intents).toBe(1);
+  });
+
+  it('accepts the autorefill spelling, unprefixed paths and numeric strings', async () => {
+    const a = await account(co);
+    const r = await co.call('PUT', `/accounts/${a.id}/balance/credits/autorefill`, { body: { amount: '12.5', usd_charge: '300', refill_period: 'monthly' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({ amount: 12.5, refill_amount: 12.5, refill_usd_amount: 300 });
+  });
+
+  it('threshold: stores the setting without charging, and replaces a monthly schedule', async () => {
+    const a = await account(co);
+    await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 50 } });
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 10 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({ amount: 50, refill_threshold: 10, refill_amount: 100, refill_usd_amount: 900, refill_on_day: '', next_periodic_refill: null });
+    expect(await charges(co, a.id)).toHaveLength(0);
+
+    const b = await account(co);
+    await co.call('PUT', `/v1/accounts/${b.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, refill_period: 'monthly' } });
+    const replaced = await co.call('PUT', `/v1/accounts/${b.id}/balance/credits/auto_refill`, { body: { amount: 40, usd_charge: 300, threshold: 5 } });
+    expect(replaced.body.data).toMatchObject({ amount: 100, refill_threshold: 5, refill_amount: 40, refill_on_day: '', next_periodic_refill: null });
+    const back = await co.call('PUT', `/v1/accounts/${b.id}/balance/credits/auto_refill`, { body: { amount: 40, usd_charge: 300, refill_period: 'monthly' } });
+    expect(back.body.data).toMatchObject({ amount: 140, refill_threshold: 0, refill_on_day: '10' });
+    const both = await co.call('PUT', `/v1/accounts/${b.id}/balance/credits/auto_refill`, { body: { amount: 40, usd_charge: 300, refill_period: 'monthly', threshold: 20 } });
+    expect(both.body.data).toMatchObject({ amount: 180, refill_threshold: 20, refill_on_day: '10' });
+  });
+
+  it('threshold set while already below it queues one refill, charged by the worker', async () => {
+    const a = await account(co);
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 10 } });
+    expect(r.body.data.amount).toBe(0);
+    expect(await charges(co, a.id)).toHaveLength(0);
+    await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
+    expect((await balance(co, a.id)).amount).toBe(100);
+    expect(await charges(co, a.id)).toMatchObject([{ amount: 900, status: 'succeeded', reason: 'refill_threshold' }]);
+    expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill_threshold', amount: 100 }]);
+  });
+
+  it('a declined first monthly refill is 402, a failed charge row, no units and no setting', async () => {
+    const a = await account(co, 'tok_chargeDeclined');
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 500, usd_charge: 2500, refill_period: 'monthly' } });
+    expect(r.status).toBe(402);
+    expect(r.body.error.type).toBe('card_declined');
+    expect(await charges(co, a.id)).toMatchObject([{ amount: 2500, status: 'failed' }]);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 0, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null });
+    expect(await ledger(co, a.id)).toHaveLength(0);
+  });
+
+  it('without a card on file a monthly refill is 402 payment_method_required', async () => {
+    const a = await account(co, undefined as unknown as string);
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 5, usd_charge: 100, refill_period: 'monthly' } });
+    expect(r.status).toBe(402);
+    expect(r.body.error.type).toBe('payment_method_required');
+  });
+
+  it('a free refill (usd_charge 0) grants without a charge', async () => {
+    const a = await account(co);
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 7, usd_charge: 0, refill_period: 'monthly' } });
+    expect(r.body.data).toMatchObject({ amount: 7, refill_usd_amount: 0 });
+    expect(await charges(co, a.id)).toHaveLength(0);
+    expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill', amount: 7 }]);
+  });
+
+  it('refuses bad input with 400 and the offending param', async () => {
+    const a = await account(co);
+    const path = `/v1/accounts/${a.id}/balance/credits/auto_refill`;
+    const cases: [unknown, string][] = [
+      [{ usd_charge: 100, refill_period: 'monthly' }, 'amount'],
+      [{ amount: 10, refill_period: 'monthly' }, 'usd_charge'],
+      [{ amount: 'ten', usd_charge: 100, refill_period: 'monthly' }, 'amount'],
+      [{ amount: true, usd_charge: 100, refill_period: 'monthly' }, 'amount'],
+      [{ amount: 10, usd_charge: [100], refill_period: 'monthly' }, 'usd_charge'],
+      [{ amount: -10, usd_charge: 100, refill_period: 'monthly' }, 'amount'],
+      [{ amount: 0, usd_charge: 100, refill_period: 'monthly' }, 'amount'],
+      [{ amount: 10, usd_charge: -1, refill_period: 'monthly' }, 'usd_charge'],
+      [{ amount: 10, usd_charge: 12.5, refill_period: 'monthly' }, 'usd_charge'],
+      [{ amount: 10, usd_charge: '12.5', refill_period: 'monthly' }, 'usd_charge'],
+      [{ amount: 0.0000000000001, usd_charge: 1, refill_period: 'monthly' }, 'amount'],
+      [{ amount: 10, usd_charge: 100, refill_period: 'weekly' }, 'refill_period'],
+      [{ amount: 10, usd_charge: 100, refill_period: 'MONTHLY' }, 'refill_period'],
+      [{ amount: 10, usd_charge: 100 }, 'refill_period'],
+      [{ amount: 10, usd_charge: 100, threshold: -5 }, 'threshold'],
+      [{ amount: 10, usd_charge: 100, threshold: 0 }, 'threshold'],
+      [{ amount: 10, usd_charge: 100, threshold: 'low' }, 'threshold'],
+      [{ amount: 10, usd_charge: 100, refill_period: 'monthly', surprise: 1 }, 'surprise'],
+      [[{ amount: 10, usd_charge: 100, refill_period: 'monthly' }], ''],
+    ];
+    for (const [body, param] of cases) {
+      const r = await co.call('PUT', path, { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.type).toBe('invalid_request');
+      if (param) expect(r.body.error.param, JSON.stringify(body)).toBe(param);
+    }
+    for (const raw of ['{"amount": 1e400, "usd_charge": 1, "refill_period": "monthly"}', '{"amount": 10,', '']) {
+      const r = await co.call('PUT', path, { raw, headers: { 'content-type': 'application/json' } });
+      expect(r.status, raw).toBe(400);
+    }
+    const badDenomination = await co.call('PUT', `/v1/accounts/${a.id}/balance/${encodeURIComponent('no spaces')}/auto_refill`, { body: { amount: 1, usd_charge: 1, refill_period: 'monthly' } });
+    expect(badDenomination.status).toBe(400);
+    expect(badDenomination.body.error.param).toBe('denomination');
+    expect(await charges(co, a.id)).toHaveLength(0);
+    expect(await ledger(co, a.id)).toHaveLength(0);
+  });
+
+  it("answers 404 for another company's account or an unknown one, and 401 without credentials", async () => {
+    const a = await account(co);
+    const other = await newCompany(t);
+    const body = { amount: 10, usd_charge: 100, refill_period: 'monthly' };
+    const r = await other.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body });
+    expect(r.status).toBe(404);
+    expect(r.body.error.type).toBe('not_found');
+    expect((await other.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`)).status).toBe(404);
+    expect((await co.call('PUT', '/v1/accounts/a_doesnotexist/balance/credits/auto_refill', { body })).status).toBe(404);
+    expect((await api('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body })).status).toBe(401);
+    expect(await charges(co, a.id)).toHaveLength(0);
+  });
+});
+
+describe('DELETE /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () => {
+  let co: Co;
+  beforeAll(async () => {
+    co = await newPayingCompany(t);
+  });
+
+  it('turns refills off and keeps the units; repeating it is harmless', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 30, usd_charge: 300, refill_period: 'monthly', threshold: 5 } });
+    const r = await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`);
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ amount: 30, refill_threshold: 0, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null, scheduled_refill_change: null });
+    expect((await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/autorefill`)).status).toBe(200);
+  });
+
+  it('answers 404 for a balance that does not exist and 400 for a malformed denomination', async () => {
+    const a = await account(co);
+    const r = await co.call('DELETE', `/v1/accounts/${a.id}/balance/never-created/auto_refill`);
+    expect(r.status).toBe(404);
+    expect(r.body.error).toMatchObject({ type: 'not_found', param: 'denomination' });
+    const bad = await co.call('DELETE', `/v1/accounts/${a.id}/balance/${encodeURIComponent('a b')}/auto_refill`);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('PUT /v1/accounts/{account_id}/auto_refill (scheduled change)', () => {
+  let co: Co;
+  beforeAll(async () => {
+    co = await newPayingCompany(t);
+  });
+
+  it('returns the scheduled change, shows it on the balance and charges nothing now', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toEqual({ account_id: a.id, denomination: 'credits', amount: 60, usd_charge: 700, effective_at: '2027-04-10T00:00:00.000Z' });
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 60, usd_charge: 700, effective_at: '2027-04-10T00:00:00.000Z' } });
+    expect(await charges(co, a.id)).toHaveLength(1);
+    const viaAlias = await co.call('PUT', `/accounts/${a.id}/autorefill`, { body: { denomination: 'credits', amount: '80', usd_charge: '800' } });
+    expect(viaAlias.body.data).toMatchObject({ amount: 80, usd_charge: 800 });
+  });
+
+  it('refuses bad input, a balance without a monthly refill, and other companies', async () => {
+    const a = await account(co);
+    const path = `/v1/accounts/${a.id}/auto_refill`;
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const cases: [unknown, string][] = [
+      [{ amount: 10, usd_charge: 100 }, 'denomination'],
+      [{ denomination: 5, amount: 10, usd_charge: 100 }, 'denomination'],
+      [{ denomination: 'bad denomination', amount: 10, usd_charge: 100 }, 'denomination'],
+      [{ denomination: 'credits', usd_charge: 100 }, 'amount'],
+      [{ denomination: 'credits', amount: -1, usd_charge: 100 }, 'amount'],
+      [{ denomination: 'credits', amount: 10 }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 99.9 }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 10, usd_charge: -100 }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 100, refill_period: 'monthly' }, 'refill_period'],
+    ];
+    for (const [body, param] of cases) {
+      const r = await co.call('PUT', path, { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.param, JSON.stringify(body)).toBe(param);
+    }
+    await co.call('POST', `/v1/accounts/${a.id}/balance/gb`);
+    const noMonthly = await co.call('PUT', path, { body: { denomination: 'gb', amount: 10, usd_charge: 100 } });
+    expect(noMonthly.status).toBe(400);
+    expect(noMonthly.body.error.message).toContain('/balance/{denomination}/auto_refill');
+    expect((await co.call('PUT', path, { body: { denomination: 'missing', amount: 10, usd_charge: 100 } })).status).toBe(404);
+    const other = await newCompany(t);
+    expect((await other.call('PUT', path, { body: { denomination: 'credits', amount: 10, usd_charge: 100 } })).status).toBe(404);
+    expect((await balance(co, a.id)).scheduled_refill_change).toBeNull();
+  });
+});
+
+describe('modifymidmonth', () => {
+  let co: Co;
+  beforeAll(async () => {
+    co = await newPayingCompany(t);
+  });
+
+  it('accepts POST and PUT, numeric strings and a matching account_id in the body', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const first = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { account_id: a.id, denomination: 'credits', amount: '200', usd_charge: '1500' } });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // All 100 units are left: worth 1000 cents at the old price, so 500 cents are charged.
+    expect(first.body.data).toMatchObject({ amount: 200, refill_amount: 200, refill_usd_amount: 1500, credit: 1000, charged: 500 });
+    const second = await co.call('PUT', `/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 300, usd_charge: 1800 } });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.data).toMatchObject({ amount: 300, credit: 1500, charged: 300 });
+  });
+
+  it('refuses decreases (pointing to the scheduled path), bad input and other companies', async () => {
+    const a = await account(co);
+    const path = `/v1/accounts/${a.id}/modifymidmonth`;
+    const none = await co.call('POST', path, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } });
+    expect(none.status).toBe(404);
+    await co.call('POST', `/v1/accounts/${a.id}/balance/gb`);
+    expect((await co.call('POST', path, { body: { denomination: 'gb', amount: 200, usd_charge: 1500 } })).status).toBe(400);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    for (const body of [
+      { denomination: 'credits', amount: 50, usd_charge: 500 },
+      { denomination: 'credits', amount: 100, usd_charge: 1000 },
+      { denomination: 'credits', amount: 150, usd_charge: 900 },
+    ]) {
+      const r = await co.call('POST', path, { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.message).toContain('/v1/accounts/{account_id}/auto_refill');
+    }
+    const cases: [unknown, string][] = [
+      [{ amount: 200, usd_charge: 1500 }, 'denomination'],
+      [{ denomination: 'credits', usd_charge: 1500 }, 'amount'],
+      [{ denomination: 'credits', amount: 'lots', usd_charge: 1500 }, 'amount'],
+      [{ denomination: 'credits', amount: -200, usd_charge: 1500 }, 'amount'],
+      [{ denomination: 'credits', amount: 200 }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 200, usd_charge: 1500.5 }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 200, usd_charge: '15.00' }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 200, usd_charge: 1500, extra: true }, 'extra'],
+      [{ account_id: 'a_someoneelse', denomination: 'credits', amount: 200, usd_charge: 1500 }, 'account_id'],
+      [{ account_id: 7, denomination: 'credits', amount: 200, usd_charge: 1500 }, 'account_id'],
+    ];
+    for (const [body, param] of cases) {
+      const r = await co.call('POST', path, { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.param, JSON.stringify(body)).toBe(param);
+    }
+    const other = await newCompany(t);
+    expect((await other.call('POST', path, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } })).status).toBe(404);
+    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
+  });
+
+  it('a declined increase is 402 and changes nothing', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 0, refill_period: 'monthly' } });
+    await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_chargeDeclined' } });
+    const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } });
+    expect(r.status).toBe(402);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 0 });
+    expect(await ledger(co, a.id)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { startWorker, stopWorker } from '../../jobs/worker';
+import { startReceiver, type Receiver } from './test-receiver';
+
+// Real time and the real worker loop (ticking every second, as in the server): no test clock.
+delete process.env.BILLING_TEST_CLOCK;
+delete process.env.WORKER_INTERVAL_MS;
+const t = useTestDatabase();
+
+describe('delivery with the in-process worker, in real time', () => {
+  const receivers: Receiver[] = [];
+  beforeAll(() => startWorker());
+  afterAll(async () => {
+    stopWorker();
+    for (const r of receivers) {
+      r.answer(() => ({ status: 200 }));
+      r.release();
+    }
+    // let the running tick record the released attempts before the database closes
+    const loop = (globalThis as { __billingWorkerLoop?: { running: boolean } }).__billingWorkerLoop;
+    for (let i = 0; i < 100 && loop?.running; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const r of receivers) await r.close();
+  });
+
+  it('sends within about a second of the change, while another receiver hangs', async () => {
+    const co = await newCompany(t);
+    const slow = await startReceiver(() => 'hang');
+    const fast = await startReceiver();
+    receivers.push(slow, fast);
+    for (const [url, topic] of [
+      [slow.url, 'balance_change'],
+      [fast.url, 'negative_balance'],
+    ]) {
+      const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url } });
+      await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`);
+    }
+    const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount: 1 } });
+    await slow.waitFor(1, 3000); // the hanging receiver now holds a send in flight
+
+    const started = Date.now();
+    const r = await co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: 5, cost_override_denomination: 'credits' } });
+    expect(r.status).toBe(200);
+    await fast.waitFor(1, 3000);
+    // Typically well under a second (the running worker polls every 200 ms, idle ones tick every
+    // second); the bound is loose for busy machines but far below the hanging send's 10 s timeout.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(fast.requests[0].json).toMatchObject({ topic: 'negative_balance', account_id: account, balance: '-4' });
+    expect(slow.requests[0].answered).toBe(false);
+  });
+});
