@@ -247,7 +247,7 @@ describe('events', () => {
     expect(r.status).toBe(200);
     expect(r.body.data).toHaveLength(1000);
     expect(new Set(r.body.data.map((e: { id: string }) => e.id)).size).toBe(1000);
-    expect(r.body.data.every((e: { state: string }, i: number) => e.state === 'complete' && e.account_id === items[i].account_id)).toBe(true);
+    expect(r.body.data.every((e: { state: string; account_id: string }, i: number) => e.state === 'complete' && e.account_id === items[i].account_id)).toBe(true);
     expect((await balanceOf(co, ids[0], 'credits')).amount).toBe(-1.5);
     expect((await balanceOf(co, ids[998], 'credits')).amount).toBe(-1.5);
     expect((await co.call('GET', `/v1/accounts/${ids[1]}/balance/credits`)).status).toBe(404);

@@ -6,13 +6,15 @@ import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { BatchItem, EventListQuery } from '../../api/schemas/events';
-import { applyChange, ensureBalances } from '../balances/balances';
+import { applyChange, ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { enqueueNotifications, type Notification } from '../webhooks/outbox';
 import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
 import { afterBalancesMoved } from '../balances/crossings';
+import { HOLD_MS } from './constants';
+import { recordSingleEvent } from './single';
 
 export type EventRow = typeof events.$inferSelect;
-export const HOLD_MS = 60 * 60 * 1000;
+export { HOLD_MS };
 
 /** An expired hold reads as cancelled even before the worker has flipped it. */
 export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): string {
@@ -39,7 +41,7 @@ export function serializeEvent(e: EventRow, now: Date) {
 }
 
 type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy };
-type BalanceState = { id: string; amount: Units; pending: Units; startAmount: Units; startPending: Units; threshold: Units | null };
+type BalanceState = { id: string; amount: Units; pending: Units; startAmount: Units; startPending: Units; threshold: Units | null; planManaged: boolean };
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -116,11 +118,12 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       await ensureBalances(tx, billed.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
       const tuples = sql.join(pairs.map(([a, d]) => sql`(${a}, ${d})`), sql`, `);
-      const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; pending: string }>(
+      const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; plan_managed: boolean; pending: string }>(
         tx,
         // A VALUES join, not a row IN-list: a long IN-list becomes a deep OR tree in the planner.
         sql`with locked as (
-          select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold
+          select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
+            b.managed_by_plan_id is not null as plan_managed
           from balances b join (values ${tuples}) as v(account_id, denomination)
             on b.account_id = v.account_id and b.denomination = v.denomination
           order by b.account_id, b.denomination for update of b
@@ -137,6 +140,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           startAmount: b.amount,
           startPending: b.pending,
           threshold: b.refill_threshold,
+          planManaged: b.plan_managed,
         });
       }
     }
@@ -218,15 +222,21 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
   });
 }
 
-/** One event; a gated event that lacks balance is recorded and answered with 402. */
-export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }) {
-  let row: EventRow;
-  try {
-    [row] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
-  } catch (err) {
-    if (err instanceof ApiError && err.type === 'not_found') throw notFound('account', 'account_id');
-    throw err;
+/**
+ * One event; a gated event that lacks balance is recorded and answered with 402. The common
+ * case is one statement (see single.ts); a first event on a new balance or an idempotent
+ * repeat takes the general path.
+ */
+export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }): Promise<{ event: EventRow; balance: Balance | null }> {
+  const fast = await recordSingleEvent({ db, companyId, accountId, input, now });
+  if (fast === 'not_found') throw notFound('account', 'account_id');
+  let result = fast;
+  if (!result) {
+    const [event] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
+    const balance = event.costDenomination ? await findBalance({ db, accountId, denomination: event.costDenomination, now }) : null;
+    result = { event, balance };
   }
+  const row = result.event;
   if (row.state === 'rejected') {
     throw new ApiError(
       'insufficient_balance',
@@ -235,7 +245,7 @@ export async function recordEvent({ db, companyId, accountId, input, now }: { db
       { rejected_event_id: row.id },
     );
   }
-  return row;
+  return result;
 }
 
 export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: string; eventId: string }) {

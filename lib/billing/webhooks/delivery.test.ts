@@ -286,7 +286,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const slow = await receiver(() => 'hang');
     const fast = await receiver();
-    await topicWebhook(co, slow.url, ['negative_balance']);
+    const slowHook = await topicWebhook(co, slow.url, ['negative_balance']);
     const fastHook = await topicWebhook(co, fast.url, ['balance_change']);
     const account = await newAccount(co);
     await spend(co, account, 1);
@@ -295,6 +295,12 @@ describe('delivering webhooks', () => {
     await slow.waitFor(1);
     await fast.waitFor(1);
     expect(slow.requests[0].answered).toBe(false);
+    // in flight: shown as `sending` (next_attempt_at is its lease), and not re-sendable just now
+    const [inFlight] = await deliveries(co, slowHook.id);
+    expect(inFlight).toMatchObject({ status: 'sending', attempts: 1, attempts_log: [] });
+    const busy = await co.call('POST', `/v1/companies/{company}/webhooks/${slowHook.id}/deliveries/${inFlight.id}/retry`);
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toMatchObject({ type: 'conflict', param: 'delivery_id' });
 
     for (let i = 0; i < 20; i++) await spend(co, account, 0.5);
     const batch = await co.call('POST', '/v1/events', { body: Array.from({ length: 50 }, () => ({ account_id: account, type: 'q', cost_override_amount: 0.1, cost_override_denomination: 'credits' })) });
@@ -375,6 +381,13 @@ describe('delivering webhooks', () => {
       [second, 'succeeded', 1],
       [first, 'succeeded', 5],
     ]);
+    expect(list[1].attempts_log.map((x: any) => x.response_status)).toEqual([500, 500, 500, 500, 200]);
+    const page = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries?limit=1&status=succeeded`);
+    expect(page.body.data.map((d: any) => d.id)).toEqual([list[0].id]);
+    expect(page.headers.get('link')).toContain(`starting_after=${list[0].id}`);
+    const rest = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries?starting_after=${list[0].id}`);
+    expect(rest.body.data.map((d: any) => d.id)).toEqual([list[1].id]);
+    expect((await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries?status=pending`)).body.data).toEqual([]);
   });
 
   it('deleting a webhook cancels what it still had to send', async () => {

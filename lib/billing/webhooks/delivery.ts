@@ -21,13 +21,16 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
 
 // A claimed delivery is `sending` with next_attempt_at as its lease: if the worker dies
 // mid-send, another takes it over when the lease ends. Far longer than the send timeout.
-const LEASE_MS = 60_000;
+const leaseMs = () => Math.max(60_000, sendTimeoutMs() + 30_000);
 // Sends in flight per worker, and per webhook within them, so one hanging receiver holds at
 // most PER_WEBHOOK slots and everyone else's deliveries keep flowing through the rest.
 const CONCURRENCY = 10;
 const PER_WEBHOOK = 5;
 // While sends are in flight, how often the worker looks for newly due deliveries.
 const POLL_MS = 200;
+// A run stops claiming after this long (real time) and returns once its sends finish, so a
+// steady stream of deliveries cannot starve the worker's other tasks; the next run goes on.
+const RUN_BUDGET_MS = 5_000;
 const USER_AGENT = 'billing-webhooks/1 (Standard Webhooks)';
 
 /** A receiver must answer 2xx within this (10 s; WEBHOOK_TIMEOUT_MS overrides it, e.g. in tests). */
@@ -194,7 +197,7 @@ async function claim(db: Db, at: Date, limit: number, skip: Set<string>, room: (
     .for('update', { skipLocked: true });
   return db
     .update(webhookDeliveries)
-    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + LEASE_MS), updatedAt: at })
+    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
     .where(inArray(webhookDeliveries.id, lockable))
     .returning();
 }
@@ -215,7 +218,7 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
 
 /**
  * The worker task: sends every due delivery, up to CONCURRENCY at a time, and returns when
- * none is due or in flight. Claims commit before anything is sent, so no lock or transaction
+ * none is due or in flight (or its time budget is spent and its sends finished). Claims commit before anything is sent, so no lock or transaction
  * is held across the network; a slow receiver therefore never slows event ingestion (which
  * only writes outbox rows) and holds only its own slots here. A webhook whose attempt failed
  * gets no further claims in this run (the next run retries what is due).
@@ -224,9 +227,10 @@ export async function deliverDueWebhooks(db: Db, now: Date): Promise<number> {
   const inFlight = new Set<Promise<void>>();
   const perWebhook = new Map<string, number>();
   const failing = new Set<string>();
+  const stopClaimingAt = performance.now() + RUN_BUDGET_MS;
   let handled = 0;
   for (;;) {
-    const free = CONCURRENCY - inFlight.size;
+    const free = performance.now() < stopClaimingAt ? CONCURRENCY - inFlight.size : 0;
     let claimed: Delivery[] = [];
     if (free > 0) {
       const skip = new Set([...failing, ...[...perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id)]);
@@ -342,7 +346,7 @@ export async function retryDelivery({ db, companyId, webhookId, deliveryId }: { 
   const at = clockNow();
   const [claimed] = await db
     .update(webhookDeliveries)
-    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + LEASE_MS), updatedAt: at })
+    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
     .where(
       and(
         eq(webhookDeliveries.id, deliveryId),

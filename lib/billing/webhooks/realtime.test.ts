@@ -37,12 +37,12 @@ describe('delivery with the in-process worker, in real time', () => {
     }
     const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io' } })).body.data.id;
     await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount: 1 } });
-    await slow.waitFor(1, 3000); // the hanging receiver now holds a send in flight
+    await slow.waitFor(1, 5000); // the hanging receiver now holds a send in flight
 
     const started = Date.now();
     const r = await co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: 5, cost_override_denomination: 'credits' } });
     expect(r.status).toBe(200);
-    await fast.waitFor(1, 3000);
+    await fast.waitFor(1, 5000);
     // Typically well under a second (the running worker polls every 200 ms, idle ones tick every
     // second); the bound is loose for busy machines but far below the hanging send's 10 s timeout.
     expect(Date.now() - started).toBeLessThan(5000);

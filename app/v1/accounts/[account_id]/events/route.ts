@@ -1,13 +1,12 @@
 import { ok, withCompany } from '@/lib/api/route';
 import { eventCreate } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
-import { findBalance, serializeBalance } from '@/lib/billing/balances/balances';
+import { serializeBalance } from '@/lib/billing/balances/balances';
 import { recordEvent, serializeEvent } from '@/lib/billing/events/events';
 
 // POST /v1/accounts/{account_id}/events – one event, gated or not; answers with the resulting balance
 export const POST = withCompany({ body: eventCreate }, async ({ db, company, params, body }) => {
   const at = now();
-  const event = await recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at });
-  const balance = event.costDenomination ? await findBalance({ db, accountId: event.accountId, denomination: event.costDenomination, now: at }) : null;
+  const { event, balance } = await recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at });
   return ok({ ...serializeEvent(event, at), balance: balance && serializeBalance(balance) });
 });

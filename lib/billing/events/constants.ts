@@ -1,0 +1,1 @@
+export const HOLD_MS = 60 * 60 * 1000;
