@@ -13,8 +13,8 @@ type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 // Wednesday 2027-03-10 12:00 UTC: the refill day is the 10th, the first due time 2027-04-10 00:00.
 const START = Date.UTC(2027, 2, 10, 12);
 
-async function account(co: Co, token = 'tok_visa') {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada Lovelace', email: 'ada@example.com', token } });
+async function account(co: Co, token: string | null = 'tok_visa') {
+  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada Lovelace', email: 'ada@example.com', ...(token && { token }) } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data as { id: string };
 }
@@ -94,6 +94,15 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill_threshold', amount: 100 }]);
   });
 
+  it('monthly and threshold together: a first refill that leaves the balance below the threshold queues a threshold refill', async () => {
+    const a = await account(co);
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 10, usd_charge: 100, refill_period: 'monthly', threshold: 15 } });
+    expect(r.body.data).toMatchObject({ amount: 10, refill_threshold: 15, refill_on_day: '10' });
+    await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
+    expect((await charges(co, a.id)).map((c) => c.reason).sort()).toEqual(['refill_monthly', 'refill_threshold']);
+    expect((await balance(co, a.id)).amount).toBe(20);
+  });
+
   it('a declined first monthly refill is 402, a failed charge row, no units and no setting', async () => {
     const a = await account(co, 'tok_chargeDeclined');
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 500, usd_charge: 2500, refill_period: 'monthly' } });
@@ -105,7 +114,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
   });
 
   it('without a card on file a monthly refill is 402 payment_method_required', async () => {
-    const a = await account(co, undefined as unknown as string);
+    const a = await account(co, null);
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 5, usd_charge: 100, refill_period: 'monthly' } });
     expect(r.status).toBe(402);
     expect(r.body.error.type).toBe('payment_method_required');
@@ -290,7 +299,7 @@ describe('modifymidmonth', () => {
       [{ denomination: 'credits', amount: -200, usd_charge: 1500 }, 'amount'],
       [{ denomination: 'credits', amount: 200 }, 'usd_charge'],
       [{ denomination: 'credits', amount: 200, usd_charge: 1500.5 }, 'usd_charge'],
-      [{ denomination: 'credits', amount: 200, usd_charge: '15.00' }, 'usd_charge'],
+      [{ denomination: 'credits', amount: 200, usd_charge: '1500.5' }, 'usd_charge'],
       [{ denomination: 'credits', amount: 200, usd_charge: 1500, extra: true }, 'extra'],
       [{ account_id: 'a_someoneelse', denomination: 'credits', amount: 200, usd_charge: 1500 }, 'account_id'],
       [{ account_id: 7, denomination: 'credits', amount: 200, usd_charge: 1500 }, 'account_id'],

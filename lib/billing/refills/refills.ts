@@ -98,6 +98,8 @@ export async function setAutoRefill({ db, company, accountId, denomination, conf
   if (config.refill_period === 'monthly') {
     const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols });
     if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
+    const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+    if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
   } else {
     await db.update(balances).set({ ...cols, updatedAt: now } as never).where(eq(balances.id, balance.id));
     const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
@@ -191,8 +193,10 @@ export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<vo
   if (!row || !row.balance.refillAmount) return;
   let amount = row.balance.refillAmount;
   let usd = row.balance.refillUsdAmount ?? 0;
-  const scheduled = row.balance.scheduledRefill as { amount: string; usd_charge: number } | null;
-  if (scheduled) {
+  const scheduled = row.balance.scheduledRefill as { amount: string; usd_charge: number; effective_at?: string } | null;
+  // A change scheduled after this refill was queued is meant for the following one.
+  const dueAt = String(job.payload.due ?? '');
+  if (scheduled && (!scheduled.effective_at || !dueAt || new Date(scheduled.effective_at) <= new Date(dueAt))) {
     amount = scheduled.amount;
     usd = scheduled.usd_charge;
     await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
