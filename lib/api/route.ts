@@ -153,7 +153,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       if (key !== null && (key.length < 1 || key.length > 255)) {
         throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
       }
-      if (company && key && req.method === 'POST') {
+      // Every method that changes something honours the key (PUTs charge money too).
+      if (company && key && req.method !== 'GET' && req.method !== 'HEAD') {
         const stored = await claimIdempotencyKey(db, {
           companyId: company.id,
           key,

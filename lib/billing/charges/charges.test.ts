@@ -148,4 +148,39 @@ describe('charges', () => {
     expect((await counts(fresh)).payment_intents).toBe(1);
     expect((await fresh.call('GET', `/v1/accounts/${a.id}/balance/credits`)).body.data.amount).toBe(10);
   });
+
+  it('reuses the charge and its processor key when work is retried with the same charge id', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    const { chargeAccount } = await import('./charges');
+    const { getAccount } = await import('../accounts/accounts');
+    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
+    const req = {
+      db: t.database.db,
+      company: fresh.company,
+      account: acct,
+      amount: 250,
+      reason: 'refill_monthly',
+      description: 'retried work',
+      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '25', type: 'refill', description: 'retried work' }],
+      now: new Date(),
+      chargeId: 'ch_01retriedwork0000000000000',
+    };
+    const first = await chargeAccount(req);
+    const second = await chargeAccount(req);
+    expect(first.ok && second.ok).toBe(true);
+    expect(second.charge.id).toBe(first.charge.id);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await fresh.call('GET', `/v1/accounts/${a.id}/balance/credits`)).body.data.amount).toBe(25);
+    expect((await fresh.call('GET', `/v1/accounts/${a.id}/charges`)).body.data).toHaveLength(1);
+  });
+
+  it('records a failed charge when no card is on file', async () => {
+    const a = await account(co);
+    const r = await co.call('POST', `/v1/accounts/${a.id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100 } });
+    expect(r.status).toBe(402);
+    const [charge] = (await co.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
+    expect(charge).toMatchObject({ status: 'failed', failure_code: 'payment_method_required', amount: 100 });
+  });
 });
+

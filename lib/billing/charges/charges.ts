@@ -15,7 +15,7 @@ export type Charge = typeof charges.$inferSelect;
 export type Effect =
   | { kind: 'grant'; denomination: string; amount: string; type: string; description: string }
   | { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade' }
-  | { kind: 'renew_plan'; due: string; plan_id: string }
+  | { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null }
   | { kind: 'refill'; balance_id: string; amount: string; description: string; periodic: boolean; config?: Record<string, unknown> };
 
 export function serializeCharge(c: Charge) {
@@ -54,6 +54,8 @@ export type ChargeRequest = {
   description: string;
   effects: Effect[];
   now: Date;
+  /** A deterministic id for work that may be retried (jobs, renewals); new otherwise. */
+  chargeId?: string;
 };
 
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
@@ -68,30 +70,34 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
   const { db, company, account, now } = req;
   const stripe = processorFor(company);
   const paymentMethod = account.paymentMethod;
+  const values = {
+    id: req.chargeId ?? newId('ch'),
+    companyId: company.id,
+    accountId: account.id,
+    amount: req.amount,
+    reason: req.reason,
+    description: req.description,
+    status: 'pending',
+    processorPaymentMethodId: paymentMethod?.id ?? null,
+    metadata: { effects: req.effects },
+    createdAt: now,
+    updatedAt: now,
+  };
+  // A caller that retries the same work (a worker job) passes the same chargeId: the row and
+  // the processor's idempotency key are reused, so the retry can never charge twice.
+  await db.insert(charges).values(values).onConflictDoNothing();
+  const [charge] = await db.select().from(charges).where(eq(charges.id, values.id));
+  if (charge.status === 'succeeded') return { charge, ok: true };
+  if (charge.status === 'failed') return { charge, ok: false, error: new ApiError(charge.failureCode === 'payment_method_required' ? 'payment_method_required' : 'card_declined', charge.failureMessage ?? 'The charge failed.') };
   if (!stripe || !account.processorId || !paymentMethod) {
-    throw new ApiError(
+    const error = new ApiError(
       'payment_method_required',
       stripe
         ? 'The account has no card on file: attach one with POST /v1/accounts/{account_id}/card or the card collector.'
         : 'The company has no payment processor key, so cards cannot be charged.',
     );
+    return failCharge(db, charge, 'payment_method_required', error, null, now);
   }
-  const [charge] = await db
-    .insert(charges)
-    .values({
-      id: newId('ch'),
-      companyId: company.id,
-      accountId: account.id,
-      amount: req.amount,
-      reason: req.reason,
-      description: req.description,
-      status: 'pending',
-      processorPaymentMethodId: paymentMethod.id,
-      metadata: { effects: req.effects },
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
   return executeCharge(db, stripe, charge, account.processorId, now);
 }
 
