@@ -5,7 +5,7 @@ import { now } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
 import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
-import { startReceiver, type Receiver } from './test-receiver';
+import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';

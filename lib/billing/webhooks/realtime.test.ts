@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { startWorker, stopWorker } from '../../jobs/worker';
-import { startReceiver, type Receiver } from './test-receiver';
+import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 // Real time and the real worker loop (ticking every second, as in the server): no test clock.
 delete process.env.BILLING_TEST_CLOCK;
