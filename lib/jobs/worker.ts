@@ -85,11 +85,13 @@ export async function syncTestClock(db: Db): Promise<void> {
   if (row) setTestTime(row.value.now);
 }
 
+/** Stores the test clock; like the clock itself, the shared row only ever moves forward. */
 async function saveTestClock(db: Db, ms: number): Promise<void> {
   await query(
     db,
     sql`insert into settings (key, value) values (${TEST_CLOCK_KEY}, ${JSON.stringify({ now: ms })}::jsonb)
-      on conflict (key) do update set value = excluded.value`,
+      on conflict (key) do update set value = excluded.value
+        where (settings.value->>'now')::bigint < (excluded.value->>'now')::bigint`,
   );
 }
 

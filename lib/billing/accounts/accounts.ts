@@ -37,6 +37,7 @@ export function serializeAccount(a: Account, extra: Record<string, unknown> = {}
     flags: a.flags,
     plan_variable_amounts: a.planVariableAmounts ?? null,
     scheduled_plan_id: a.scheduledPlanId,
+    scheduled_plan_variable_amounts: a.scheduledPlanId ? (a.scheduledPlanVariableAmounts ?? null) : null,
     payment_method: a.paymentMethod ?? null,
     ...extra,
   };
@@ -163,7 +164,9 @@ export async function createAccount({ db, company, input }: { db: Db; company: C
     try {
       await activatePlan({ db, company, account, plan, chosen, charge, reason: 'start' });
     } catch (err) {
-      await db.delete(accounts).where(eq(accounts.id, id));
+      // A charge whose outcome is unknown may still succeed: the account stays, so the
+      // reconciler can start its plan (or record the failure) once the processor answers.
+      if (!(err instanceof ApiError && err.extra.charge_pending)) await db.delete(accounts).where(eq(accounts.id, id));
       throw err;
     }
   }
@@ -181,6 +184,7 @@ export async function activatePlan({
   charge,
   reason,
   credit = 0,
+  overage = { cents: 0, lines: [] },
 }: {
   db: Db;
   company: Company;
@@ -191,6 +195,8 @@ export async function activatePlan({
   reason: 'start' | 'upgrade';
   /** Cents of unused time of the old plan already taken off `charge` (upgrades). */
   credit?: number;
+  /** Postpaid overage of the old plan already included in `charge` (upgrades). */
+  overage?: { cents: number; lines: string[] };
 }) {
   const at = now();
   if (charge <= 0) {
@@ -206,10 +212,18 @@ export async function activatePlan({
     description:
       reason === 'start'
         ? `Plan ${plan.name}: first period`
-        : `Plan change to ${plan.name}: ${charge + credit} cents less ${credit} cents credit for unused time`,
+        : [`Plan change to ${plan.name}: ${charge - overage.cents + credit} cents less ${credit} cents credit for unused time`, ...overage.lines].join('; '),
     effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason }],
     now: at,
   });
+  if (!outcome.ok && outcome.charge.status === 'pending') {
+    throw new ApiError(
+      'processor_error',
+      `The payment processor did not confirm the charge in time. Account ${account.id} keeps it pending: the plan starts if the processor reports it paid, and nothing is charged twice.`,
+      null,
+      { account_id: account.id, charge_id: outcome.charge.id, charge_pending: true },
+    );
+  }
   if (!outcome.ok) throw outcome.error!;
 }
 

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, type PaymentMethodSummary } from '../../db/schema';
 import { sha256 } from '../../crypto';
+import { now } from '../../clock';
 import { ApiError } from '../../errors';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Company } from '../companies/companies';
@@ -50,6 +51,18 @@ export async function attachCard({ db, company, account, token }: { db: Db; comp
   }
   const summary = await attachCardToCustomer({ stripe, accountId: account.id, customer, token });
   const [updated] = await db.update(accounts).set({ paymentMethod: summary }).where(eq(accounts.id, account.id)).returning();
+  if (updated.planStatus === 'PAST_DUE') {
+    // A new card is the usual answer to a failed renewal: try it now, not at the next retry slot.
+    // Its outcome shows on the account and its charges; the card itself is attached either way.
+    const { retryPastDueRenewal } = await import('../plans/renewals');
+    try {
+      await retryPastDueRenewal(db, updated.id, now());
+    } catch (err) {
+      console.error(`renewal retry for ${updated.id} after a new card failed:`, err);
+    }
+    const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+    return fresh;
+  }
   return updated;
 }
 

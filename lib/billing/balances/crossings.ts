@@ -1,3 +1,4 @@
+import Decimal from 'decimal.js';
 import { query, sql, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { cmp, sub, type Units } from '../../money';
@@ -13,6 +14,8 @@ export type Moved = {
   startPending: Units | null;
   pending: Units | null;
   threshold: Units | null;
+  /** Whether a plan manages the balance; undefined means unknown (looked up when it fell). */
+  planManaged?: boolean;
 };
 
 /**
@@ -22,7 +25,7 @@ export type Moved = {
  */
 export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved[], rejected: Notification[], now: Date): Promise<void> {
   const out: Notification[] = [];
-  const enter: { balanceId: string; kind: string; n: Notification[] }[] = [];
+  const enter: { balanceId: string; kind: string; period?: string; n: Notification[] }[] = [];
   const leave: { balanceId: string; kinds: string[] }[] = [];
   for (const m of moved) {
     const changed = m.amount !== m.startAmount || m.pending !== m.startPending;
@@ -46,6 +49,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
       }
     }
   }
+  enter.push(...(await planThresholdCrossings(db, moved)));
   for (const r of rejected) {
     const [b] = await query<{ id: string }>(db, sql`select id from balances where account_id = ${r.accountId} and denomination = ${r.denomination}`);
     if (b) enter.push({ balanceId: b.id, kind: 'paused', n: [r] });
@@ -56,12 +60,43 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
   for (const e of enter) {
     const inserted = await query(
       db,
-      sql`insert into notification_states (balance_id, kind, period, created_at) values (${e.balanceId}, ${e.kind}, '', ${now.toISOString()}::timestamptz)
+      sql`insert into notification_states (balance_id, kind, period, created_at) values (${e.balanceId}, ${e.kind}, ${e.period ?? ''}, ${now.toISOString()}::timestamptz)
         on conflict do nothing returning balance_id`,
     );
     if (inserted.length) out.push(...e.n);
   }
   await enqueueNotifications(db, companyId, out, now);
+}
+
+/**
+ * `threshold` for plans: usage of a plan's included balance (included − amount) reached the
+ * plan's `threshold_alert_percentage`. Once per plan period: the state row is keyed by the
+ * account's `last_plan_renewal`, so a renewal or plan change arms it again. One query, and only
+ * when a balance that may be plan-managed went down.
+ */
+async function planThresholdCrossings(db: Db, moved: Moved[]): Promise<{ balanceId: string; kind: string; period: string; n: Notification[] }[]> {
+  const fell = moved.filter((m) => m.planManaged !== false && cmp(m.amount, m.startAmount) < 0);
+  if (!fell.length) return [];
+  const rows = await query<{ id: string; included: string; pct: string; period: string | Date }>(
+    db,
+    sql`select b.id, b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
+      from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
+      where b.id in (${sql.join(fell.map((m) => sql`${m.id}`), sql`, `)})
+        and b.included_amount > 0 and p.threshold_alert_percentage is not null and a.last_plan_renewal is not null`,
+  );
+  const out: { balanceId: string; kind: string; period: string; n: Notification[] }[] = [];
+  for (const r of rows) {
+    const m = fell.find((x) => x.id === r.id)!;
+    const limit = new Decimal(r.included).mul(r.pct).div(100);
+    if (new Decimal(r.included).minus(m.amount).lt(limit)) continue;
+    out.push({
+      balanceId: m.id,
+      kind: 'plan_threshold',
+      period: new Date(r.period).toISOString(),
+      n: [{ accountId: m.accountId, denomination: m.denomination, topic: 'threshold', balance: m.amount, detail: { reason: 'plan_threshold', threshold_alert_percentage: r.pct, included_amount: r.included } }],
+    });
+  }
+  return out;
 }
 
 /** One threshold refill in flight per balance: the partial unique index on jobs enforces it. */

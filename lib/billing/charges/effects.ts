@@ -18,7 +18,7 @@ export async function applyEffect(db: Db, charge: Charge, effect: Effect, now: D
     }
     case 'renew_plan': {
       const { completeRenewal } = await import('../plans/renewals');
-      await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chargeId: charge.id, now });
+      await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, now });
       return;
     }
     case 'refill': {

@@ -83,6 +83,7 @@ export async function startPlanPeriod(
       renewalAttempts: 0,
       renewalRetryAt: null,
       scheduledPlanId: null,
+      scheduledPlanVariableAmounts: null,
       updatedAt: now,
     })
     .where(eq(accounts.id, accountId));

@@ -1,6 +1,6 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts } from '../../db/schema';
+import { accounts, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { conflict, invalid } from '../../errors';
 import { activatePlan, getAccount, validateAccountInput } from '../accounts/accounts';
@@ -8,6 +8,7 @@ import type { Company } from '../companies/companies';
 import { periodChargeFor } from './attach';
 import { computeProrationCredit } from './periods';
 import { getPlan } from './plans';
+import { overageFor } from './renewals';
 
 /**
  * changeplan: a plan whose period charge is at least the current one is an upgrade, at once:
@@ -26,18 +27,43 @@ export async function changePlan({ db, company, accountId, planId, chosen }: { d
     await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
   } else if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
     await activatePlan({ db, company, account, plan, chosen: choice, charge: newCharge, reason: 'start' });
+  } else if (account.planId === plan.id && sameChoice(account.planVariableAmounts, choice)) {
+    // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
+    if (!account.scheduledPlanId) throw invalid('The account is already on this plan.', 'plan_id');
+    await db.update(accounts).set({ scheduledPlanId: null, scheduledPlanVariableAmounts: null, updatedAt: at }).where(eq(accounts.id, account.id));
   } else {
-    if (account.planId === plan.id && JSON.stringify(account.planVariableAmounts ?? null) === JSON.stringify(choice)) {
-      throw invalid('The account is already on this plan.', 'plan_id');
-    }
     if (account.planStatus === 'PAST_DUE') throw conflict('The account is past due: a plan change waits until its renewal is paid.', 'plan_id');
     const oldCharge = account.planChargeAmount ?? 0;
     if (newCharge >= oldCharge) {
-      const credit = computeProrationCredit({ charge: oldCharge, periodStart: account.lastPlanRenewal ?? at, periodEnd: account.nextPlanRenewal ?? at, at });
-      await activatePlan({ db, company, account, plan, chosen: choice, charge: Math.max(0, newCharge - credit), reason: 'upgrade', credit });
+      // The renewal lease: an upgrade and a renewal of one account never run side by side.
+      if (!(await leaseAccount(db, account.id, at))) throw conflict('A renewal of this account is in progress; try the plan change again in a moment.', 'plan_id');
+      try {
+        const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+        const credit = computeProrationCredit({ charge: oldCharge, periodStart: fresh.lastPlanRenewal ?? at, periodEnd: fresh.nextPlanRenewal ?? at, at });
+        // Postpaid overage of the old plan is billed now: the new period resets those balances.
+        const [current] = await db.select().from(plans).where(eq(plans.id, account.planId));
+        const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [] };
+        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage });
+      } finally {
+        await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, account.id));
+      }
     } else {
-      await db.update(accounts).set({ scheduledPlanId: plan.id, updatedAt: at }).where(eq(accounts.id, account.id));
+      await db.update(accounts).set({ scheduledPlanId: plan.id, scheduledPlanVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
     }
   }
   return getAccount({ db, companyId: company.id, accountId });
+}
+
+async function leaseAccount(db: Db, accountId: string, at: Date): Promise<boolean> {
+  const rows = await db
+    .update(accounts)
+    .set({ renewalLockedUntil: new Date(at.getTime() + 10 * 60_000) })
+    .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
+    .returning({ id: accounts.id });
+  return rows.length > 0;
+}
+
+function sameChoice(a: unknown, b: Record<string, string> | null): boolean {
+  const norm = (v: unknown) => JSON.stringify(Object.entries((v ?? {}) as Record<string, string>).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return norm(a) === norm(b);
 }

@@ -12,9 +12,11 @@ import { planBalances, type Plan } from './plans';
  * a later success renews and returns it to ACTIVE.
  */
 export const RENEWAL_RETRY_DAYS = [1, 3, 7];
-export function computeRenewalRetry(due: Date, attempts: number): Date {
+export function computeRenewalRetry(due: Date, attempts: number, now: Date = due): Date {
   const days = attempts <= RENEWAL_RETRY_DAYS.length ? RENEWAL_RETRY_DAYS[attempts - 1] : 7 * (attempts - RENEWAL_RETRY_DAYS.length + 1);
-  return new Date(due.getTime() + days * 86_400_000);
+  const at = new Date(due.getTime() + days * 86_400_000);
+  // A worker that was down past several slots must not fire them back to back: next try in a day.
+  return at.getTime() > now.getTime() ? at : new Date(now.getTime() + 86_400_000);
 }
 
 type Claimed = { id: string };
@@ -30,10 +32,32 @@ async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[
         where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
           and coalesce(renewal_retry_at, next_plan_renewal) <= ${at}::timestamptz
           and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
-        order by next_plan_renewal limit ${limit}
+        order by coalesce(renewal_retry_at, next_plan_renewal) limit ${limit}
         for update skip locked)
       returning id`,
   );
+}
+
+/**
+ * A PAST_DUE account got a new card: try its renewal now instead of at the next retry slot.
+ * Same lease as the worker, so it never runs beside a worker's attempt. Returns whether it ran.
+ */
+export async function retryPastDueRenewal(db: Db, accountId: string, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const claimed = await query<Claimed>(
+    db,
+    sql`update accounts set renewal_locked_until = ${new Date(now.getTime() + 10 * 60_000).toISOString()}::timestamptz
+      where id = ${accountId} and plan_status = 'PAST_DUE' and next_plan_renewal <= ${at}::timestamptz
+        and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
+      returning id`,
+  );
+  if (!claimed.length) return false;
+  try {
+    await renewOne(db, accountId, now);
+  } finally {
+    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, accountId));
+  }
+  return true;
 }
 
 export async function nextRenewalDue(db: Db, after: Date): Promise<Date | null> {
@@ -46,7 +70,7 @@ export async function nextRenewalDue(db: Db, after: Date): Promise<Date | null> 
 }
 
 /** Postpaid overage of the current plan's balances: units below zero × the balance's price. */
-async function overageFor(db: Db, accountId: string, plan: Plan) {
+export async function overageFor(db: Db, accountId: string, plan: Plan) {
   if (plan.overageChargeMode !== 'postpay') return { cents: 0, lines: [] as string[] };
   const prices = new Map(planBalances(plan).map((b) => [b.denomination, b.overage_charge_amount]));
   const rows = await db
@@ -89,12 +113,12 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
   const [current] = await db.select().from(plans).where(eq(plans.id, account.planId!));
   const targetId = account.scheduledPlanId ?? current.id;
   const [target] = targetId === current.id ? [current] : await db.select().from(plans).where(eq(plans.id, targetId));
-  const chosen = targetId === current.id ? ((account.planVariableAmounts as Record<string, string> | null) ?? null) : null;
+  const chosen = ((account.scheduledPlanId ? account.scheduledPlanVariableAmounts : account.planVariableAmounts) as Record<string, string> | null) ?? null;
   const periodCharge = periodChargeFor(target, chosen);
   const overage = await overageFor(db, accountId, current);
   const total = periodCharge + overage.cents;
   if (total === 0) {
-    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chargeId: null, now }));
+    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chosen, chargeId: null, now }));
     return;
   }
   const description = [`Plan ${target.name} renewal: ${periodCharge} cents`, ...overage.lines].join('; ');
@@ -107,7 +131,7 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
       amount: total,
       reason: 'plan_renewal',
       description,
-      effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId }],
+      effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen }],
       now,
     });
     failed = !outcome.ok;
@@ -118,13 +142,16 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
     const attempts = account.renewalAttempts + 1;
     await db
       .update(accounts)
-      .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(due, attempts), updatedAt: now })
+      .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(due, attempts, now), updatedAt: now })
       .where(and(eq(accounts.id, accountId), eq(accounts.nextPlanRenewal, due)));
   }
 }
 
 /** The renewal's effect: once per due date (the update only matches while it is still due). */
-export async function completeRenewal(db: Db, args: { accountId: string; due: Date; planId: string; chargeId: string | null; now: Date }): Promise<void> {
+export async function completeRenewal(
+  db: Db,
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; now: Date },
+): Promise<void> {
   const [account] = await db
     .select()
     .from(accounts)
@@ -133,11 +160,16 @@ export async function completeRenewal(db: Db, args: { accountId: string; due: Da
   if (!account) return;
   const [plan] = await db.select().from(plans).where(eq(plans.id, args.planId));
   const switching = plan.id !== account.planId;
+  // The charge was priced with these amounts; older effects without them fall back to the account.
+  const chosen =
+    args.chosen !== undefined
+      ? args.chosen
+      : (((account.scheduledPlanId ? account.scheduledPlanVariableAmounts : account.planVariableAmounts) as Record<string, string> | null) ?? null);
   await startPlanPeriod(db, {
     accountId: account.id,
     companyId: account.companyId,
     plan,
-    chosen: switching ? null : ((account.planVariableAmounts as Record<string, string> | null) ?? null),
+    chosen,
     chargeId: args.chargeId,
     reason: 'renewal',
     now: args.now,

@@ -46,6 +46,8 @@ export const accounts = pgTable(
     lastPlanRenewal: timestamp('last_plan_renewal', { withTimezone: true, mode: 'date' }),
     nextPlanRenewal: timestamp('next_plan_renewal', { withTimezone: true, mode: 'date' }),
     scheduledPlanId: text('scheduled_plan_id'),
+    // Chosen amounts that take effect with the scheduled change (a downgrade waits for renewal).
+    scheduledPlanVariableAmounts: jsonb('scheduled_plan_variable_amounts'),
     // Periods are counted from the anchor (plan start) so month ends never drift.
     planAnchorAt: timestamp('plan_anchor_at', { withTimezone: true, mode: 'date' }),
     planPeriods: integer('plan_periods').notNull().default(0),

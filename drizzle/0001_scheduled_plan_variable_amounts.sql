@@ -1,0 +1,1 @@
+ALTER TABLE "accounts" ADD COLUMN "scheduled_plan_variable_amounts" jsonb;
