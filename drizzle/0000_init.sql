@@ -56,6 +56,7 @@ CREATE TABLE "accounts" (
 	"last_plan_renewal" timestamp with time zone,
 	"next_plan_renewal" timestamp with time zone,
 	"scheduled_plan_id" text,
+	"scheduled_plan_variable_amounts" jsonb,
 	"plan_anchor_at" timestamp with time zone,
 	"plan_periods" integer DEFAULT 0 NOT NULL,
 	"renewal_attempts" integer DEFAULT 0 NOT NULL,
@@ -126,6 +127,7 @@ CREATE TABLE "charges" (
 	"failure_code" text,
 	"failure_message" text,
 	"metadata" jsonb NOT NULL,
+	"work_key" text,
 	"created_at" timestamp with time zone NOT NULL,
 	"updated_at" timestamp with time zone,
 	CONSTRAINT "charges_amount_nonneg" CHECK ("charges"."amount" >= 0)
@@ -260,6 +262,8 @@ CREATE INDEX "plans_company" ON "plans" USING btree ("company_id","id");--> stat
 CREATE UNIQUE INDEX "balances_account_denomination" ON "balances" USING btree ("account_id","denomination");--> statement-breakpoint
 CREATE INDEX "balances_next_refill" ON "balances" USING btree ("next_periodic_refill") WHERE "balances"."next_periodic_refill" is not null;--> statement-breakpoint
 CREATE INDEX "charges_account" ON "charges" USING btree ("account_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "charges_work_key" ON "charges" USING btree ("company_id","work_key") WHERE "charges"."work_key" is not null;--> statement-breakpoint
+CREATE INDEX "charges_pending" ON "charges" USING btree ("created_at") WHERE "charges"."status" = 'pending';--> statement-breakpoint
 CREATE UNIQUE INDEX "events_idempotency" ON "events" USING btree ("company_id","idempotency_key") WHERE "events"."idempotency_key" is not null;--> statement-breakpoint
 CREATE INDEX "events_company" ON "events" USING btree ("company_id","id");--> statement-breakpoint
 CREATE INDEX "events_company_created" ON "events" USING btree ("company_id","created_at");--> statement-breakpoint

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lowercase
 
@@ -40,19 +40,3 @@ export function newSecret(prefix: string, bytes = 32): string {
   return prefix + randomBytes(bytes).toString('base64url');
 }
 
-/**
- * A deterministic id for work that may be retried: the same (time, key) always gives the same
- * id, still ordered by `atMs` like the ids from `newId`.
- */
-export function derivedId(prefix: IdPrefix, atMs: number, key: string): string {
-  let time = '';
-  let t = atMs;
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  const digest = createHash('sha256').update(key).digest();
-  let tail = '';
-  for (let i = 0; i < 16; i++) tail += ALPHABET[digest[i] & 31];
-  return `${prefix}_${time}${tail}`;
-}

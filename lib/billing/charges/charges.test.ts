@@ -149,7 +149,7 @@ describe('charges', () => {
     expect((await fresh.call('GET', `/v1/accounts/${a.id}/balance/credits`)).body.data.amount).toBe(10);
   });
 
-  it('reuses the charge and its processor key when work is retried with the same charge id', async () => {
+  it('reuses the charge and its processor key when work is retried with the same work key', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
     const { chargeAccount } = await import('./charges');
@@ -164,7 +164,7 @@ describe('charges', () => {
       description: 'retried work',
       effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '25', type: 'refill', description: 'retried work' }],
       now: new Date(),
-      chargeId: 'ch_01retriedwork0000000000000',
+      workKey: 'job:retried-work',
     };
     const first = await chargeAccount(req);
     const second = await chargeAccount(req);

@@ -54,8 +54,8 @@ export type ChargeRequest = {
   description: string;
   effects: Effect[];
   now: Date;
-  /** A deterministic id for work that may be retried (jobs, renewals); new otherwise. */
-  chargeId?: string;
+  /** Names work that may be retried (a job, a renewal attempt): the retry reuses its charge. */
+  workKey?: string;
 };
 
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
@@ -71,7 +71,7 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
   const stripe = processorFor(company);
   const paymentMethod = account.paymentMethod;
   const values = {
-    id: req.chargeId ?? newId('ch'),
+    id: newId('ch'),
     companyId: company.id,
     accountId: account.id,
     amount: req.amount,
@@ -80,13 +80,16 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
     status: 'pending',
     processorPaymentMethodId: paymentMethod?.id ?? null,
     metadata: { effects: req.effects },
+    workKey: req.workKey ?? null,
     createdAt: now,
     updatedAt: now,
   };
-  // A caller that retries the same work (a worker job) passes the same chargeId: the row and
-  // the processor's idempotency key are reused, so the retry can never charge twice.
+  // Retried work (a job, a renewal attempt) passes the same workKey: the charge row, and so the
+  // processor's idempotency key, are reused, and the retry can never charge twice.
   await db.insert(charges).values(values).onConflictDoNothing();
-  const [charge] = await db.select().from(charges).where(eq(charges.id, values.id));
+  const [charge] = req.workKey
+    ? await db.select().from(charges).where(and(eq(charges.companyId, company.id), eq(charges.workKey, req.workKey)))
+    : await db.select().from(charges).where(eq(charges.id, values.id));
   if (charge.status === 'succeeded') return { charge, ok: true };
   if (charge.status === 'failed') return { charge, ok: false, error: new ApiError(charge.failureCode === 'payment_method_required' ? 'payment_method_required' : 'card_declined', charge.failureMessage ?? 'The charge failed.') };
   if (!stripe || !account.processorId || !paymentMethod) {

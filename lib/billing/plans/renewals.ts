@@ -133,8 +133,12 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
       description,
       effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen }],
       now,
+      // One charge per due date and attempt: a worker that dies mid-renewal and a later claim
+      // reuse it (same processor idempotency key), so a renewal is never charged twice.
+      workKey: `renewal:${account.id}:${due.toISOString()}:${account.renewalAttempts}`,
     });
-    failed = !outcome.ok;
+    // An unknown outcome is not a failure: the next claim asks the processor again.
+    failed = !outcome.ok && outcome.charge.status === 'failed';
   } catch {
     failed = true; // no card on file: same as a declined renewal
   }

@@ -17,7 +17,7 @@ import { computeFollowingRefill, computeRefillSchedule } from './schedule';
 type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
 
 /** Charges for a refill (or grants at once when free); units only after the charge succeeded. */
-async function chargeRefill(args: { db: Db; company: Company; account: typeof accounts.$inferSelect; balance: Balance | { id: string; denomination: string }; amount: string; usd: number; periodic: boolean; description: string; now: Date; config?: Record<string, unknown>; chargeId?: string }) {
+async function chargeRefill(args: { db: Db; company: Company; account: typeof accounts.$inferSelect; balance: Balance | { id: string; denomination: string }; amount: string; usd: number; periodic: boolean; description: string; now: Date; config?: Record<string, unknown>; workKey?: string }) {
   const { db, company, account, balance, amount, usd, now } = args;
   if (usd === 0) {
     await db.transaction(async (tx) => {
@@ -34,7 +34,7 @@ async function chargeRefill(args: { db: Db; company: Company; account: typeof ac
     description: args.description,
     effects: [{ kind: 'refill', balance_id: balance.id, amount, description: args.description, periodic: args.periodic, ...(args.config && { config: args.config }) }],
     now,
-    chargeId: args.chargeId,
+    workKey: args.workKey,
   });
   // An unknown outcome (processor unreachable) is not a failure yet: reconciliation decides.
   if (!outcome.ok && outcome.charge.status === 'failed') {
@@ -179,11 +179,6 @@ export async function nextRefillDue(db: Db, after: Date): Promise<Date | null> {
   return row?.at ? new Date(row.at) : null;
 }
 
-/** A retried job reuses its charge (same row, same processor idempotency key). */
-function chargeIdFor(job: Job): string {
-  return `ch_${job.id.slice(job.id.indexOf('_') + 1)}`;
-}
-
 async function loadForJob(db: Db, balanceId: string) {
   const [row] = await db
     .select({ balance: balances, account: accounts, company: companies })
@@ -209,7 +204,7 @@ export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<vo
     await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
   }
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
-  await chargeRefill({ db, company: row.company, account: row.account, balance, amount, usd, periodic: true, description: `Monthly refill of ${amount} ${row.balance.denomination}`, now, chargeId: chargeIdFor(job) }).catch(async (err) => {
+  await chargeRefill({ db, company: row.company, account: row.account, balance, amount, usd, periodic: true, description: `Monthly refill of ${amount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
   });
@@ -221,7 +216,7 @@ export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<v
   if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null) return;
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
   if (cmp(sub(balance.amount, balance.pending), row.balance.refillThreshold) >= 0) return;
-  await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, chargeId: chargeIdFor(job) }).catch(async (err) => {
+  await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
   });

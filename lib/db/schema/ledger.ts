@@ -102,8 +102,15 @@ export const charges = pgTable(
     failureCode: text('failure_code'),
     failureMessage: text('failure_message'),
     metadata: jsonb('metadata').notNull(),
+    // Set by work that may be retried (a job, a renewal attempt): the retry finds this charge.
+    workKey: text('work_key'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('charges_account').on(t.accountId, t.id), check('charges_amount_nonneg', sql`${t.amount} >= 0`)],
+  (t) => [
+    index('charges_account').on(t.accountId, t.id),
+    uniqueIndex('charges_work_key').on(t.companyId, t.workKey).where(sql`${t.workKey} is not null`),
+    index('charges_pending').on(t.createdAt).where(sql`${t.status} = 'pending'`),
+    check('charges_amount_nonneg', sql`${t.amount} >= 0`),
+  ],
 );

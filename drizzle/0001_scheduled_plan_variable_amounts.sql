@@ -1,1 +1,0 @@
-ALTER TABLE "accounts" ADD COLUMN "scheduled_plan_variable_amounts" jsonb;
