@@ -74,7 +74,10 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
     const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
     return fresh;
   } catch (err) {
-    await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
-    throw err instanceof ApiError ? err : err;
+    // A charge whose outcome is still unknown keeps the link used: a second card must not be
+    // charged while the first may have gone through. Any other failure frees it for a retry.
+    const pending = err instanceof ApiError && err.extra.charge_pending === true;
+    if (!pending) await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
+    throw err;
   }
 }
