@@ -16,6 +16,8 @@ export type Moved = {
   threshold: Units | null;
   /** Whether a plan manages the balance; undefined means unknown (looked up when it fell). */
   planManaged?: boolean;
+  /** The plan alert inputs when the caller already read them (null: no alert configured). */
+  planAlert?: { included: string; pct: string; period: Date } | null;
 };
 
 /**
@@ -75,15 +77,18 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
  * when a balance that may be plan-managed went down.
  */
 async function planThresholdCrossings(db: Db, moved: Moved[]): Promise<{ balanceId: string; kind: string; period: string; n: Notification[] }[]> {
-  const fell = moved.filter((m) => m.planManaged !== false && cmp(m.amount, m.startAmount) < 0);
+  const fell = moved.filter((m) => m.planManaged !== false && m.planAlert !== null && cmp(m.amount, m.startAmount) < 0);
   if (!fell.length) return [];
-  const rows = await query<{ id: string; included: string; pct: string; period: string | Date }>(
+  const known = fell.filter((m) => m.planAlert);
+  const unknown = fell.filter((m) => !m.planAlert);
+  const rows: { id: string; included: string; pct: string; period: string | Date }[] = known.map((m) => ({ id: m.id, ...m.planAlert! }));
+  if (unknown.length) rows.push(...(await query<{ id: string; included: string; pct: string; period: string | Date }>(
     db,
     sql`select b.id, b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
       from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
-      where b.id in (${sql.join(fell.map((m) => sql`${m.id}`), sql`, `)})
+      where b.id in (${sql.join(unknown.map((m) => sql`${m.id}`), sql`, `)})
         and b.included_amount > 0 and p.threshold_alert_percentage is not null and a.last_plan_renewal is not null`,
-  );
+  )));
   const out: { balanceId: string; kind: string; period: string; n: Notification[] }[] = [];
   for (const r of rows) {
     const m = fell.find((x) => x.id === r.id)!;

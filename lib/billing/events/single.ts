@@ -32,6 +32,8 @@ type Row = {
   b_included_amount: string | null;
   b_created_at: string | Date | null;
   b_updated_at: string | Date | null;
+  plan_pct: string | null;
+  plan_period: string | Date | null;
 };
 
 const d = (v: string | Date | null) => (v === null ? null : new Date(v));
@@ -57,7 +59,7 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
     const [row] = await query<Row>(
       tx,
       sql`with acct as (
-        select a.id, a.plan_id from accounts a where a.id = ${accountId} and a.company_id = ${companyId}
+        select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${accountId} and a.company_id = ${companyId}
       ), rule as (
         select (r->>'amount')::numeric as amount, r->>'denomination' as denomination
         from acct join plans p on p.id = acct.plan_id cross join lateral jsonb_array_elements(p.billing_rules) r
@@ -100,7 +102,9 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         b.id as b_id, b.company_id as b_company_id, b.amount::text as b_amount, b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount,
         b.refill_usd_amount as b_refill_usd_amount, b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill,
         b.next_periodic_refill as b_next_periodic_refill, b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id,
-        b.included_amount::text as b_included_amount, b.created_at as b_created_at, b.updated_at as b_updated_at
+        b.included_amount::text as b_included_amount, b.created_at as b_created_at, b.updated_at as b_updated_at,
+        (select p.threshold_alert_percentage from plans p where p.id = b.managed_by_plan_id) as plan_pct,
+        (select last_plan_renewal from acct) as plan_period
       from decide dd left join bal b on b.id = dd.balance_id`,
     );
     if (!row) return 'not_found';
@@ -133,7 +137,13 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
     await afterBalancesMoved(
       tx,
       companyId,
-      [{ accountId, denomination: row.denomination, id: row.b_id, startAmount, amount, startPending, pending, threshold: row.b_refill_threshold, planManaged: row.b_managed_by_plan_id !== null }],
+      [{ accountId, denomination: row.denomination, id: row.b_id, startAmount, amount, startPending, pending, threshold: row.b_refill_threshold,
+        planManaged: row.b_managed_by_plan_id !== null,
+        planAlert:
+          row.b_managed_by_plan_id && row.plan_pct && row.plan_period && row.b_included_amount && Number(row.b_included_amount) > 0
+            ? { included: row.b_included_amount, pct: row.plan_pct, period: new Date(row.plan_period) }
+            : null,
+      }],
       state === 'rejected' ? [{ accountId, denomination: row.denomination, topic: 'pause_balance', balance: startAmount }] : [],
       now,
     );
