@@ -97,3 +97,16 @@ export async function dispatch(req: Request): Promise<Response> {
   );
   return handler(req, { params: Promise.resolve(encoded) });
 }
+
+/** Every route file with the HTTP methods it exports, as `/segment/[param]` paths. */
+export async function listRoutes(): Promise<{ path: string; methods: string[] }[]> {
+  const found: Route[] = [];
+  scan(appDir, [], found);
+  const out: { path: string; methods: string[] }[] = [];
+  for (const r of found) {
+    const mod = (await import(r.file)) as Record<string, unknown>;
+    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => typeof mod[m] === 'function');
+    out.push({ path: '/' + r.segments.join('/'), methods });
+  }
+  return out;
+}
