@@ -94,4 +94,26 @@ describe('the API contract', () => {
     const list = await acme.call('GET', '/v1/companies/{company}/accounts?email=idem@x.io');
     expect(list.body.data).toHaveLength(1);
   });
+
+  it('answers 429 with Retry-After over the company request rate', async () => {
+    const busy = await newCompany(t);
+    process.env.RATE_LIMIT_PER_SECOND = '1';
+    try {
+      const statuses: number[] = [];
+      let limited: Awaited<ReturnType<typeof busy.call>> | undefined;
+      for (let i = 0; i < 5; i++) {
+        const r = await busy.call('GET', '/v1/companies');
+        statuses.push(r.status);
+        if (r.status === 429) limited = r;
+      }
+      expect(statuses.slice(0, 2)).toEqual([200, 200]);
+      expect(limited?.body.error.type).toBe('rate_limited');
+      expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Other companies are not affected.
+      expect((await acme.call('GET', '/v1/companies')).status).toBe(200);
+    } finally {
+      delete process.env.RATE_LIMIT_PER_SECOND;
+    }
+  });
 });
+
