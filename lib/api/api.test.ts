@@ -100,7 +100,7 @@ describe('the API contract', () => {
     process.env.RATE_LIMIT_PER_SECOND = '1';
     try {
       const statuses: number[] = [];
-      let limited: Awaited<ReturnType<typeof busy.call>> | undefined;
+      let limited: { status: number; body: any; headers: Headers } | undefined;
       for (let i = 0; i < 5; i++) {
         const r = await busy.call('GET', '/v1/companies');
         statuses.push(r.status);

@@ -1,0 +1,122 @@
+/**
+ * Words for the request fields. The zod request schemas carry types and limits; what a field
+ * means lives here so the schema files stay about validation. Keys are `Component.path`
+ * (`PlanCreate.balances[].amount`) or, for a field that means the same everywhere, its name.
+ * The test fails when a request field has no description.
+ */
+export const FIELD_DOCS: Record<string, string> = {
+  // Shared meanings.
+  name: 'Display name.',
+  email: 'Email address.',
+  metadata: 'Arbitrary JSON object, at most 16 KiB, returned as sent.',
+  plan_id: 'Plan id (`p_...`).',
+  plan_variable_amounts:
+    "For a plan with variable balances: balance denomination → chosen included amount. The period charge becomes charge_amount + Σ (chosen − included) × variable_unit_price, rounded half up to whole cents, never below 0.",
+  token: 'Card token from the payment processor\'s client-side card element (tok_...); becomes the default payment method.',
+  billing_address_id: 'Free-form billing address reference; null clears it.',
+  denomination: 'Balance denomination.',
+  reason: 'Why the units are granted; recorded on the ledger entry.',
+  url: 'Absolute http or https URL the service POSTs deliveries to; no credentials in it.',
+  username: 'HTTP Basic username sent with every delivery (no colon); null for none.',
+  password: 'HTTP Basic password sent with every delivery; needs a username; null for none.',
+
+  'AccountCreate.name': 'Name of the customer.',
+  'AccountCreate.email': 'Email address of the customer.',
+  'AccountCreate.processor_id': 'Existing payment processor customer id (cus_...). If omitted, the service creates a processor customer.',
+  'AccountCreate.plan_id': 'Plan to attach at once: creates all its balances and starts billing. A plan with a charge needs token, a processor_id with a default card, or enable_card_collector (otherwise 402 payment_method_required).',
+  'AccountCreate.enable_card_collector':
+    'true (or 1) asks for a one-time hosted card form; its link comes back as card_collector_url and the plan is attached only when the form is completed.',
+  'AccountUpdate.name': 'New name of the customer.',
+  'AccountUpdate.email': 'New email address of the customer.',
+  'AccountUpdate.metadata': 'Replaces the metadata object.',
+
+  'PlanChange.plan_id': 'The new plan. A higher (or equal) period charge is an upgrade, at once and prorated; a cheaper plan is a downgrade scheduled for the next renewal.',
+
+  'BalanceCreate.amount': 'Units to grant on top of the balance (optional); send an Idempotency-Key to make a retry safe.',
+
+  'DepositRequest.denomination': 'Balance to credit.',
+  'DepositRequest.charge_against_denomination': 'Synonym of denomination.',
+  'DepositRequest.amount_to_deposit': 'Units to add.',
+  'DepositRequest.amount_to_charge': 'USD cents charged to the card first; 0 (the default) makes a free grant.',
+
+  'AutoRefillRequest.amount': 'Units added per refill.',
+  'AutoRefillRequest.usd_charge': 'Charged to the card per refill.',
+  'AutoRefillRequest.refill_period':
+    'monthly: refill on the same day each month from today (after the 28th: the 1st of the second following month, then the 1st); the first refill happens at once.',
+  'AutoRefillRequest.threshold': 'Refill each time the balance drops below this.',
+
+  'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
+  'RefillChangeRequest.amount': 'Units per refill from the next refill on.',
+  'RefillChangeRequest.usd_charge': 'Charge per refill from the next refill on.',
+
+  'MidMonthRequest.account_id': 'Optional; must equal the path account_id.',
+  'MidMonthRequest.denomination': 'Balance whose monthly refill increases now.',
+  'MidMonthRequest.amount': 'New units per month; must be more than the current refill_amount.',
+  'MidMonthRequest.usd_charge': 'New monthly charge; remaining units are cancelled and their value at the old unit price comes off it.',
+
+  type: 'Kind of event, chosen by the caller; plan billing rules match on it. Types without a rule are accepted and not billed.',
+  cost_override: 'Replaces automatic pricing (batch form).',
+  'cost_override.amount': 'Cost in units.',
+  'cost_override.denomination': 'Balance to charge.',
+  cost_override_amount: 'Replaces automatic pricing together with cost_override_denomination (per-account form).',
+  cost_override_denomination: 'Balance to charge; pairs with cost_override_amount.',
+  state: 'pending holds the cost (reflected in available) until completed or cancelled, or for one hour; complete (default; completed is a synonym) charges at once.',
+  gate_on_balance: 'When true and the cost exceeds the available balance, the event is recorded as rejected and nothing is charged (402 on the per-account endpoint; state rejected in a batch).',
+  idempotency_key: 'A repeat with the same key within the company returns the first record and charges nothing.',
+  account_id: 'Account the event belongs to (`a_...`).',
+
+  'EventTransition.state': 'complete (or completed) charges the held cost; cancelled (or canceled) releases it.',
+
+  'PlanCreate.name': 'Plan name.',
+  'PlanCreate.charge_amount': 'Charge per billing period.',
+  'PlanCreate.charge_denomination': 'Only USD (any case).',
+  'PlanCreate.billing_period': 'day, week, month (default) or year; daily, weekly, monthly, yearly, annual, annually and any case are accepted.',
+  'PlanCreate.overage_charge_mode': 'postpay: units below zero are billed at renewal at overage_charge_amount; none: not billed.',
+  'PlanCreate.threshold_alert_percentage': 'Usage percentage (above 0, at most 100) of an included balance that fires the threshold webhook; null for none.',
+  'PlanCreate.balances': 'Balances the plan creates; each is reset to its amount at every renewal (no rollover).',
+  'PlanCreate.balances[].amount': 'Units included per period.',
+  'PlanCreate.balances[].denomination': 'Balance denomination; one entry per denomination.',
+  'PlanCreate.balances[].overage_charge_amount': 'Charge per unit below zero at renewal (postpay).',
+  'PlanCreate.balances[].overage_charge_denomination': 'Only USD (any case).',
+  'PlanCreate.balances[].variable_unit_price': 'USD cents per unit (may have decimals); makes the included amount choosable per account with plan_variable_amounts.',
+  'PlanCreate.billing_rules': 'Price of each event type; one rule per type.',
+  'PlanCreate.billing_rules[].type': 'Event type the rule prices.',
+  'PlanCreate.billing_rules[].amount': 'Cost of one event.',
+  'PlanCreate.billing_rules[].denomination': 'Balance charged.',
+  'PlanCreate.flags': 'Feature flags (name → boolean) copied to the accounts on the plan.',
+
+  'WebhookUpdate.url': 'New target URL.',
+  'WebhookTypeRegistration.type': 'Event type to deliver; one url may be registered for several types.',
+  'WebhookTypeRegistration.url': 'Absolute http or https URL the service POSTs deliveries to.',
+
+  'CompanyCreate.name': 'Company name.',
+  'CompanyCreate.email': 'Contact email of the company.',
+  'CompanyCreate.processor_key': "The company's Stripe secret (sk_...) or restricted (rk_...) key; needs write access to customers, payment intents and payment methods. Stored encrypted.",
+  'CompanyCreate.processor_publishable_key': 'Stripe publishable key (pk_...) for the hosted card collector.',
+  'CompanyCreate.password': "Console owner's sign-in password (at least 8 characters).",
+
+  'TestClockAdvance.seconds': 'Seconds to move the clock forward; 0 runs everything already due.',
+};
+
+/** Query parameters, by name. */
+export const QUERY_DOCS: Record<string, string> = {
+  limit: 'Page size: 1 to 1000, default 100 (more is 400).',
+  starting_after: 'Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header.',
+  email: 'Only accounts with exactly this email.',
+  search: 'Case-insensitive part of the name or email, or an exact account id.',
+  denomination: 'Only entries of this balance.',
+  account_id: 'Only events of this account.',
+  type: 'Only events of this type.',
+  state: 'Only events in this state (rejected included).',
+  created_gte: 'Only events created at or after this time (ISO 8601 with offset).',
+  created_lt: 'Only events created before this time (ISO 8601 with offset).',
+  status: 'Only deliveries in this status.',
+};
+
+/** Type-level words for the shared pieces of lib/api/schemas/common.ts. */
+export const TYPE_DOCS = {
+  units: 'Units: a JSON number or a numeric string, at most 12 decimals (NaN, Infinity and 1e400 are rejected).',
+  nonNegativeUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, not negative.',
+  positiveUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.',
+  cents: 'USD cents: a non-negative integer (a numeric string such as "2500" is accepted).',
+};

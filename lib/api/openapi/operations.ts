@@ -1,0 +1,434 @@
+import type { z } from 'zod';
+import type { ErrorType } from '../../errors';
+import { listQuery } from '../pagination';
+import { accountCreate, accountListQuery, accountUpdate } from '../schemas/accounts';
+import { balanceCreate, deposit, ledgerQuery } from '../schemas/balances';
+import { cardAttach } from '../schemas/cards';
+import { changePlan } from '../schemas/changeplan';
+import { companyCreate } from '../schemas/companies';
+import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } from '../schemas/events';
+import { planCreate } from '../schemas/plans';
+import { autoRefill, modifyMidMonth, scheduledRefill } from '../schemas/refills';
+import { advance } from '../schemas/test-clock';
+import { deliveryListQuery, typeRegistration, webhookCreate, webhookUpdate } from '../schemas/webhooks';
+import type { ResponseSchemaName } from './responses';
+import * as ex from './examples';
+
+/**
+ * The request bodies, by component name: the very zod schemas the route files pass to
+ * withCompany/withAdmin, so the document and the validation cannot disagree.
+ */
+export const REQUEST_SCHEMAS = {
+  CompanyCreate: companyCreate,
+  AccountCreate: accountCreate,
+  AccountUpdate: accountUpdate,
+  CardAttach: cardAttach,
+  PlanChange: changePlan,
+  BalanceCreate: balanceCreate,
+  DepositRequest: deposit,
+  AutoRefillRequest: autoRefill,
+  RefillChangeRequest: scheduledRefill,
+  MidMonthRequest: modifyMidMonth,
+  EventCreate: eventCreate,
+  EventBatchItem: batchItem,
+  EventBatch: eventBatch,
+  EventTransition: eventTransition,
+  PlanCreate: planCreate,
+  WebhookCreate: webhookCreate,
+  WebhookUpdate: webhookUpdate,
+  WebhookTypeRegistration: typeRegistration,
+  TestClockAdvance: advance,
+} satisfies Record<string, z.ZodType>;
+export type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
+
+export const TAGS = [
+  { name: 'Companies', description: 'Registration (operator), the caller\'s own company and its API keys.' },
+  { name: 'Accounts', description: 'Customers of a company: create, read, update, card on file, plan changes.' },
+  { name: 'Balances', description: 'One balance per account and denomination, the ledger, grants and deposits.' },
+  { name: 'Refills', description: 'Monthly and threshold refills, scheduled changes and mid-month increases.' },
+  { name: 'Events', description: 'Billable usage: single (optionally gated), batches, pending holds.' },
+  { name: 'Plans', description: 'Presets of balances, charges, billing rules and flags.' },
+  { name: 'Charges', description: 'Every attempt to charge an account\'s card.' },
+  { name: 'Webhooks', description: 'Registration, topic subscriptions, the delivery log and re-sends.' },
+  { name: 'Test clock', description: 'Operator-only control of the service clock (BILLING_TEST_CLOCK=1).' },
+  { name: 'Service', description: 'Health and this document.' },
+] as const;
+export type Tag = (typeof TAGS)[number]['name'];
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export type Operation = {
+  method: Method;
+  path: string;
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** company: Basic (company id : API key); admin: operator bearer token; public: none. */
+  auth: 'company' | 'admin' | 'public';
+  body?: { schema: RequestSchemaName; optional?: boolean; example: unknown };
+  query?: z.ZodType;
+  response: {
+    /** A component of responses.ts; OpenApiDocument: this document itself, served bare. */
+    schema: ResponseSchemaName | 'OpenApiDocument';
+    /** paged: a list with limit/starting_after and a Link header; all: an unpaged array. */
+    list?: 'paged' | 'all';
+    description: string;
+    example: unknown;
+  };
+  /** Error types beyond the ones every call of its kind can answer (see document.ts). */
+  errors?: ErrorType[];
+};
+
+const PAY: ErrorType[] = ['payment_method_required', 'card_declined', 'processor_error'];
+
+export const OPERATIONS: Operation[] = [
+  // Service
+  {
+    method: 'get', path: '/health', operationId: 'getHealth', tag: 'Service', auth: 'public',
+    summary: 'Health check',
+    description: 'No authentication. Answers once the database answers. Also served at `/health` only (there is no `/v1/health`).',
+    response: { schema: 'Health', description: 'The service and its database answer.', example: { status: 'ok', database: 'embedded' } },
+  },
+  {
+    method: 'get', path: '/v1/openapi.json', operationId: 'getOpenApiDocument', tag: 'Service', auth: 'public',
+    summary: 'This OpenAPI document',
+    description: 'No authentication. Served bare (not wrapped in `data`), as OpenAPI tools expect. A browsable rendering is at `/docs`.',
+    response: { schema: 'OpenApiDocument', description: 'The OpenAPI 3.1 document.', example: { openapi: '3.1.0', info: { title: 'Usage-based billing API', version: '1.0.0' }, paths: {} } },
+  },
+
+  // Companies
+  {
+    method: 'post', path: '/v1/companies', operationId: 'createCompany', tag: 'Companies', auth: 'admin',
+    summary: 'Register a company (operator)',
+    description:
+      'The operator\'s registration call, authorized with `Authorization: Bearer <ADMIN_TOKEN>`. Without `ADMIN_TOKEN` configured the call is 404. The API key comes back only in this response; `npm run company:create` does the same from a shell.',
+    body: { schema: 'CompanyCreate', example: { name: 'Acme Analytics', email: 'billing@acme.example', processor_key: 'rk_test_51AcmeRestricted', processor_publishable_key: 'pk_test_51AcmeExample', password: 'correct horse battery' } },
+    response: { schema: 'CompanyWithApiKey', description: 'The company with its first API key.', example: { ...ex.companyExample, api_key: 'sk_Q2hVbXlXc2VjcmV0S2V5RXhhbXBsZQ' } },
+  },
+  {
+    method: 'get', path: '/v1/companies', operationId: 'listCompanies', tag: 'Companies', auth: 'company',
+    summary: "The caller's own company",
+    description: 'A one-item list holding the authenticated company. No secrets.',
+    response: { schema: 'Company', list: 'all', description: 'A one-item array.', example: [ex.companyExample] },
+  },
+  {
+    method: 'post', path: '/v1/companies/{company_id}/api_keys', operationId: 'createApiKey', tag: 'Companies', auth: 'company',
+    summary: 'Issue another API key',
+    description: 'The secret is shown only in this response; keys are stored as hashes. Use it to rotate: issue, deploy, revoke the old one.',
+    response: { schema: 'ApiKeyWithSecret', description: 'The new key with its secret.', example: { ...ex.apiKeyExample, last_used_at: null, api_key: 'sk_Q2hVbXlXc2VjcmV0S2V5RXhhbXBsZQ' } },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/api_keys', operationId: 'listApiKeys', tag: 'Companies', auth: 'company',
+    summary: 'List API keys', description: 'Newest first, without secrets, revoked ones included.',
+    query: listQuery,
+    response: { schema: 'ApiKey', list: 'paged', description: 'The keys.', example: [ex.apiKeyExample] },
+  },
+  {
+    method: 'delete', path: '/v1/companies/{company_id}/api_keys/{key_id}', operationId: 'revokeApiKey', tag: 'Companies', auth: 'company',
+    summary: 'Revoke an API key', description: 'Takes effect at once.',
+    response: { schema: 'ApiKey', description: 'The revoked key.', example: { ...ex.apiKeyExample, revoked_at: '2027-03-11T09:00:00.000Z' } },
+  },
+
+  // Accounts
+  {
+    method: 'post', path: '/v1/companies/{company_id}/accounts', operationId: 'createAccount', tag: 'Accounts', auth: 'company',
+    summary: 'Create an account',
+    description:
+      'Creates the processor customer (unless `processor_id` is given), attaches `token` as the default card, and with `plan_id` attaches the plan: its balances are created and its first period is charged at once. With `enable_card_collector` the response carries `card_collector_url` and the plan waits (`PENDING_PAYMENT_METHOD`) until the customer fills in the form.',
+    body: { schema: 'AccountCreate', example: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { crm_id: '8812' }, plan_id: ex.IDS.plan, token: 'tok_visa' } },
+    response: { schema: 'Account', description: 'The new account.', example: ex.accountExample },
+    errors: PAY,
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/accounts', operationId: 'listAccounts', tag: 'Accounts', auth: 'company',
+    summary: 'List accounts', description: 'Newest first.',
+    query: accountListQuery,
+    response: { schema: 'Account', list: 'paged', description: 'The accounts.', example: [ex.accountExample] },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}', operationId: 'getAccount', tag: 'Accounts', auth: 'company',
+    summary: 'Get an account',
+    response: { schema: 'Account', description: 'The account.', example: ex.accountExample },
+  },
+  {
+    method: 'patch', path: '/v1/accounts/{account_id}', operationId: 'updateAccount', tag: 'Accounts', auth: 'company',
+    summary: 'Update an account', description: 'Send at least one of name, email, metadata, billing_address_id.',
+    body: { schema: 'AccountUpdate', example: { email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' } } },
+    response: { schema: 'Account', description: 'The updated account.', example: { ...ex.accountExample, email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' }, updated_at: '2027-03-11T09:00:00.000Z' } },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/card', operationId: 'attachCard', tag: 'Accounts', auth: 'company',
+    summary: 'Attach a card',
+    description: 'Makes a card token from the processor\'s client-side card element the account\'s default payment method. A past-due plan renewal is retried with the new card.',
+    body: { schema: 'CardAttach', example: { token: 'tok_visa' } },
+    response: { schema: 'CardAttached', description: 'The card on file.', example: { account_id: ex.IDS.account, payment_method: ex.paymentMethodExample } },
+    errors: PAY,
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/card_collector', operationId: 'createCardCollectorLink', tag: 'Accounts', auth: 'company',
+    summary: 'New card collector link',
+    description: 'A fresh one-time link to the hosted card form for this account, to send to the customer.',
+    response: { schema: 'CardCollectorLink', description: 'The link.', example: { account_id: ex.IDS.account, card_collector_url: ex.accountWithCollectorExample.card_collector_url } },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/changeplan', operationId: 'changePlan', tag: 'Accounts', auth: 'company',
+    summary: 'Change plan',
+    description:
+      'A plan whose period charge is higher (or equal) is an upgrade and takes effect at once: the new period starts now, the old plan\'s remaining included units are replaced, and credit for the unused time of the old period comes off the new charge. A cheaper plan is a downgrade, scheduled for the next renewal (`scheduled_plan_id`). A past-due account answers 409.',
+    body: { schema: 'PlanChange', example: { plan_id: ex.IDS.planSmall } },
+    response: { schema: 'Account', description: 'The account after the change.', example: { ...ex.accountExample, scheduled_plan_id: ex.IDS.planSmall } },
+    errors: [...PAY, 'conflict'],
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/charges', operationId: 'listCharges', tag: 'Charges', auth: 'company',
+    summary: 'List charges', description: 'Every charge attempt of the account, newest first, failed ones included.',
+    query: listQuery,
+    response: { schema: 'Charge', list: 'paged', description: 'The charges.', example: [ex.chargeExample] },
+  },
+
+  // Balances
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/balance/{denomination}', operationId: 'createBalance', tag: 'Balances', auth: 'company',
+    summary: 'Create a balance (or grant units)',
+    description:
+      'Creates the balance at 0 and returns it; without a body, creating one that exists returns it unchanged. With `amount`, adds units as a recorded grant to a new or an existing balance (send an `Idempotency-Key` to make a retry safe). Any number of denominations per account.',
+    body: { schema: 'BalanceCreate', optional: true, example: { amount: 500, reason: 'Welcome bonus' } },
+    response: { schema: 'Balance', description: 'The balance.', example: ex.newBalanceExample },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}', operationId: 'getBalance', tag: 'Balances', auth: 'company',
+    summary: 'Get a balance',
+    response: { schema: 'Balance', description: 'The balance, with live pending holds reflected in available.', example: ex.balanceExample },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/balances', operationId: 'listBalances', tag: 'Balances', auth: 'company',
+    summary: 'List balances', description: 'Every balance of the account (not paged).',
+    response: { schema: 'Balance', list: 'all', description: 'The balances.', example: [ex.balanceExample] },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/transactions', operationId: 'listTransactions', tag: 'Balances', auth: 'company',
+    summary: 'The ledger',
+    description: 'Every change to any balance of the account, newest first. For every balance, amount = sum of its entries.',
+    query: ledgerQuery,
+    response: { schema: 'Transaction', list: 'paged', description: 'Ledger entries.', example: [ex.transactionExample] },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/deposit', operationId: 'deposit', tag: 'Balances', auth: 'company',
+    summary: 'Deposit units',
+    description: 'Charges `amount_to_charge` cents to the card first (0: a free grant), then adds `amount_to_deposit` units. A failed charge changes no balance.',
+    body: { schema: 'DepositRequest', example: { denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 2500 } },
+    response: { schema: 'Balance', description: 'The balance after the deposit.', example: ex.balanceExample },
+    errors: PAY,
+  },
+
+  // Refills
+  {
+    method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'setAutoRefill', tag: 'Refills', auth: 'company',
+    summary: 'Set a monthly or threshold refill',
+    description:
+      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. Also at `.../autorefill`.',
+    body: { schema: 'AutoRefillRequest', example: { amount: 1000, usd_charge: 2500, refill_period: 'monthly' } },
+    response: { schema: 'Balance', description: 'The balance with its refill settings.', example: ex.balanceExample },
+    errors: PAY,
+  },
+  {
+    method: 'delete', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'removeAutoRefill', tag: 'Refills', auth: 'company',
+    summary: 'Turn refills off', description: 'Removes both the monthly and the threshold refill of this balance. Also at `.../autorefill`.',
+    response: { schema: 'Balance', description: 'The balance without refills.', example: { ...ex.balanceExample, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null } },
+  },
+  {
+    method: 'put', path: '/v1/accounts/{account_id}/auto_refill', operationId: 'scheduleRefillChange', tag: 'Refills', auth: 'company',
+    summary: 'Schedule a refill change for next month',
+    description: 'Changes the monthly refill of `denomination` from its next refill on (the way to decrease it). Also at `/v1/accounts/{account_id}/autorefill`.',
+    body: { schema: 'RefillChangeRequest', example: { denomination: 'credits', amount: 500, usd_charge: 1500 } },
+    response: {
+      schema: 'ScheduledRefill', description: 'The scheduled change.',
+      example: { account_id: ex.IDS.account, denomination: 'credits', amount: 500, usd_charge: 1500, effective_at: '2027-04-10T00:00:00.000Z' },
+    },
+  },
+  ...(['post', 'put'] as const).map(
+    (method): Operation => ({
+      method, path: '/v1/accounts/{account_id}/modifymidmonth', operationId: method === 'post' ? 'modifyMidMonth' : 'modifyMidMonthPut', tag: 'Refills', auth: 'company',
+      summary: `Increase a monthly refill now${method === 'put' ? ' (PUT form)' : ''}`,
+      description:
+        'Only increases (otherwise 400). The new monthly refill starts at once with all its units; remaining units are cancelled and their value at the old unit price (`usd_charge / amount`) comes off the new `usd_charge`; the refill day moves to today. POST and PUT behave the same.',
+      body: { schema: 'MidMonthRequest', example: { denomination: 'credits', amount: 2000, usd_charge: 4500 } },
+      response: {
+        schema: 'MidMonthChange', description: 'The balance after the change, with the proration.',
+        example: { ...ex.balanceExample, amount: 2000, available: 1998, refill_amount: 2000, refill_usd_amount: 4500, credit: 2489, charged: 2011 },
+      },
+      errors: PAY,
+    }),
+  ),
+
+  // Events
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/events', operationId: 'recordEvent', tag: 'Events', auth: 'company',
+    summary: 'Record one event',
+    description:
+      'Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan\'s billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`.',
+    body: { schema: 'EventCreate', example: { type: 'query', cost_override_amount: 4.5, cost_override_denomination: 'credits', gate_on_balance: true, metadata: { query_id: 'q_991' } } },
+    response: { schema: 'EventWithBalance', description: 'The event record with the resulting balance of the charged denomination.', example: { ...ex.eventExample, priced_by: 'override', gate_on_balance: true, balance: ex.balanceExample } },
+    errors: ['insufficient_balance'],
+  },
+  {
+    method: 'post', path: '/v1/events', operationId: 'recordEvents', tag: 'Events', auth: 'company',
+    summary: 'Record a batch of events',
+    description:
+      'Up to 1000 events (more is 413), each naming its `account_id`, in one transaction. The whole batch is validated first: 400 names the bad item (`param: "[3].type"`); an account that is not the caller\'s is 404 with `param: "[3].account_id"`. A gated item that lacks balance comes back with `state: "rejected"`; the call is still 200.',
+    body: {
+      schema: 'EventBatch',
+      example: [
+        { account_id: ex.IDS.account, type: 'query' },
+        { account_id: ex.IDS.account, type: 'export', cost_override: { amount: 2, denomination: 'credits' }, state: 'pending', gate_on_balance: true },
+      ],
+    },
+    response: { schema: 'Event', list: 'all', description: 'The event records, in request order.', example: [ex.eventExample, ex.pendingEventExample] },
+    errors: ['not_found'],
+  },
+  {
+    method: 'get', path: '/v1/events/{event_id}', operationId: 'getEvent', tag: 'Events', auth: 'company',
+    summary: 'Get an event',
+    response: { schema: 'Event', description: 'The event.', example: ex.eventExample },
+  },
+  {
+    method: 'put', path: '/v1/events/{event_id}', operationId: 'transitionEvent', tag: 'Events', auth: 'company',
+    summary: 'Complete or cancel a pending event',
+    description: 'complete charges the held cost; cancelled releases it. Pending events are cancelled automatically one hour after creation. Any other transition (for example completing a cancelled event) is 409.',
+    body: { schema: 'EventTransition', example: { state: 'complete' } },
+    response: { schema: 'Event', description: 'The event after the transition.', example: { ...ex.pendingEventExample, state: 'complete', expires_at: null, updated_at: '2027-03-10T12:20:00.000Z' } },
+    errors: ['conflict'],
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/events', operationId: 'listEvents', tag: 'Events', auth: 'company',
+    summary: 'List events', description: 'Events of the company, newest first, with filters.',
+    query: eventListQuery,
+    response: { schema: 'Event', list: 'paged', description: 'The events.', example: [ex.pendingEventExample, ex.eventExample] },
+  },
+
+  // Plans
+  {
+    method: 'post', path: '/v1/companies/{company_id}/plans', operationId: 'createPlan', tag: 'Plans', auth: 'company',
+    summary: 'Create a plan',
+    description: 'Also at `/v1/companies/{company_id}/plan` (and `/companies/{company_id}/plan`).',
+    body: {
+      schema: 'PlanCreate',
+      example: {
+        name: 'Pro', charge_amount: 4900, billing_period: 'month', overage_charge_mode: 'postpay', threshold_alert_percentage: '80',
+        balances: [{ amount: '1000', denomination: 'credits', overage_charge_amount: 2, overage_charge_denomination: 'USD' }],
+        billing_rules: [{ type: 'query', amount: 4.5, denomination: 'credits' }],
+        flags: { priority_support: true },
+      },
+    },
+    response: { schema: 'Plan', description: 'The new plan.', example: ex.planExample },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/plans', operationId: 'listPlans', tag: 'Plans', auth: 'company',
+    summary: 'List plans', description: 'Newest first.',
+    query: listQuery,
+    response: { schema: 'Plan', list: 'paged', description: 'The plans.', example: [ex.planExample] },
+  },
+  {
+    method: 'get', path: '/v1/plans/{plan_id}', operationId: 'getPlan', tag: 'Plans', auth: 'company',
+    summary: 'Get a plan',
+    response: { schema: 'Plan', description: 'The plan.', example: ex.planExample },
+  },
+
+  // Webhooks
+  {
+    method: 'post', path: '/v1/companies/{company_id}/webhooks', operationId: 'createWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Register a webhook (by topic)',
+    description: 'Variant B: register a url (with optional Basic credentials), then subscribe it to topics. Deliveries carry the variant B payload. The signing secret is returned only here.',
+    body: { schema: 'WebhookCreate', example: { url: 'https://hooks.acme.example/billing', username: 'billing', password: 's3cret-pass' } },
+    response: { schema: 'WebhookWithSecret', description: 'The webhook with its signing secret.', example: { ...ex.webhookExample, topics: [], secret: ex.webhookSecretExample } },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks', operationId: 'listCompanyWebhooks', tag: 'Webhooks', auth: 'company',
+    summary: 'List webhooks', description: 'Both styles, newest first.',
+    query: listQuery,
+    response: { schema: 'Webhook', list: 'paged', description: 'The webhooks.', example: [ex.webhookExample] },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}', operationId: 'getWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Get a webhook',
+    response: { schema: 'Webhook', description: 'The webhook.', example: ex.webhookExample },
+  },
+  {
+    method: 'patch', path: '/v1/companies/{company_id}/webhooks/{webhook_id}', operationId: 'updateWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Update a webhook', description: 'Any of url, username, password; null clears the credentials.',
+    body: { schema: 'WebhookUpdate', example: { url: 'https://hooks.acme.example/billing/v2' } },
+    response: { schema: 'Webhook', description: 'The updated webhook.', example: { ...ex.webhookExample, url: 'https://hooks.acme.example/billing/v2', updated_at: '2027-03-11T09:00:00.000Z' } },
+  },
+  {
+    method: 'delete', path: '/v1/companies/{company_id}/webhooks/{webhook_id}', operationId: 'deleteWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Delete a webhook', description: 'Deliveries still waiting are cancelled.',
+    response: { schema: 'WebhookDeleted', description: 'The deleted webhook.', example: { ...ex.webhookExample, deleted: true } },
+  },
+  {
+    method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/subscribe/{topic}', operationId: 'subscribeWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Subscribe to a topic', description: 'Idempotent: subscribing twice leaves one subscription. An unknown topic is 400.',
+    response: { schema: 'Subscription', description: 'The subscription.', example: { webhook_id: ex.IDS.webhook, topic: 'pause_balance' } },
+  },
+  {
+    method: 'delete', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/subscribe/{topic}', operationId: 'unsubscribeWebhook', tag: 'Webhooks', auth: 'company',
+    summary: 'Unsubscribe from a topic', description: 'A topic the webhook is not subscribed to is 404.',
+    response: { schema: 'SubscriptionDeleted', description: 'The removed subscription.', example: { webhook_id: ex.IDS.webhook, topic: 'pause_balance', deleted: true } },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', operationId: 'listSubscriptions', tag: 'Webhooks', auth: 'company',
+    summary: 'List subscriptions', description: 'The topics of the webhook (at most seven, not paged).',
+    response: { schema: 'SubscriptionRecord', list: 'all', description: 'The subscriptions.', example: [{ webhook_id: ex.IDS.webhook, topic: 'pause_balance', created_at: '2027-03-10T12:00:00.000Z' }] },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', operationId: 'listDeliveries', tag: 'Webhooks', auth: 'company',
+    summary: 'The delivery log', description: 'Every notification to this webhook, newest first, each with all its attempts.',
+    query: deliveryListQuery,
+    response: { schema: 'Delivery', list: 'paged', description: 'The deliveries.', example: [ex.deliveryExample] },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}', operationId: 'getDelivery', tag: 'Webhooks', auth: 'company',
+    summary: 'Get a delivery',
+    response: { schema: 'Delivery', description: 'The delivery.', example: ex.deliveryExample },
+  },
+  {
+    method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', operationId: 'retryDelivery', tag: 'Webhooks', auth: 'company',
+    summary: 'Re-send a delivery',
+    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. One in flight right now is 409.',
+    response: {
+      schema: 'Delivery', description: 'The delivery with the new attempt.',
+      example: { ...ex.deliveryExample, attempts: 2, attempts_log: [...ex.deliveryExample.attempts_log, { ...ex.deliveryExample.attempts_log[0], id: 'wha_01jq3vah9k1m3n5p7q9r1s3t5v' }] },
+    },
+    errors: ['conflict'],
+  },
+  {
+    method: 'post', path: '/v1/webhooks', operationId: 'registerWebhookByType', tag: 'Webhooks', auth: 'company',
+    summary: 'Register a webhook (by event type)',
+    description: 'Variant A: a url for one event type; the same url may be registered for several types (it stays one webhook). Deliveries carry the variant A payload.',
+    body: { schema: 'WebhookTypeRegistration', example: { type: 'negative_balance', url: 'https://hooks.acme.example/negative' } },
+    response: {
+      schema: 'WebhookWithSecret', description: 'The webhook with its signing secret.',
+      example: { ...ex.webhookExample, url: 'https://hooks.acme.example/negative', username: null, password: null, style: 'type', topics: ['negative_balance'], secret: ex.webhookSecretExample },
+    },
+  },
+  {
+    method: 'get', path: '/v1/webhooks', operationId: 'listWebhooks', tag: 'Webhooks', auth: 'company',
+    summary: 'List webhooks (short path)', description: 'The same list as `GET /v1/companies/{company_id}/webhooks`.',
+    query: listQuery,
+    response: { schema: 'Webhook', list: 'paged', description: 'The webhooks.', example: [ex.webhookExample] },
+  },
+
+  // Test clock
+  {
+    method: 'get', path: '/v1/test_clock', operationId: 'getTestClock', tag: 'Test clock', auth: 'admin',
+    summary: 'Read the test clock', description: 'Only with `BILLING_TEST_CLOCK=1` and `ADMIN_TOKEN` set (otherwise 404). The clock starts at the real time.',
+    response: { schema: 'TestClock', description: 'The service time.', example: { now: '2027-03-10T12:00:00.000Z' } },
+  },
+  {
+    method: 'post', path: '/v1/test_clock/advance', operationId: 'advanceTestClock', tag: 'Test clock', auth: 'admin',
+    summary: 'Advance the test clock',
+    description: 'Moves the clock and returns after all time-driven work due by the new time has run: pending expiry, refills, renewals, scheduled changes, webhook attempts. `seconds: 0` runs what is already due.',
+    body: { schema: 'TestClockAdvance', example: { seconds: 86400 } },
+    response: { schema: 'TestClock', description: 'The new service time.', example: { now: '2027-03-11T12:00:00.000Z' } },
+  },
+];
