@@ -36,7 +36,7 @@ function request(base, method, pathname, body, headers = {}) {
 
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
-  const child = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], {
     cwd: root,
     env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_SECOND: '0', APP_SECRET: 'bench', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

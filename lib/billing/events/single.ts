@@ -3,7 +3,6 @@ import { newId } from '../../ids';
 import { add, type Units } from '../../money';
 import type { BatchItem } from '../../api/schemas/events';
 import type { events } from '../../db/schema';
-import { afterBalancesMoved } from '../balances/crossings';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 
@@ -32,17 +31,16 @@ type Row = {
   b_included_amount: string | null;
   b_created_at: string | Date | null;
   b_updated_at: string | Date | null;
-  plan_pct: string | null;
-  plan_period: string | Date | null;
+  crossing: boolean | null;
 };
 
 const d = (v: string | Date | null) => (v === null ? null : new Date(v));
 
 /**
  * One event in one statement: price (override or the plan's rule), lock the balance, gate on
- * `available`, insert the event, move the balance and write its ledger row — then the crossing
- * checks in the same transaction. Returns null when the general path must take over: the
- * balance does not exist yet, or the idempotency key was already used.
+ * `available`, insert the event, move the balance, write its ledger row and its balance_change
+ * outbox rows. Returns null when the general path must take over: the balance does not exist
+ * yet, the idempotency key was already used, or the event crosses something that notifies.
  */
 export async function recordSingleEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }): Promise<{ event: EventRow; balance: Balance | null } | 'not_found' | null> {
   const ovrAmount = input.cost_override?.amount ?? input.cost_override_amount ?? null;
@@ -55,9 +53,13 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
   const at = now.toISOString();
   const expires = new Date(now.getTime() + HOLD_MS).toISOString();
 
-  return db.transaction(async (tx) => {
+  // One autocommit statement: no BEGIN/COMMIT round trips. It only writes when the event
+  // crosses nothing (no drop below zero or a threshold, no refusal), so the outbox rows it
+  // needs are just `balance_change`, written by the same statement. Anything else returns
+  // `crossing` and the transactional path records the event with all its notifications.
+  {
     const [row] = await query<Row>(
-      tx,
+      db,
       sql`with acct as (
         select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${accountId} and a.company_id = ${companyId}
       ), rule as (
@@ -76,38 +78,67 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       ), pend as (
         select coalesce(sum(e.cost_amount), 0) as s from events e join price on e.account_id = price.account_id and e.cost_denomination = price.denomination
         where e.state = 'pending' and e.expires_at > ${at}::timestamptz
-      ), decide as (
-        select price.*, bal.id as balance_id, pend.s as pending,
+      ), alert as (
+        select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
+      ), decide0 as (
+        select price.*, bal.id as balance_id, bal.amount as start_amount, pend.s as pending, bal.refill_threshold, bal.included_amount,
           case when price.amount is not null and ${gate}::boolean and price.amount > bal.amount - pend.s then 'rejected' else ${requested}::text end as state
         from price left join bal on true cross join pend
+      ), decide as (
+        select d0.*,
+          d0.start_amount - d0.pending as before_avail,
+          d0.start_amount - case when d0.state = 'complete' then d0.amount else 0 end as after_amount,
+          d0.start_amount - case when d0.state = 'complete' then d0.amount else 0 end - d0.pending - case when d0.state = 'pending' then d0.amount else 0 end as after_avail
+        from decide0 d0
+      ), flags as (
+        select dd.*, (dd.amount is not null and dd.balance_id is not null and (
+            dd.state = 'rejected'
+            or (dd.before_avail >= 0 and dd.after_avail < 0)
+            or (dd.refill_threshold > 0 and dd.before_avail >= dd.refill_threshold and dd.after_avail < dd.refill_threshold)
+            or (dd.after_amount < dd.start_amount and dd.included_amount > 0 and (select pct from alert) is not null
+                and (select last_plan_renewal from acct) is not null
+                and dd.included_amount - dd.after_amount >= dd.included_amount * (select pct from alert) / 100
+                and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
+                  and ns.period = to_char((select last_plan_renewal from acct) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+          )) as crossing
+        from decide dd
       ), ev as (
         insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
-        select ${eventId}, ${companyId}, dd.account_id, ${input.type}, dd.state, dd.amount, dd.denomination, dd.priced_by, ${gate}::boolean, ${JSON.stringify(metadata)}::jsonb, ${idem}::text,
-          ${at}::timestamptz, ${at}::timestamptz, case when dd.state = 'pending' then ${expires}::timestamptz end
-        from decide dd where dd.amount is null or dd.balance_id is not null
+        select ${eventId}, ${companyId}, f.account_id, ${input.type}, f.state, f.amount, f.denomination, f.priced_by, ${gate}::boolean, ${JSON.stringify(metadata)}::jsonb, ${idem}::text,
+          ${at}::timestamptz, ${at}::timestamptz, case when f.state = 'pending' then ${expires}::timestamptz end
+        from flags f where (f.amount is null or f.balance_id is not null) and not f.crossing
         on conflict (company_id, idempotency_key) where idempotency_key is not null do nothing
         returning state
       ), upd as (
-        update balances b set amount = b.amount - dd.amount, updated_at = ${at}::timestamptz
-        from decide dd, ev where b.id = dd.balance_id and ev.state = 'complete' and dd.amount is not null
+        update balances b set amount = b.amount - f.amount, updated_at = ${at}::timestamptz
+        from flags f, ev where b.id = f.balance_id and ev.state = 'complete' and f.amount is not null
         returning b.amount
       ), led as (
         insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-        select ${newId('tx')}, ${accountId}, ${companyId}, dd.balance_id, dd.denomination, 'event', ${`Event ${input.type}`}, -dd.amount, upd.amount + dd.amount, upd.amount, ${eventId}, null, ${at}::timestamptz
-        from upd, decide dd
+        select ${newId('tx')}, ${accountId}, ${companyId}, f.balance_id, f.denomination, 'event', ${`Event ${input.type}`}, -f.amount, upd.amount + f.amount, upd.amount, ${eventId}, null, ${at}::timestamptz
+        from upd, flags f
+        returning id
+      ), hook as (
+        insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
+        select ${newId('whd')} || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, 'balance_change', ${accountId}, f.denomination,
+          jsonb_build_object('balance', f.after_amount::text, 'detail', '{}'::jsonb), 'pending', 0, ${at}::timestamptz,
+          s.webhook_id || ':' || ${accountId} || ':' || f.denomination, ${at}::timestamptz, ${at}::timestamptz
+        from ev cross join flags f join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = 'balance_change'
+        where f.amount is not null and ev.state in ('complete', 'pending')
+          and not exists (select 1 from webhook_deliveries d
+            where d.coalesce_key = s.webhook_id || ':' || ${accountId} || ':' || f.denomination and d.status = 'pending' and d.attempts = 0)
         returning id
       )
-      select dd.account_id, dd.amount::text as cost, dd.denomination, dd.priced_by, dd.state, dd.pending::text as b_pending,
-        (select state from ev) as inserted, (select amount::text from upd) as new_amount, (select count(*) from led) as ledger_rows,
+      select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,
+        (select state from ev) as inserted, (select amount::text from upd) as new_amount, (select count(*) from led) as ledger_rows, (select count(*) from hook) as hooks,
         b.id as b_id, b.company_id as b_company_id, b.amount::text as b_amount, b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount,
         b.refill_usd_amount as b_refill_usd_amount, b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill,
         b.next_periodic_refill as b_next_periodic_refill, b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id,
-        b.included_amount::text as b_included_amount, b.created_at as b_created_at, b.updated_at as b_updated_at,
-        (select p.threshold_alert_percentage from plans p where p.id = b.managed_by_plan_id) as plan_pct,
-        (select last_plan_renewal from acct) as plan_period
-      from decide dd left join bal b on b.id = dd.balance_id`,
+        b.included_amount::text as b_included_amount, b.created_at as b_created_at, b.updated_at as b_updated_at
+      from flags f left join bal b on b.id = f.balance_id`,
     );
     if (!row) return 'not_found';
+    // Nothing written: a new balance, a repeated idempotency key, or a crossing.
     if (!row.inserted) return null;
 
     const state = row.inserted;
@@ -134,19 +165,6 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
     const startPending = row.b_pending!;
     const amount: Units = row.new_amount ?? startAmount;
     const pending: Units = state === 'pending' ? add(startPending, cost) : startPending;
-    await afterBalancesMoved(
-      tx,
-      companyId,
-      [{ accountId, denomination: row.denomination, id: row.b_id, startAmount, amount, startPending, pending, threshold: row.b_refill_threshold,
-        planManaged: row.b_managed_by_plan_id !== null,
-        planAlert:
-          row.b_managed_by_plan_id && row.plan_pct && row.plan_period && row.b_included_amount && Number(row.b_included_amount) > 0
-            ? { included: row.b_included_amount, pct: row.plan_pct, period: new Date(row.plan_period) }
-            : null,
-      }],
-      state === 'rejected' ? [{ accountId, denomination: row.denomination, topic: 'pause_balance', balance: startAmount }] : [],
-      now,
-    );
     const balance: Balance = {
       id: row.b_id,
       accountId,
@@ -167,5 +185,5 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       updatedAt: amount !== startAmount ? now : d(row.b_updated_at),
     };
     return { event, balance };
-  });
+  }
 }
