@@ -154,3 +154,12 @@ export function setDatabase(database: Database): void {
 }
 
 export { sql };
+
+/**
+ * One parameter holding a whole column, for set-based statements (`unnest(${textArray(xs)})`):
+ * a 1000-row insert sends a dozen parameters instead of thousands. Cast in SQL
+ * (`::text[]::numeric[]`): both drivers send text arrays the same way.
+ */
+export function textArray(values: readonly (string | null)[]): SQL {
+  return sql`${sql.param(values)}::text[]`;
+}

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, lt } from 'drizzle-orm';
-import { query, sql, type Db } from '../../db/client';
+import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
@@ -100,10 +100,15 @@ export async function ensureBalances(db: Db, items: { accountId: string; company
   const unique = [...new Map(items.map((i) => [`${i.accountId}\u0000${i.denomination}`, i])).values()].sort((a, b) =>
     a.accountId === b.accountId ? (a.denomination < b.denomination ? -1 : 1) : a.accountId < b.accountId ? -1 : 1,
   );
-  await db
-    .insert(balances)
-    .values(unique.map((i) => ({ id: newId('b'), accountId: i.accountId, companyId: i.companyId, denomination: i.denomination, amount: '0', createdAt: now, updatedAt: now })))
-    .onConflictDoNothing();
+  const at = now.toISOString();
+  await query(
+    db,
+    sql`insert into balances (id, account_id, company_id, denomination, amount, created_at, updated_at)
+      select id, account_id, company_id, denomination, 0, ${at}::timestamptz, ${at}::timestamptz
+      from unnest(${textArray(unique.map(() => newId('b')))}, ${textArray(unique.map((i) => i.accountId))}, ${textArray(unique.map((i) => i.companyId))},
+        ${textArray(unique.map((i) => i.denomination))}) as u(id, account_id, company_id, denomination)
+      on conflict do nothing`,
+  );
 }
 
 export type Change = {

@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
-import { query, sql, type Db } from '../../db/client';
+import { query, sql, textArray, type Db } from '../../db/client';
 import { accounts, events, plans, transactions } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
@@ -65,7 +65,7 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   const found = await db
     .select({ id: accounts.id, planId: accounts.planId })
     .from(accounts)
-    .where(and(eq(accounts.companyId, companyId), inArray(accounts.id, accountIds)));
+    .where(and(eq(accounts.companyId, companyId), sql`${accounts.id} = any(${textArray(accountIds)})`));
   const planOf = new Map(found.map((a) => [a.id, a.planId]));
   const missing = items.findIndex((i) => !planOf.has(i.account_id));
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
@@ -90,6 +90,37 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
       throw err;
     }
   }
+}
+
+type LedgerInsert = typeof transactions.$inferInsert & { startingBalance: string; endingBalance: string; amount: string };
+
+/** Multi-row insert with one array parameter per column. */
+async function insertEvents(db: Db, rows: EventRow[]): Promise<void> {
+  const col = (f: (e: EventRow) => string | null) => textArray(rows.map(f));
+  await query(
+    db,
+    sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
+      select id, company_id, account_id, type, state, cost_amount::numeric, cost_denomination, priced_by, gate::boolean, metadata::jsonb, idempotency_key,
+        created_at::timestamptz, updated_at::timestamptz, expires_at::timestamptz
+      from unnest(${col((e) => e.id)}, ${col((e) => e.companyId)}, ${col((e) => e.accountId)}, ${col((e) => e.type)}, ${col((e) => e.state)},
+        ${col((e) => e.costAmount)}, ${col((e) => e.costDenomination)}, ${col((e) => e.pricedBy)}, ${col((e) => String(e.gateOnBalance))},
+        ${col((e) => JSON.stringify(e.metadata ?? {}))}, ${col((e) => e.idempotencyKey)}, ${col((e) => e.createdAt.toISOString())},
+        ${col((e) => e.updatedAt?.toISOString() ?? null)}, ${col((e) => e.expiresAt?.toISOString() ?? null)})
+      as u(id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate, metadata, idempotency_key, created_at, updated_at, expires_at)`,
+  );
+}
+
+async function insertLedger(db: Db, rows: LedgerInsert[]): Promise<void> {
+  const col = (f: (t: LedgerInsert) => string | null) => textArray(rows.map(f));
+  await query(
+    db,
+    sql`insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
+      select id, account_id, company_id, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, created_at::timestamptz
+      from unnest(${col((t) => t.id)}, ${col((t) => t.accountId)}, ${col((t) => t.companyId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
+        ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
+        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)}, ${col((t) => (t.createdAt as Date).toISOString())})
+      as u(id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)`,
+  );
 }
 
 async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date): Promise<EventRow[]> {
@@ -117,14 +148,15 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     if (billed.length) {
       await ensureBalances(tx, billed.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
-      const tuples = sql.join(pairs.map(([a, d]) => sql`(${a}, ${d})`), sql`, `);
+      const pairAccounts = textArray(pairs.map(([a]) => a));
+      const pairDenominations = textArray(pairs.map(([, d]) => d));
       const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; plan_managed: boolean; pending: string }>(
         tx,
-        // A VALUES join, not a row IN-list: a long IN-list becomes a deep OR tree in the planner.
+        // A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
         sql`with locked as (
           select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
             b.managed_by_plan_id is not null as plan_managed
-          from balances b join (values ${tuples}) as v(account_id, denomination)
+          from balances b join unnest(${pairAccounts}, ${pairDenominations}) as v(account_id, denomination)
             on b.account_id = v.account_id and b.denomination = v.denomination
           order by b.account_id, b.denomination for update of b
         )
@@ -146,7 +178,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     }
 
     const eventRows: EventRow[] = [];
-    const ledger: (typeof transactions.$inferInsert)[] = [];
+    const ledger: LedgerInsert[] = [];
     const rejectedOn: Notification[] = [];
     for (const p of toInsert) {
       const requested = p.item.state ?? 'complete';
@@ -197,14 +229,14 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       }
     }
 
-    if (eventRows.length) await tx.insert(events).values(eventRows);
-    if (ledger.length) await tx.insert(transactions).values(ledger);
+    if (eventRows.length) await insertEvents(tx, eventRows);
+    if (ledger.length) await insertLedger(tx, ledger);
     const moved = [...states.values()].filter((s) => s.amount !== s.startAmount);
     if (moved.length) {
-      const values = sql.join(moved.map((s) => sql`(${s.id}, ${s.amount}::numeric)`), sql`, `);
       await query(
         tx,
-        sql`update balances set amount = v.amount, updated_at = ${now.toISOString()}::timestamptz from (values ${values}) as v(id, amount) where balances.id = v.id`,
+        sql`update balances set amount = v.amount::numeric, updated_at = ${now.toISOString()}::timestamptz
+          from unnest(${textArray(moved.map((m) => m.id))}, ${textArray(moved.map((m) => m.amount))}) as v(id, amount) where balances.id = v.id`,
       );
     }
     await afterBalancesMoved(tx, companyId, [...states.entries()].map(([k, s]) => ({ accountId: k.split('\u0000')[0], denomination: k.split('\u0000')[1], ...s })), rejectedOn, now);

@@ -1,4 +1,4 @@
-import { query, sql, type Db } from '../../db/client';
+import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Topic } from './topics';
 
@@ -12,21 +12,16 @@ export type Notification = { accountId: string; denomination: string; topic: Top
  */
 export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
   if (!items.length) return;
-  const values = sql.join(
-    items.map(
-      (n, i) =>
-        sql`(${i}::int, ${n.accountId}, ${n.denomination}, ${n.topic}, ${n.balance}::text, ${JSON.stringify(n.detail ?? {})}::jsonb, ${newId('whd')})`,
-    ),
-    sql`, `,
-  );
+  const col = (f: (n: Notification) => string) => textArray(items.map(f));
   await query(
     db,
     sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
     select v.base_id || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, v.topic, v.account_id, v.denomination,
-      jsonb_build_object('balance', v.balance, 'detail', v.detail), 'pending', 0, ${now.toISOString()}::timestamptz,
+      jsonb_build_object('balance', v.balance, 'detail', v.detail::jsonb), 'pending', 0, ${now.toISOString()}::timestamptz,
       case when v.topic = 'balance_change' then s.webhook_id || ':' || v.account_id || ':' || v.denomination end,
       ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
-    from (values ${values}) as v(ord, account_id, denomination, topic, balance, detail, base_id)
+    from unnest(${col((n) => n.accountId)}, ${col((n) => n.denomination)}, ${col((n) => n.topic)}, ${col((n) => n.balance)},
+      ${col((n) => JSON.stringify(n.detail ?? {}))}, ${col(() => newId('whd'))}) with ordinality as v(account_id, denomination, topic, balance, detail, base_id, ord)
     join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
     where v.topic <> 'balance_change' or not exists (
       select 1 from webhook_deliveries d
