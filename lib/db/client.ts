@@ -30,6 +30,7 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
   const client = postgres(url, {
     max: opts.max ?? Number(process.env.DATABASE_POOL_SIZE ?? 10),
     onnotice: () => {},
+    connection: process.env.PG_PLAN_CACHE_MODE ? { plan_cache_mode: process.env.PG_PLAN_CACHE_MODE } : {},
     // int8 as a JS number, as PGlite does: cents stay exact far beyond any real balance.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   });

@@ -91,7 +91,8 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
           d0.start_amount - case when d0.state = 'complete' then d0.amount else 0 end - d0.pending - case when d0.state = 'pending' then d0.amount else 0 end as after_avail
         from decide0 d0
       ), flags as (
-        select dd.*, (dd.amount is not null and dd.balance_id is not null and (
+        -- coalesce: a NULL here (no threshold, no plan) must read as "no crossing", not as unknown.
+        select dd.*, coalesce(dd.amount is not null and dd.balance_id is not null and (
             dd.state = 'rejected'
             or (dd.before_avail >= 0 and dd.after_avail < 0)
             or (dd.refill_threshold > 0 and dd.before_avail >= dd.refill_threshold and dd.after_avail < dd.refill_threshold)
@@ -100,7 +101,7 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
                 and dd.included_amount - dd.after_amount >= dd.included_amount * (select pct from alert) / 100
                 and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
                   and ns.period = to_char((select last_plan_renewal from acct) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
-          )) as crossing
+          ), false) as crossing
         from decide dd
       ), ev as (
         insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
