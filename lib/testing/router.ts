@@ -46,17 +46,40 @@ function rank(route: Route): number[] {
   return route.segments.map((s) => (s.startsWith('[...') ? 2 : s.startsWith('[') ? 1 : 0));
 }
 
+/** Turns a next.config rewrite source into a RegExp: `:name`, `:name*` and `:name(regex)`. */
+function compileSource(source: string): { re: RegExp; names: string[] } {
+  const names: string[] = [];
+  let out = '';
+  for (let i = 0; i < source.length; ) {
+    const m = /^:(\w+)/.exec(source.slice(i));
+    if (!m) {
+      out += source[i].replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      i++;
+      continue;
+    }
+    names.push(m[1]);
+    i += m[0].length;
+    if (source[i] === '(') {
+      let depth = 0;
+      let j = i;
+      for (; j < source.length; j++) {
+        if (source[j] === '\\') j++;
+        else if (source[j] === '(') depth++;
+        else if (source[j] === ')' && --depth === 0) break;
+      }
+      out += `(${source.slice(i + 1, j)})`;
+      i = j + 1;
+    } else if (source[i] === '*') {
+      out += '(.*)';
+      i++;
+    } else out += '([^/]+)';
+  }
+  return { re: new RegExp(`^${out}$`), names };
+}
+
 function applyRewrites(pathname: string): string {
   for (const r of rewrites!) {
-    const names: string[] = [];
-    const re = new RegExp(
-      '^' +
-        r.source.replace(/:(\w+)(\*)?/g, (_m, name: string, star: string) => {
-          names.push(name);
-          return star ? '(.*)' : '([^/]+)';
-        }) +
-        '$',
-    );
+    const { re, names } = compileSource(r.source);
     const m = re.exec(pathname);
     if (!m) continue;
     let dest = r.destination;

@@ -25,8 +25,12 @@ const ROOT = path.resolve(__dirname, '../../..');
 const APP = path.join(ROOT, 'app');
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** Route files that are not part of the public API: next-auth, the catch-all 404, the hosted collector's own call. */
-const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//];
+/**
+ * Route files that are not operations of their own: next-auth, the catch-all 404, the hosted
+ * collector's own call, and the synonym paths (`autorefill`, `.../plan`) that re-export a
+ * documented route (the document's description names them).
+ */
+const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /\/autorefill$/, /^\/v1\/companies\/\[company_id\]\/plan$/];
 
 function routeFiles(dir = APP, segments: string[] = []): { file: string; route: string }[] {
   const out: { file: string; route: string }[] = [];

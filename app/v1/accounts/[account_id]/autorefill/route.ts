@@ -1,0 +1,2 @@
+// The `autorefill` spelling of /v1/accounts/{account_id}/auto_refill.
+export { PUT } from '../auto_refill/route';
