@@ -16,8 +16,10 @@ test('an admin signs in, sees the accounts, and signs out', async ({ page, reque
 
   await page.getByLabel('Password').fill(creds.console_password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Accounts' }).click();
   await expect(page.getByRole('heading', { name: 'Accounts' })).toBeVisible();
-  await expect(page.getByRole('cell', { name: 'Ada Lovelace' })).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Ada Lovelace' }).first()).toBeVisible();
   await page.screenshot({ path: info.outputPath('console-accounts.png'), fullPage: true });
 
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -1,59 +1,163 @@
 import Link from 'next/link';
+import { Suspense } from 'react';
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
-import { listAccounts } from '@/lib/billing/accounts/accounts';
+import { now } from '@/lib/clock';
+import { Decimal } from '@/lib/money';
+import { listEvents, effectiveState } from '@/lib/billing/events/events';
+import { accountTotals, dailyTotals, type Count } from '@/lib/console/dashboard';
+import { accountNames } from '@/lib/console/queries';
+import { formatCents, formatCount, formatUnits } from '@/lib/console/format';
+import { DailyChart } from '@/components/console/daily-chart';
+import { Badge, Empty, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
 
-export const metadata = { title: 'Accounts' };
+export const metadata = { title: 'Dashboard' };
 
-export default async function AccountsPage({ searchParams }: { searchParams: Promise<{ after?: string; q?: string }> }) {
-  const user = await requireUser();
-  const { after, q } = await searchParams;
-  const page = await listAccounts({ db: await getDb(), companyId: user.companyId, page: { limit: 50, starting_after: after, search: q } });
-  const last = page.items[page.items.length - 1];
+function Stat({ label, value, detail, href }: { label: string; value: string; detail?: React.ReactNode; href?: string }) {
   return (
-    <section>
-      <div className="flex flex-wrap items-end justify-between gap-3">
-        <h1 className="text-xl font-semibold">Accounts</h1>
-        <form role="search" className="flex gap-2">
-          <label htmlFor="q" className="sr-only">Search accounts</label>
-          <input id="q" name="q" defaultValue={q} placeholder="Name, email or id" className="rounded border border-slate-400 px-3 py-1.5" />
-          <button className="rounded bg-blue-800 px-3 py-1.5 text-white">Search</button>
-        </form>
+    <div className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm">
+      <dt className="text-sm font-medium text-slate-700">{href ? <Link href={href} className={linkClass}>{label}</Link> : label}</dt>
+      <dd className="mt-1 text-2xl font-semibold tabular-nums">{value}</dd>
+      {detail && <dd className="mt-1 text-sm text-slate-700">{detail}</dd>}
+    </div>
+  );
+}
+
+function countText(c: Count): string {
+  if (c.estimated) return `about ${formatCount(c.value)}`;
+  return `${formatCount(c.value)}${c.atLeast ? '+' : ''}`;
+}
+
+async function AccountStat({ companyId }: { companyId: string }) {
+  const { total, recent } = await accountTotals({ db: await getDb(), companyId, now: now() });
+  return (
+    <Stat
+      label="Accounts"
+      href="/console/accounts"
+      value={countText(total)}
+      detail={
+        <>
+          {countText(recent)} new in the last 30 days
+          {total.estimated && <span className="block text-xs">Estimated from table statistics.</span>}
+        </>
+      }
+    />
+  );
+}
+
+async function Activity({ companyId }: { companyId: string }) {
+  const days = await dailyTotals({ db: await getDb(), companyId, now: now() });
+  const today = days[days.length - 1];
+  const sum = (f: (d: (typeof days)[number]) => number) => days.reduce((s, d) => s + f(d), 0);
+  const events = sum((d) => d.events);
+  const rejected = sum((d) => d.rejected);
+  const revenue = sum((d) => d.chargedCents);
+  const failed = sum((d) => d.failedCharges);
+  const denominations = new Map<string, Decimal>();
+  for (const d of days) for (const [k, v] of Object.entries(d.usage)) denominations.set(k, (denominations.get(k) ?? new Decimal(0)).plus(v));
+  const top = [...denominations.entries()].sort((a, b) => b[1].cmp(a[1]) || (a[0] < b[0] ? -1 : 1));
+  const shown = top.slice(0, 4);
+  return (
+    <>
+      <dl className="contents">
+        <Stat label="Events" href="/console/events" value={formatCount(events)} detail={`${formatCount(today.events)} today`} />
+        <Stat label="Rejected events" href="/console/events?state=rejected" value={formatCount(rejected)} detail={`${formatCount(today.rejected)} today; refused for lack of balance`} />
+        <Stat label="Revenue" value={formatCents(revenue)} detail={`${formatCents(today.chargedCents)} today; ${formatCount(failed)} failed ${failed === 1 ? 'charge' : 'charges'}`} />
+      </dl>
+      <div className="col-span-full mt-2 grid grid-cols-1 gap-4 lg:grid-cols-2">
+        {shown.length === 0 && (
+          <DailyChart title="Usage per day" description="Sum of the costs of completed events." unit="units" points={days.map((d) => ({ day: d.day, value: 0, label: '0' }))} />
+        )}
+        {shown.map(([denomination, total]) => (
+          <DailyChart
+            key={denomination}
+            title={`Usage per day: ${denomination}`}
+            description={`Sum of the costs of completed events; ${formatUnits(total.toFixed())} ${denomination} in 30 days.`}
+            unit="units"
+            points={days.map((d) => ({ day: d.day, value: Number(d.usage[denomination] ?? 0), label: `${formatUnits(d.usage[denomination] ?? '0')} ${denomination}` }))}
+          />
+        ))}
+        <DailyChart
+          title="Charges per day"
+          description={`Succeeded card charges; ${formatCents(revenue)} in 30 days.`}
+          unit="usd"
+          color="#047857"
+          points={days.map((d) => ({ day: d.day, value: d.chargedCents / 100, label: formatCents(d.chargedCents) }))}
+        />
+        <DailyChart
+          title="Rejected events per day"
+          description={`Gated events refused because the balance was short; ${formatCount(rejected)} in 30 days.`}
+          unit="count"
+          color="#b91c1c"
+          points={days.map((d) => ({ day: d.day, value: d.rejected, label: formatCount(d.rejected) }))}
+        />
       </div>
-      {page.items.length === 0 ? (
-        <p className="mt-6 text-slate-700">No accounts yet. Create one with <code>POST /v1/companies/{user.companyId}/accounts</code>.</p>
-      ) : (
-        <div className="mt-4 overflow-x-auto rounded border border-slate-200 bg-white">
-          <table className="w-full text-left text-sm">
-            <caption className="sr-only">Accounts of {user.companyName}</caption>
-            <thead className="bg-slate-100 text-slate-700">
-              <tr>
-                <th scope="col" className="px-3 py-2">Name</th>
-                <th scope="col" className="px-3 py-2">Email</th>
-                <th scope="col" className="px-3 py-2">Plan status</th>
-                <th scope="col" className="px-3 py-2">Id</th>
-                <th scope="col" className="px-3 py-2">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((a) => (
-                <tr key={a.id} className="border-t border-slate-200">
-                  <td className="px-3 py-2 font-medium">{a.name}</td>
-                  <td className="px-3 py-2">{a.email}</td>
-                  <td className="px-3 py-2">{a.planStatus}</td>
-                  <td className="px-3 py-2 font-mono text-xs">{a.id}</td>
-                  <td className="px-3 py-2">{a.createdAt.toISOString().slice(0, 10)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {page.hasMore && last && (
-        <p className="mt-4">
-          <Link className="text-blue-800 underline" href={`/console?after=${last.id}${q ? `&q=${encodeURIComponent(q)}` : ''}`}>Next page</Link>
+      {top.length > shown.length && (
+        <p className="col-span-full text-sm text-slate-700">
+          {top.length - shown.length} more {top.length - shown.length === 1 ? 'denomination' : 'denominations'} not charted: {top.slice(4).map(([d]) => d).join(', ')}.
         </p>
       )}
-    </section>
+    </>
+  );
+}
+
+async function RecentEvents({ companyId }: { companyId: string }) {
+  const db = await getDb();
+  const at = now();
+  const page = await listEvents({ db, companyId, q: { limit: 8 }, now: at });
+  const names = await accountNames({ db, companyId, ids: page.items.map((e) => e.accountId) });
+  if (!page.items.length) return <Empty>No events yet. Send one with <code>POST /v1/accounts/&#123;account_id&#125;/events</code>.</Empty>;
+  return (
+    <Table caption="Latest events" head={['Time', 'Account', 'Type', 'State', 'Cost']}>
+      {page.items.map((e) => (
+        <tr key={e.id}>
+          <Td><Time value={e.createdAt} /></Td>
+          <Td>
+            <Link href={`/console/accounts/${e.accountId}`} className={linkClass}>
+              {names.get(e.accountId) ?? e.accountId}
+            </Link>
+          </Td>
+          <Td>{e.type}</Td>
+          <Td>
+            <Badge value={effectiveState(e, at)} />
+          </Td>
+          <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function Loading({ label }: { label: string }) {
+  return (
+    <div role="status" className="rounded-lg border border-slate-200 bg-white p-4 text-slate-700">
+      {label}
+    </div>
+  );
+}
+
+export default async function Dashboard() {
+  const user = await requireUser();
+  return (
+    <>
+      <PageHeader title="Dashboard" description="The last 30 days, today included. Days are UTC." />
+      <div className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-4">
+        <dl className="contents">
+          <Suspense fallback={<Loading label="Counting accounts…" />}>
+            <AccountStat companyId={user.companyId} />
+          </Suspense>
+        </dl>
+        <Suspense fallback={<Loading label="Adding up events and charges…" />}>
+          <Activity companyId={user.companyId} />
+        </Suspense>
+      </div>
+      <div className="mt-6">
+        <Section title="Latest events" actions={<Link href="/console/events" className={linkClass}>All events</Link>}>
+          <Suspense fallback={<Loading label="Loading events…" />}>
+            <RecentEvents companyId={user.companyId} />
+          </Suspense>
+        </Section>
+      </div>
+    </>
   );
 }

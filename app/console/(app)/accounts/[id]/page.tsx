@@ -1,0 +1,207 @@
+import Link from 'next/link';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { now } from '@/lib/clock';
+import { sub } from '@/lib/money';
+import { getAccount } from '@/lib/billing/accounts/accounts';
+import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
+import { listEvents, effectiveState } from '@/lib/billing/events/events';
+import { listCharges } from '@/lib/billing/charges/charges';
+import { listPlans } from '@/lib/billing/plans/plans';
+import { orNotFound } from '@/lib/console/forms';
+import { latestCollectorLink } from '@/lib/console/queries';
+import { formatCents, formatDate, formatTime, formatUnits, planSummary } from '@/lib/console/format';
+import { ActionForm } from '@/components/console/action-form';
+import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
+import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
+import { ChargesTable, LedgerTable } from '@/components/console/account-tables';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, removeRefillAction, setRefillAction } from '../actions';
+
+export const metadata = { title: 'Account' };
+
+const RECENT = 10;
+
+function refillText(b: Balance): React.ReactNode {
+  const parts: string[] = [];
+  if (b.refillAmount && b.nextPeriodicRefill) {
+    parts.push(`Monthly: +${formatUnits(b.refillAmount)} for ${formatCents(b.refillUsdAmount)}, next ${formatDate(b.nextPeriodicRefill)}`);
+  }
+  if (b.refillThreshold && b.refillAmount) {
+    parts.push(`Below ${formatUnits(b.refillThreshold)}: +${formatUnits(b.refillAmount)} for ${formatCents(b.refillUsdAmount)}`);
+  }
+  if (!parts.length) return <span className="text-slate-700">None</span>;
+  return parts.map((p) => (
+    <span key={p} className="block">
+      {p}
+    </span>
+  ));
+}
+
+export default async function AccountPage({ params }: { params: Promise<{ id: string }> }) {
+  const user = await requireUser();
+  const { id } = await params;
+  const db = await getDb();
+  const at = now();
+  const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
+  const [balances, ledger, events, charges, plans, link] = await Promise.all([
+    listBalances({ db, accountId: account.id, now: at }),
+    listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
+    listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
+    listCharges({ db, accountId: account.id, page: { limit: RECENT } }),
+    listPlans({ db, companyId: user.companyId, page: { limit: 200 } }),
+    latestCollectorLink({ db, accountId: account.id }),
+  ]);
+  const planById = new Map(plans.items.map((p) => [p.id, p]));
+  const plan = account.planId ? planById.get(account.planId) : undefined;
+  const scheduledPlan = account.scheduledPlanId ? planById.get(account.scheduledPlanId) : undefined;
+  const pm = account.paymentMethod;
+  const denominations = balances.map((b) => b.denomination);
+  const scheduledRefills = balances.filter((b) => b.scheduledRefill);
+  const planOptions = plans.items.map((p) => ({ id: p.id, name: p.name, summary: planSummary(p), charge: p.chargeAmount }));
+  const linkState = !link ? null : link.usedAt ? `used ${formatTime(link.usedAt)}` : link.expiresAt.getTime() <= at.getTime() ? `expired ${formatTime(link.expiresAt)}` : `open until ${formatTime(link.expiresAt)}`;
+
+  return (
+    <>
+      <PageHeader
+        title={account.name}
+        back={{ href: '/console/accounts', label: 'Accounts' }}
+        description={
+          <>
+            <span className="break-all">{account.email}</span> · <span className="font-mono text-sm">{account.id}</span>
+          </>
+        }
+      />
+      <nav aria-label="On this page" className="mb-4 flex flex-wrap gap-x-4 gap-y-1 text-sm">
+        {[
+          ['#balances', 'Balances'],
+          ['#manage', 'Grant, refill, plan'],
+          ['#ledger', 'Ledger'],
+          ['#events', 'Events'],
+          ['#charges', 'Charges'],
+        ].map(([href, label]) => (
+          <a key={href} href={href} className={linkClass}>
+            {label}
+          </a>
+        ))}
+      </nav>
+
+      <Section title="Plan and payment">
+        <Facts
+          items={[
+            ['Plan', plan ? <Link href={`/console/plans/${plan.id}`} className={linkClass}>{plan.name}</Link> : account.planId ? <span className="font-mono text-xs">{account.planId}</span> : 'No plan'],
+            ['Status', <Badge key="s" value={account.planStatus} />],
+            ['Price', plan ? planSummary({ chargeAmount: account.planChargeAmount ?? plan.chargeAmount, billingPeriod: plan.billingPeriod }) : '—'],
+            ['Current period', account.lastPlanRenewal ? `${formatTime(account.lastPlanRenewal)} to ${formatTime(account.nextPlanRenewal)}` : '—'],
+            ['Payment method', pm ? `${pm.brand.toUpperCase()} ending ${pm.last4}, expires ${String(pm.exp_month).padStart(2, '0')}/${pm.exp_year}` : 'No card on file'],
+            ['Processor customer', account.processorId ? <span className="font-mono text-xs">{account.processorId}</span> : '—'],
+            ['Flags', account.flags.length ? account.flags.map((f) => `${f.name}: ${f.enabled ? 'on' : 'off'}`).join(', ') : 'None'],
+            ['Created', formatTime(account.createdAt)],
+            ...(Object.keys(account.metadata as object).length ? [['Metadata', <code key="m" className="break-all text-xs">{JSON.stringify(account.metadata)}</code>] as [string, React.ReactNode]] : []),
+          ]}
+        />
+      </Section>
+
+      <Section title="Scheduled changes" id="scheduled">
+        {!scheduledPlan && !account.scheduledPlanId && !scheduledRefills.length ? (
+          <p className="text-slate-700">Nothing scheduled.</p>
+        ) : (
+          <ul className="list-disc space-y-1 pl-5">
+            {account.scheduledPlanId && (
+              <li>
+                Moves to plan <strong>{scheduledPlan?.name ?? account.scheduledPlanId}</strong> at the next renewal ({formatTime(account.nextPlanRenewal)}).
+              </li>
+            )}
+            {scheduledRefills.map((b) => {
+              const s = b.scheduledRefill as { amount: string; usd_charge: number; effective_at?: string };
+              return (
+                <li key={b.id}>
+                  Monthly refill of {b.denomination} becomes {formatUnits(s.amount)} for {formatCents(s.usd_charge)} from {formatDate(s.effective_at ?? b.nextPeriodicRefill)}.
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </Section>
+
+      <Section title="Balances" id="balances" description="Pending is held by events not yet completed; available is what gated events can use.">
+        {balances.length === 0 ? (
+          <Empty>No balances yet. Grant units below, or attach a plan.</Empty>
+        ) : (
+          <Table caption="Balances" head={['Denomination', 'Amount', 'Pending', 'Available', 'Refill', '']}>
+            {balances.map((b) => (
+              <tr key={b.id}>
+                <Td className="font-medium">{b.denomination}</Td>
+                <Td className="tabular-nums">{formatUnits(b.amount)}</Td>
+                <Td className="tabular-nums">{formatUnits(b.pending)}</Td>
+                <Td className="font-semibold tabular-nums">{formatUnits(sub(b.amount, b.pending))}</Td>
+                <Td>{refillText(b)}</Td>
+                <Td>
+                  {(b.refillAmount || b.refillThreshold) && (
+                    <ActionForm action={removeRefillAction.bind(null, account.id, b.denomination)} submitLabel="Turn off refill" confirm={`Turn off ${b.denomination} refill`} variant="secondary" className="space-y-2" label={`Turn off ${b.denomination} refill`} />
+                  )}
+                </Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+
+      <div id="manage" className="mb-6 grid grid-cols-1 gap-4 lg:grid-cols-2">
+        <Section title="Grant units">
+          <GrantForm action={grantUnitsAction.bind(null, account.id)} denominations={denominations} />
+        </Section>
+        <Section title="Set refill">
+          <RefillForm action={setRefillAction.bind(null, account.id)} denominations={denominations} />
+        </Section>
+        <Section title="Change plan">
+          {planOptions.length ? (
+            <ChangePlanForm action={changePlanAction.bind(null, account.id)} plans={planOptions} currentPlanId={account.planId} />
+          ) : (
+            <p className="text-slate-700">
+              No plans yet. <Link href="/console/plans/new" className={linkClass}>Create a plan</Link> first.
+            </p>
+          )}
+        </Section>
+        <Section title="Card collector link">
+          <p className="mb-3 text-sm text-slate-700">
+            A one-time page where the customer enters a card{account.planStatus === 'PENDING_PAYMENT_METHOD' ? '; the plan starts when they do' : ''}. Only a fresh link can be shown: links are stored as hashes.
+            {linkState && <span className="block">Latest link: {linkState}.</span>}
+          </p>
+          <ActionForm action={collectorLinkAction.bind(null, account.id)} submitLabel="Create a new link" pendingLabel="Creating…" variant="secondary" label="Create a card collector link" />
+        </Section>
+      </div>
+
+      <Section title="Ledger" id="ledger" actions={<Link href={`/console/accounts/${account.id}/ledger`} className={linkClass}>All ledger rows</Link>} description={`The ${RECENT} latest changes to any balance.`}>
+        {ledger.items.length === 0 ? (
+          <Empty>No balance changes yet.</Empty>
+        ) : (
+          <LedgerTable rows={ledger.items} />
+        )}
+      </Section>
+
+      <Section title="Events" id="events" actions={<Link href={`/console/events?account_id=${account.id}`} className={linkClass}>All events of this account</Link>} description={`The ${RECENT} latest.`}>
+        {events.items.length === 0 ? (
+          <Empty>No events yet.</Empty>
+        ) : (
+          <Table caption="Latest events" head={['Time', 'Type', 'State', 'Cost', 'Id']}>
+            {events.items.map((e) => (
+              <tr key={e.id}>
+                <Td><Time value={e.createdAt} /></Td>
+                <Td>{e.type}</Td>
+                <Td>
+                  <Badge value={effectiveState(e, at)} />
+                </Td>
+                <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
+                <Td mono>{e.id}</Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+
+      <Section title="Charges" id="charges" actions={<Link href={`/console/accounts/${account.id}/charges`} className={linkClass}>All charges</Link>} description={`The ${RECENT} latest card charges.`}>
+        {charges.items.length === 0 ? <Empty>No charges yet.</Empty> : <ChargesTable rows={charges.items} />}
+      </Section>
+    </>
+  );
+}

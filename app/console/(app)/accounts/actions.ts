@@ -1,0 +1,119 @@
+'use server';
+import { revalidatePath } from 'next/cache';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { now } from '@/lib/clock';
+import { accountCreate } from '@/lib/api/schemas/accounts';
+import { balanceCreate, denominationParam } from '@/lib/api/schemas/balances';
+import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
+import { autoRefill } from '@/lib/api/schemas/refills';
+import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
+import { createCollectorLink } from '@/lib/billing/accounts/collector';
+import { createOrGrantBalance } from '@/lib/billing/balances/grants';
+import { getCompany } from '@/lib/billing/companies/companies';
+import { changePlan } from '@/lib/billing/plans/change';
+import { getPlan } from '@/lib/billing/plans/plans';
+import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
+import { act, field, formValues, parseWith, type FormState } from '@/lib/console/forms';
+import { dollarsToCents, formatCents, formatTime, formatUnits } from '@/lib/console/format';
+
+/** POST /v1/companies/{company_id}/accounts, from the console. */
+export async function createAccountAction(_: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const v = formValues(fd);
+    const input = parseWith(accountCreate, {
+      name: v.name ?? '',
+      email: v.email ?? '',
+      ...(v.plan_id ? { plan_id: v.plan_id } : {}),
+      ...(v.enable_card_collector ? { enable_card_collector: true } : {}),
+    });
+    const company = await getCompany({ db, companyId: user.companyId });
+    const { account, cardCollectorUrl } = await createAccount({ db, company, input });
+    revalidatePath('/console/accounts');
+    return {
+      message: `Account ${account.name} created.`,
+      link: { href: `/console/accounts/${account.id}`, label: `Open ${account.name}` },
+      ...(cardCollectorUrl && { secret: { label: 'Card collector link: send it to the customer', value: cardCollectorUrl } }),
+    };
+  });
+}
+
+/** POST /v1/accounts/{account_id}/balance/{denomination} with an amount: a recorded grant. */
+export async function grantUnitsAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const account = await getAccount({ db, companyId: user.companyId, accountId });
+    const v = formValues(fd);
+    const denomination = parseWith(denominationParam, v.denomination ?? '', ['denomination']);
+    const body = parseWith(balanceCreate, { amount: v.amount ?? '', ...(v.reason ? { reason: v.reason } : {}) });
+    const balance = await createOrGrantBalance({ db, companyId: user.companyId, accountId: account.id, denomination, amount: body.amount, reason: body.reason ?? 'Granted in the console', now: now() });
+    revalidatePath(`/console/accounts/${account.id}`);
+    return `Granted ${formatUnits(body.amount ?? '0')} ${denomination}. The balance is now ${formatUnits(balance.amount)}.`;
+  });
+}
+
+/** POST /v1/accounts/{account_id}/changeplan. */
+export async function changePlanAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const body = parseWith(changePlanBody, { plan_id: field(fd, 'plan_id') });
+    const company = await getCompany({ db, companyId: user.companyId });
+    const plan = await getPlan({ db, companyId: user.companyId, planId: body.plan_id });
+    const account = await changePlan({ db, company, accountId, planId: body.plan_id, chosen: body.plan_variable_amounts });
+    revalidatePath(`/console/accounts/${account.id}`);
+    if (account.scheduledPlanId === plan.id) {
+      return `${plan.name} is cheaper, so the change is scheduled for the next renewal${account.nextPlanRenewal ? ` (${formatTime(account.nextPlanRenewal)})` : ''}.`;
+    }
+    if (account.planStatus === 'PENDING_PAYMENT_METHOD') return `${plan.name} starts once the customer has entered a card on the collector page.`;
+    return `The account is now on ${plan.name}.`;
+  });
+}
+
+/** PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill. */
+export async function setRefillAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const v = formValues(fd);
+    const denomination = parseWith(denominationParam, v.denomination ?? '', ['denomination']);
+    const config = parseWith(autoRefill, {
+      amount: v.amount ?? '',
+      usd_charge: dollarsToCents(String(v.usd_charge ?? '')),
+      ...(v.refill_period ? { refill_period: v.refill_period } : {}),
+      ...(v.threshold ? { threshold: v.threshold } : {}),
+    }, [], /^usd_charge$/);
+    const company = await getCompany({ db, companyId: user.companyId });
+    const balance = await setAutoRefill({ db, company, accountId, denomination, config, now: now() });
+    revalidatePath(`/console/accounts/${accountId}`);
+    const kinds = [config.refill_period === 'monthly' ? 'every month' : null, config.threshold ? `when available drops below ${formatUnits(config.threshold)}` : null].filter(Boolean).join(' and ');
+    return `Refill set: ${formatUnits(config.amount)} ${balance.denomination} for ${formatCents(config.usd_charge)} ${kinds}.${config.refill_period === 'monthly' ? ' The first refill was made now.' : ''}`;
+  });
+}
+
+/** DELETE /v1/accounts/{account_id}/balance/{denomination}/auto_refill. */
+export async function removeRefillAction(accountId: string, denomination: string, _: FormState, _fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const company = await getCompany({ db, companyId: user.companyId });
+    await removeAutoRefill({ db, company, accountId, denomination, now: now() });
+    revalidatePath(`/console/accounts/${accountId}`);
+    return `Refills of ${denomination} are off.`;
+  });
+}
+
+/** POST /v1/accounts/{account_id}/card_collector. */
+export async function collectorLinkAction(accountId: string, _: FormState, _fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const account = await getAccount({ db, companyId: user.companyId, accountId });
+    const url = await createCollectorLink({ db, accountId: account.id, now: now() });
+    revalidatePath(`/console/accounts/${account.id}`);
+    return { secret: { label: `Card collector link for ${account.name}`, value: url } };
+  });
+}

@@ -1,0 +1,94 @@
+import Link from 'next/link';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { getPlan, planBalances } from '@/lib/billing/plans/plans';
+import { Decimal } from '@/lib/money';
+import { orNotFound } from '@/lib/console/forms';
+import { listAccountsOnPlan } from '@/lib/console/queries';
+import { formatCents, formatTime, formatUnits, planSummary } from '@/lib/console/format';
+import { Badge, Empty, Facts, PageHeader, Pager, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
+
+export const metadata = { title: 'Plan' };
+
+export default async function PlanPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ after?: string }> }) {
+  const user = await requireUser();
+  const { id } = await params;
+  const { after } = await searchParams;
+  const db = await getDb();
+  const plan = await orNotFound(getPlan({ db, companyId: user.companyId, planId: id }));
+  const accounts = await listAccountsOnPlan({ db, companyId: user.companyId, planId: plan.id, limit: 25, startingAfter: after });
+  const last = accounts.items[accounts.items.length - 1];
+  const rules = plan.billingRules as { type: string; amount: string; denomination: string }[];
+  const flags = Object.entries(plan.flags as Record<string, boolean>);
+  return (
+    <>
+      <PageHeader title={plan.name} back={{ href: '/console/plans', label: 'Plans' }} description={<span className="font-mono text-sm">{plan.id}</span>} />
+      <Section title="Price">
+        <Facts
+          items={[
+            ['Price', planSummary(plan)],
+            ['Overage', plan.overageChargeMode === 'postpay' ? 'Billed at renewal for units used beyond the included amount' : 'Not billed'],
+            ['Threshold alert', plan.thresholdAlertPercentage ? `At ${plan.thresholdAlertPercentage}% of an included balance used` : 'None'],
+            ['Created', formatTime(plan.createdAt)],
+          ]}
+        />
+      </Section>
+      <Section title="Included balances">
+        {planBalances(plan).length === 0 ? (
+          <Empty>This plan includes no balances.</Empty>
+        ) : (
+          <Table caption="Included balances" head={['Denomination', 'Included per period', 'Overage per unit', 'Variable price per unit']}>
+            {planBalances(plan).map((b) => (
+              <tr key={b.denomination}>
+                <Td className="font-medium">{b.denomination}</Td>
+                <Td className="tabular-nums">{formatUnits(b.amount)}</Td>
+                <Td>{b.overage_charge_amount ? formatCents(b.overage_charge_amount) : '—'}</Td>
+                <Td>{b.variable_unit_price !== null ? `$${formatUnits(new Decimal(b.variable_unit_price).dividedBy(100).toFixed())}` : 'Fixed amount'}</Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+      <Section title="Billing rules" description="Events of other types are recorded but not billed.">
+        {rules.length === 0 ? (
+          <Empty>No billing rules: events are billed only when they state their own cost.</Empty>
+        ) : (
+          <Table caption="Billing rules" head={['Event type', 'Cost per event']}>
+            {rules.map((r) => (
+              <tr key={r.type}>
+                <Td className="font-medium">{r.type}</Td>
+                <Td className="tabular-nums">
+                  {formatUnits(r.amount)} {r.denomination}
+                </Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+      <Section title="Flags">
+        {flags.length === 0 ? <p className="text-slate-700">No flags.</p> : <p>{flags.map(([k, v]) => `${k}: ${v ? 'on' : 'off'}`).join(', ')}</p>}
+      </Section>
+      <Section title="Accounts using this plan" id="accounts" description="On the plan now, or moving to it at their next renewal; newest first.">
+        {accounts.items.length === 0 ? (
+          <Empty>{after ? 'No more accounts.' : 'No account uses this plan yet.'}</Empty>
+        ) : (
+          <Table caption="Accounts using this plan" head={['Name', 'Email', 'Status', 'Next renewal']}>
+            {accounts.items.map((a) => (
+              <tr key={a.id}>
+                <Td className="font-medium">
+                  <Link href={`/console/accounts/${a.id}`} className={linkClass}>
+                    {a.name}
+                  </Link>
+                </Td>
+                <Td className="break-all">{a.email}</Td>
+                <Td>{a.planId === plan.id ? <Badge value={a.planStatus} /> : <Badge value="Moving here at renewal" tone="blue" />}</Td>
+                <Td><Time value={a.nextPlanRenewal} /></Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+        <Pager basePath={`/console/plans/${plan.id}`} params={{}} nextAfter={accounts.hasMore && last ? last.id : null} isFirst={!after} label="Pages of accounts" />
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,74 @@
+'use server';
+import { redirect } from 'next/navigation';
+import { revalidatePath } from 'next/cache';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { planCreate } from '@/lib/api/schemas/plans';
+import { createPlan } from '@/lib/billing/plans/plans';
+import { FormInvalid, act, field, parseWith, type FormState } from '@/lib/console/forms';
+import { dollarsToCents } from '@/lib/console/format';
+
+/**
+ * The filled-in rows of a repeating group (`balances[2].amount`...), in order, with the form's
+ * row number of each, so an error about the API's `balances[0]` lands on the row the person sees.
+ */
+function rowsOf(fd: FormData, group: string, required: string[]) {
+  const found = new Map<number, Record<string, string>>();
+  for (const [key, raw] of fd.entries()) {
+    const m = key.match(new RegExp(`^${group}\\[(\\d+)\\]\\.(\\w+)$`));
+    if (!m || typeof raw !== 'string') continue;
+    const row = found.get(Number(m[1])) ?? {};
+    if (raw.trim() !== '') row[m[2]] = raw.trim();
+    found.set(Number(m[1]), row);
+  }
+  const original: number[] = [];
+  const rows: Record<string, string>[] = [];
+  for (const [i, row] of [...found.entries()].sort((a, b) => a[0] - b[0])) {
+    if (!required.some((k) => row[k] !== undefined)) continue; // an untouched row
+    original.push(i);
+    rows.push(row);
+  }
+  return { rows, original };
+}
+
+/** POST /v1/companies/{company_id}/plans, from the console. */
+export async function createPlanAction(_: FormState, fd: FormData): Promise<FormState> {
+  let planId = '';
+  const state = await act(async () => {
+    const user = await requireUser();
+    const balances = rowsOf(fd, 'balances', ['denomination', 'amount', 'overage_charge_amount', 'variable_unit_price']);
+    const rules = rowsOf(fd, 'billing_rules', ['type', 'amount', 'denomination']);
+    const flags = rowsOf(fd, 'flags', ['name']);
+    const input = {
+      name: field(fd, 'name'),
+      charge_amount: dollarsToCents(field(fd, 'charge_amount') || '0'),
+      billing_period: field(fd, 'billing_period') || 'month',
+      overage_charge_mode: field(fd, 'overage_charge_mode') || 'none',
+      ...(field(fd, 'threshold_alert_percentage') && { threshold_alert_percentage: field(fd, 'threshold_alert_percentage') }),
+      balances: balances.rows.map((b) => ({
+        denomination: b.denomination ?? '',
+        amount: b.amount ?? '',
+        ...(b.overage_charge_amount && { overage_charge_amount: dollarsToCents(b.overage_charge_amount) }),
+        ...(b.variable_unit_price && { variable_unit_price: dollarsToCents(b.variable_unit_price) }),
+      })),
+      billing_rules: rules.rows.map((r) => ({ type: r.type ?? '', amount: r.amount ?? '', denomination: r.denomination ?? '' })),
+      flags: Object.fromEntries(flags.rows.map((f) => [f.name, f.enabled === 'on'])),
+    };
+    let body;
+    try {
+      body = parseWith(planCreate, input, [], /^(charge_amount|balances\[\d+\]\.(overage_charge_amount|variable_unit_price))$/);
+    } catch (err) {
+      if (!(err instanceof FormInvalid)) throw err;
+      const remap = (param: string | null) =>
+        param
+          ?.replace(/^balances\[(\d+)\]/, (_, i) => `balances[${balances.original[Number(i)]}]`)
+          .replace(/^billing_rules\[(\d+)\]/, (_, i) => `billing_rules[${rules.original[Number(i)]}]`) ?? null;
+      throw new FormInvalid(err.errors.map((e) => ({ param: remap(e.param), message: e.message })));
+    }
+    const plan = await createPlan({ db: await getDb(), companyId: user.companyId, input: body });
+    planId = plan.id;
+    revalidatePath('/console/plans');
+  });
+  if (state.status === 'ok' && planId) redirect(`/console/plans/${planId}`);
+  return state;
+}

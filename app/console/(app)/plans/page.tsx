@@ -1,0 +1,51 @@
+import Link from 'next/link';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { listPlans, planBalances } from '@/lib/billing/plans/plans';
+import { formatDate, formatUnits, planSummary } from '@/lib/console/format';
+import { Empty, PageHeader, Pager, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
+
+export const metadata = { title: 'Plans' };
+
+export default async function PlansPage({ searchParams }: { searchParams: Promise<{ after?: string }> }) {
+  const user = await requireUser();
+  const { after } = await searchParams;
+  const page = await listPlans({ db: await getDb(), companyId: user.companyId, page: { limit: 50, starting_after: after } });
+  const last = page.items[page.items.length - 1];
+  return (
+    <>
+      <PageHeader
+        title="Plans"
+        description="Presets of price, included balances and event prices, newest first."
+        actions={
+          <Link href="/console/plans/new" className={buttonLinkClass}>
+            New plan
+          </Link>
+        }
+      />
+      {page.items.length === 0 ? (
+        <Empty>
+          No plans yet. <Link href="/console/plans/new" className={linkClass}>Create the first one</Link>.
+        </Empty>
+      ) : (
+        <Table caption="Plans" head={['Name', 'Price', 'Included', 'Billing rules', 'Created', 'Id']}>
+          {page.items.map((p) => (
+            <tr key={p.id}>
+              <Td className="font-medium">
+                <Link href={`/console/plans/${p.id}`} className={linkClass}>
+                  {p.name}
+                </Link>
+              </Td>
+              <Td className="whitespace-nowrap">{planSummary(p)}</Td>
+              <Td>{planBalances(p).map((b) => `${formatUnits(b.amount)} ${b.denomination}`).join(', ') || '—'}</Td>
+              <Td>{(p.billingRules as unknown[]).length}</Td>
+              <Td className="whitespace-nowrap">{formatDate(p.createdAt)}</Td>
+              <Td mono>{p.id}</Td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <Pager basePath="/console/plans" params={{}} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Plan pages" />
+    </>
+  );
+}

@@ -1,0 +1,25 @@
+'use server';
+import { revalidatePath } from 'next/cache';
+import { requireUser } from '@/lib/auth';
+import { getDb } from '@/lib/db/client';
+import { act, field, parseWith, type FormState } from '@/lib/console/forms';
+import { adminInvite, changePassword, inviteAdmin, passwordChange } from '@/lib/console/team';
+
+export async function inviteAdminAction(_: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const input = parseWith(adminInvite, { email: field(fd, 'email'), password: String(fd.get('password') ?? '') });
+    const admin = await inviteAdmin({ db: await getDb(), companyId: user.companyId, inviterRole: user.role, input });
+    revalidatePath('/console/team');
+    return `${admin.email} can now sign in at /console/sign-in with the password you chose. Send it to them privately; they can change it on this page.`;
+  });
+}
+
+export async function changePasswordAction(_: FormState, fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const input = parseWith(passwordChange, { current_password: String(fd.get('current_password') ?? ''), new_password: String(fd.get('new_password') ?? '') });
+    await changePassword({ db: await getDb(), companyId: user.companyId, adminId: user.id, input });
+    return 'Your password is changed.';
+  });
+}

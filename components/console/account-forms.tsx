@@ -1,0 +1,66 @@
+'use client';
+import { ActionForm, CheckboxField, Field, SelectField, type FormAction } from './action-form';
+
+export type PlanOption = { id: string; name: string; summary: string; charge: number };
+
+export function NewAccountForm({ action, plans }: { action: FormAction; plans: PlanOption[] }) {
+  return (
+    <ActionForm action={action} submitLabel="Create account" pendingLabel="Creating…" label="New account">
+      <Field name="name" label="Name" autoComplete="off" required />
+      <Field name="email" label="Email" type="email" autoComplete="off" required />
+      <SelectField
+        name="plan_id"
+        label="Plan"
+        options={[{ value: '', label: 'No plan' }, ...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.summary})` }))]}
+        hint="A plan that charges needs a card: tick the box below to send the customer a card-collector link; the plan starts once they have entered a card."
+      />
+      <CheckboxField name="enable_card_collector" label="Create a card-collector link for the customer" hint="The link is shown once, after the account is created." />
+    </ActionForm>
+  );
+}
+
+export function GrantForm({ action, denominations }: { action: FormAction; denominations: string[] }) {
+  return (
+    <ActionForm action={action} submitLabel="Grant units" pendingLabel="Granting…" label="Grant units" className="space-y-3">
+      <Field name="denomination" label="Denomination" list="grant-denominations" defaultValue={denominations[0] ?? ''} hint="An existing balance, or a new one." autoComplete="off" />
+      <datalist id="grant-denominations">
+        {denominations.map((d) => (
+          <option key={d} value={d} />
+        ))}
+      </datalist>
+      <Field name="amount" label="Units to add" inputMode="decimal" autoComplete="off" />
+      <Field name="reason" label="Reason (shown in the ledger)" autoComplete="off" />
+    </ActionForm>
+  );
+}
+
+export function ChangePlanForm({ action, plans, currentPlanId }: { action: FormAction; plans: PlanOption[]; currentPlanId: string | null }) {
+  return (
+    <ActionForm action={action} submitLabel="Change plan" pendingLabel="Changing…" label="Change plan" className="space-y-3" resetOnSuccess={false}>
+      <SelectField
+        name="plan_id"
+        label="New plan"
+        defaultValue={plans.find((p) => p.id !== currentPlanId)?.id ?? ''}
+        options={[{ value: '', label: 'Choose a plan' }, ...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.summary})${p.id === currentPlanId ? ', current' : ''}` }))]}
+        hint="A plan that costs the same or more starts now, with credit for the unused time; a cheaper one waits for the next renewal."
+      />
+    </ActionForm>
+  );
+}
+
+export function RefillForm({ action, denominations }: { action: FormAction; denominations: string[] }) {
+  return (
+    <ActionForm action={action} submitLabel="Set refill" pendingLabel="Saving…" label="Set refill" className="space-y-3">
+      <Field name="denomination" label="Denomination" list="refill-denominations" defaultValue={denominations[0] ?? ''} autoComplete="off" />
+      <datalist id="refill-denominations">
+        {denominations.map((d) => (
+          <option key={d} value={d} />
+        ))}
+      </datalist>
+      <Field name="amount" label="Units per refill" inputMode="decimal" autoComplete="off" />
+      <Field name="usd_charge" label="Price per refill (USD)" inputMode="decimal" defaultValue="0" hint="Charged to the card on file; 0 makes it free." autoComplete="off" />
+      <Field name="threshold" label="Refill when available drops below (units)" inputMode="decimal" hint="Leave empty for no threshold refill." autoComplete="off" />
+      <CheckboxField name="refill_period" value="monthly" label="Refill every month" hint="The first monthly refill is made (and charged) now, then on this day of each month." />
+    </ActionForm>
+  );
+}

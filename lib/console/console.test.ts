@@ -1,0 +1,270 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { newCompany, useTestDatabase } from '../testing/harness';
+import { accounts, admins, charges, events, plans } from '../db/schema';
+import { createHash } from 'node:crypto';
+import { newId } from '../ids';
+import { ApiError } from '../errors';
+import { verifyPassword } from '../crypto';
+import { listEvents } from '../billing/events/events';
+import type { EventListQuery } from '../api/schemas/events';
+import { accountTotals, clearDashboardCache, dailyTotals, idAt, EXACT_LIMIT } from './dashboard';
+import { exploreEvents } from './events';
+import { formValues, orNotFound } from './forms';
+import { listAccountsOnPlan } from './queries';
+import { changePassword, inviteAdmin, listAdmins } from './team';
+
+const t = useTestDatabase();
+const DAY = 86_400_000;
+const NOW = Date.UTC(2031, 4, 20, 15, 30); // a fixed "now": 15:30 UTC, so today and yesterday are open/closed as expected
+const at = (ms: number) => new Date(ms);
+/** An id laid out like newId's, minted at `ms` (rows are inserted with the time they claim). */
+function derivedId(prefix: string, ms: number, key: string): string {
+  const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+  const digest = createHash('sha256').update(key).digest();
+  let tail = '';
+  for (let i = 0; i < 16; i++) tail += alphabet[digest[i] & 31];
+  return `${idAt(prefix, ms)}${tail}`;
+}
+
+describe('form values', () => {
+  it('reads nested names the way the API error params write them, leaving blanks out', () => {
+    const fd = new FormData();
+    fd.set('name', ' Pro ');
+    fd.set('balances[0].denomination', 'tokens');
+    fd.set('balances[0].amount', '10');
+    fd.set('balances[1].denomination', 'gb');
+    fd.set('balances[1].amount', '');
+    fd.set('flags.beta', 'on');
+    fd.set('empty', '  ');
+    expect(formValues(fd)).toEqual({ name: 'Pro', balances: [{ denomination: 'tokens', amount: '10' }, { denomination: 'gb' }], flags: { beta: 'on' } });
+  });
+});
+
+describe('ids as time', () => {
+  it('idAt is the lower bound of the ids made in that millisecond', () => {
+    const ms = NOW;
+    for (const key of ['a', 'b', 'zzz']) {
+      const id = derivedId('ev', ms, key);
+      expect(idAt('ev', ms) <= id).toBe(true);
+      expect(id < idAt('ev', ms + 1)).toBe(true);
+      expect(idAt('ev', ms - 1) < id).toBe(true);
+    }
+    expect(newId('ev') > idAt('ev', Date.now() - 1000)).toBe(true);
+  });
+});
+
+type Seeded = { companyId: string; otherCompanyId: string; accountIds: string[]; otherAccountId: string; planId: string; otherPlanId: string };
+
+async function seed(): Promise<Seeded> {
+  const db = t.database.db;
+  const a = await newCompany(t, { name: 'Console A' });
+  const b = await newCompany(t, { name: 'Console B' });
+  const mkPlan = async (companyId: string, name: string) => {
+    const id = newId('p');
+    await db.insert(plans).values({ id, companyId, name, chargeAmount: 0, chargeDenomination: 'USD', billingPeriod: 'month', overageChargeMode: 'none', balances: [], billingRules: [], flags: {}, metadata: {}, createdAt: at(NOW) });
+    return id;
+  };
+  const planId = await mkPlan(a.company.id, 'Pro');
+  const otherPlanId = await mkPlan(b.company.id, 'Other');
+  const mkAccount = async (companyId: string, ms: number, extra: Partial<typeof accounts.$inferInsert> = {}) => {
+    const id = derivedId('a', ms, `${companyId}${ms}`);
+    await db.insert(accounts).values({ id, companyId, name: `Acct ${ms}`, email: 'x@example.com', metadata: {}, flags: [], createdAt: at(ms), ...extra });
+    return id;
+  };
+  const accountIds = [
+    await mkAccount(a.company.id, NOW - 40 * DAY, { planId, planStatus: 'ACTIVE' }),
+    await mkAccount(a.company.id, NOW - 10 * DAY, { scheduledPlanId: planId, planId: null }),
+    await mkAccount(a.company.id, NOW - 1 * DAY),
+  ];
+  const otherAccountId = await mkAccount(b.company.id, NOW - 2 * DAY, { planId: otherPlanId, planStatus: 'ACTIVE' });
+
+  // Events over 35 days, ids minted at their created_at as in production.
+  const states = ['complete', 'complete', 'complete', 'pending', 'cancelled', 'rejected'];
+  const types = ['query', 'upload', 'login'];
+  const rows: (typeof events.$inferInsert)[] = [];
+  for (let i = 0; i < 420; i++) {
+    const ms = NOW - Math.floor((i * 35 * DAY) / 420) - 1000;
+    const state = states[i % states.length];
+    const type = types[i % types.length];
+    const billed = type !== 'login';
+    rows.push({
+      id: derivedId('ev', ms, `e${i}`),
+      companyId: a.company.id,
+      accountId: accountIds[i % 3],
+      type,
+      state,
+      costAmount: billed ? String((i % 7) + 0.5) : null,
+      costDenomination: billed ? (type === 'upload' ? 'gb' : 'tokens') : null,
+      pricedBy: billed ? 'plan' : 'none',
+      metadata: {},
+      createdAt: at(ms),
+      updatedAt: at(ms),
+      // Half the holds have expired: they read as cancelled.
+      expiresAt: state === 'pending' ? at(i % 12 === 3 ? NOW + 600_000 : ms + 3600_000) : null,
+    });
+  }
+  for (let i = 0; i < 30; i++) {
+    const ms = NOW - i * DAY - 5000;
+    rows.push({ id: derivedId('ev', ms, `b${i}`), companyId: b.company.id, accountId: otherAccountId, type: 'query', state: 'rejected', costAmount: '1', costDenomination: 'tokens', pricedBy: 'plan', metadata: {}, createdAt: at(ms) });
+  }
+  await db.insert(events).values(rows);
+  const chargeRows: (typeof charges.$inferInsert)[] = [];
+  for (let i = 0; i < 40; i++) {
+    const ms = NOW - i * DAY - 7000;
+    chargeRows.push({ id: derivedId('ch', ms, `c${i}`), companyId: a.company.id, accountId: accountIds[0], amount: 1000 + i, reason: 'renewal', description: 'Renewal', status: i % 10 === 3 ? 'failed' : 'succeeded', metadata: {}, createdAt: at(ms) });
+    chargeRows.push({ id: derivedId('ch', ms, `o${i}`), companyId: b.company.id, accountId: otherAccountId, amount: 999_999, reason: 'renewal', description: 'Renewal', status: 'succeeded', metadata: {}, createdAt: at(ms) });
+  }
+  await db.insert(charges).values(chargeRows);
+  return { companyId: a.company.id, otherCompanyId: b.company.id, accountIds, otherAccountId, planId, otherPlanId };
+}
+
+describe('console queries on one company among others', () => {
+  let s: Seeded;
+  beforeAll(async () => {
+    s = await seed();
+  });
+
+  it('the event explorer returns exactly what GET /events returns, filter by filter, page by page', async () => {
+    const db = t.database.db;
+    const now = at(NOW);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const queries: Partial<EventListQuery>[] = [
+      {},
+      { state: 'rejected' },
+      { state: 'pending' },
+      { state: 'cancelled' },
+      { state: 'complete', type: 'upload' },
+      { account_id: s.accountIds[1] },
+      { account_id: s.accountIds[2], state: 'complete' },
+      { created_gte: iso(NOW - 3 * DAY) },
+      { created_lt: iso(NOW - 30 * DAY) },
+      { created_gte: iso(NOW - 20 * DAY), created_lt: iso(NOW - 19 * DAY) },
+      { created_gte: iso(NOW - 20 * DAY), created_lt: iso(NOW - 10 * DAY), type: 'query', state: 'complete' },
+      { created_gte: iso(NOW - 20 * DAY), created_lt: iso(NOW - 19 * DAY + 1), account_id: s.accountIds[0] },
+      { account_id: s.otherAccountId }, // another company's account: nothing
+    ];
+    for (const q of queries) {
+      for (const limit of [7, 100]) {
+        let after: string | undefined;
+        const seen: string[] = [];
+        for (let pages = 0; pages < 100; pages++) {
+          const query = { limit, ...q, ...(after && { starting_after: after }) } as EventListQuery;
+          const [mine, api] = await Promise.all([exploreEvents({ db, companyId: s.companyId, q: query, now }), listEvents({ db, companyId: s.companyId, q: query, now })]);
+          expect(mine.items.map((e) => e.id), JSON.stringify(query)).toEqual(api.items.map((e) => e.id));
+          expect(mine.hasMore).toBe(api.hasMore);
+          seen.push(...mine.items.map((e) => e.id));
+          if (!mine.hasMore) break;
+          after = mine.items[mine.items.length - 1].id;
+        }
+        if (q.account_id === s.otherAccountId) expect(seen).toEqual([]);
+        else expect(seen.length, JSON.stringify(q)).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('daily totals add up events, usage, rejections and charges per UTC day, for this company only', async () => {
+    clearDashboardCache();
+    const db = t.database.db;
+    const days = await dailyTotals({ db, companyId: s.companyId, now: at(NOW) });
+    expect(days).toHaveLength(30);
+    expect(days[29].day).toBe('2031-05-20');
+    expect(days[0].day).toBe('2031-04-21');
+    // Brute force over the rows, in JS.
+    const rows = await db.select().from(events).where(sql`company_id = ${s.companyId}`);
+    const chargeRows = await db.select().from(charges).where(sql`company_id = ${s.companyId}`);
+    for (const d of days) {
+      const inDay = rows.filter((r) => r.createdAt.toISOString().slice(0, 10) === d.day);
+      expect(d.events, d.day).toBe(inDay.length);
+      expect(d.rejected).toBe(inDay.filter((r) => r.state === 'rejected').length);
+      const tokens = inDay.filter((r) => r.state === 'complete' && r.costDenomination === 'tokens').reduce((sum, r) => sum + Number(r.costAmount), 0);
+      expect(Number(d.usage.tokens ?? 0)).toBeCloseTo(tokens, 9);
+      const dayCharges = chargeRows.filter((c) => c.createdAt.toISOString().slice(0, 10) === d.day);
+      expect(d.chargedCents).toBe(dayCharges.filter((c) => c.status === 'succeeded').reduce((sum, c) => sum + c.amount, 0));
+      expect(d.failedCharges).toBe(dayCharges.filter((c) => c.status === 'failed').length);
+    }
+    expect(days.reduce((n, d) => n + d.events, 0)).toBeGreaterThan(300);
+  });
+
+  it('keeps closed hours in memory and reads the open ones every time', async () => {
+    clearDashboardCache();
+    const db = t.database.db;
+    const now = at(NOW);
+    const before = await dailyTotals({ db, companyId: s.companyId, now });
+    const add = async (ms: number, key: string) =>
+      db.insert(events).values({ id: derivedId('ev', ms, key), companyId: s.companyId, accountId: s.accountIds[0], type: 'query', state: 'complete', costAmount: '1000', costDenomination: 'tokens', pricedBy: 'plan', metadata: {}, createdAt: at(ms) });
+    await add(NOW - 5 * DAY, 'late-closed'); // a closed hour: already read, served from memory
+    await add(NOW - 60_000, 'late-today'); // today: read on every load
+    const after = await dailyTotals({ db, companyId: s.companyId, now });
+    expect(after[24].events).toBe(before[24].events);
+    expect(after[29].events).toBe(before[29].events + 1);
+    clearDashboardCache();
+    const fresh = await dailyTotals({ db, companyId: s.companyId, now });
+    expect(fresh[24].events).toBe(before[24].events + 1);
+    // The last hours of yesterday are still open just after midnight.
+    const justAfterMidnight = at(Date.UTC(2031, 4, 21, 1, 0));
+    await add(Date.UTC(2031, 4, 20, 23, 59), 'late-yesterday');
+    const next = await dailyTotals({ db, companyId: s.companyId, now: justAfterMidnight });
+    expect(next[28].day).toBe('2031-05-20');
+    expect(next[28].events).toBe(fresh[29].events + 1);
+  });
+
+  it('counts accounts exactly when few, and estimates beyond the limit without a full count', async () => {
+    const db = t.database.db;
+    const few = await accountTotals({ db, companyId: s.companyId, now: at(NOW) });
+    expect(few.total).toEqual({ value: 3, estimated: false, atLeast: false });
+    // Created 1 and 10 days ago; the 40-day-old one is not recent. (Ids carry the same times.)
+    expect(few.recent.value).toBe(2);
+
+    const big = await newCompany(t, { name: 'Big' });
+    await db.execute(sql`insert into accounts (id, company_id, name, email, metadata, flags, created_at)
+      select 'a_big' || lpad(g::text, 8, '0'), ${big.company.id}, 'n', 'e@example.com', '{}'::jsonb, '[]'::jsonb, now()
+      from generate_series(1, ${EXACT_LIMIT + 500}) g`);
+    await db.execute(sql`analyze accounts`);
+    const many = await accountTotals({ db, companyId: big.company.id, now: at(NOW) });
+    expect(many.total.estimated).toBe(true);
+    expect(many.total.value).toBeGreaterThan(EXACT_LIMIT * 0.8);
+    expect(many.total.value).toBeLessThan(EXACT_LIMIT * 1.2);
+  });
+
+  it('another company’s ids end on the not-found page', async () => {
+    const db = t.database.db;
+    const { getAccount } = await import('../billing/accounts/accounts');
+    await expect(orNotFound(getAccount({ db, companyId: s.companyId, accountId: s.otherAccountId }))).rejects.toMatchObject({ digest: expect.stringContaining('404') });
+    await expect(orNotFound(getAccount({ db, companyId: s.otherCompanyId, accountId: s.otherAccountId }))).resolves.toMatchObject({ id: s.otherAccountId });
+  });
+
+  it('lists the accounts on a plan or moving to it, never another company’s', async () => {
+    const db = t.database.db;
+    const page = await listAccountsOnPlan({ db, companyId: s.companyId, planId: s.planId, limit: 1 });
+    expect(page.items.map((a) => a.id)).toEqual([s.accountIds[1]]);
+    expect(page.hasMore).toBe(true);
+    const next = await listAccountsOnPlan({ db, companyId: s.companyId, planId: s.planId, limit: 1, startingAfter: page.items[0].id });
+    expect(next.items.map((a) => a.id)).toEqual([s.accountIds[0]]);
+    expect(next.hasMore).toBe(false);
+    expect((await listAccountsOnPlan({ db, companyId: s.companyId, planId: s.otherPlanId, limit: 10 })).items).toEqual([]);
+  });
+});
+
+describe('team', () => {
+  it('only the owner invites; emails are unique; an admin changes their own password', async () => {
+    const db = t.database.db;
+    const c = await newCompany(t, { name: 'Team Co', password: 'owner password' });
+    const input = { email: `ops-${Date.now()}@team.test`, password: 'long enough' };
+    await expect(inviteAdmin({ db, companyId: c.company.id, inviterRole: 'admin', input })).rejects.toMatchObject({ type: 'unauthorized' });
+    const admin = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input });
+    expect(admin.role).toBe('admin');
+    const dup = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { ...input, email: input.email.toUpperCase() } }).catch((e) => e);
+    expect(dup).toBeInstanceOf(ApiError);
+    expect(dup).toMatchObject({ type: 'conflict', param: 'email' });
+    expect((await listAdmins({ db, companyId: c.company.id })).map((a) => a.role)).toEqual(['owner', 'admin']);
+
+    await expect(changePassword({ db, companyId: c.company.id, adminId: admin.id, input: { current_password: 'wrong', new_password: 'brand new pass' } })).rejects.toMatchObject({ param: 'current_password' });
+    // Another company's admin id is not found here either.
+    const other = await newCompany(t, { name: 'Elsewhere' });
+    await expect(changePassword({ db, companyId: other.company.id, adminId: admin.id, input: { current_password: 'long enough', new_password: 'brand new pass' } })).rejects.toMatchObject({ param: 'current_password' });
+    await changePassword({ db, companyId: c.company.id, adminId: admin.id, input: { current_password: 'long enough', new_password: 'brand new pass' } });
+    const [row] = await db.select().from(admins).where(sql`id = ${admin.id}`);
+    expect(verifyPassword('brand new pass', row.passwordHash)).toBe(true);
+  });
+});

@@ -1,0 +1,59 @@
+import { Decimal } from '../money';
+
+/** Units as stored (exact decimal strings), with thousands separators and no float rounding. */
+export function formatUnits(value: string | number | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '0';
+  const text = new Decimal(value).toFixed();
+  const negative = text.startsWith('-');
+  const [int, frac] = (negative ? text.slice(1) : text).split('.');
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${negative ? '−' : ''}${grouped}${frac ? `.${frac}` : ''}`;
+}
+
+/** Integer USD cents as dollars: 123456 → "$1,234.56". */
+export function formatCents(cents: number | null | undefined): string {
+  const c = cents ?? 0;
+  const negative = c < 0;
+  const abs = Math.abs(c);
+  const dollars = Math.floor(abs / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${negative ? '−' : ''}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** A whole number with thousands separators. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** Console times are UTC, written out so nobody has to guess the zone. */
+export function formatTime(d: Date | string | null | undefined): string {
+  if (!d) return '—';
+  const date = typeof d === 'string' ? new Date(d) : d;
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function formatDate(d: Date | string | null | undefined): string {
+  if (!d) return '—';
+  const date = typeof d === 'string' ? new Date(d) : d;
+  return date.toISOString().slice(0, 10);
+}
+
+/**
+ * Dollars typed into a form ("10", "10.5", "$1,000.25") as cents, exactly, as a string, so the
+ * API's own schemas still do the validating (whole cents where they need them). Anything that is
+ * not a plain amount passes through unchanged for those schemas to reject.
+ */
+export function dollarsToCents(input: string): string {
+  const text = input.trim().replace(/^\$/, '').replace(/,/g, '');
+  if (!/^\d+(\.\d*)?$|^\.\d+$/.test(text)) return input;
+  return new Decimal(text).times(100).toFixed();
+}
+
+export function centsToDollarsInput(cents: number | string | null | undefined): string {
+  if (cents === null || cents === undefined) return '';
+  return new Decimal(cents).dividedBy(100).toFixed();
+}
+
+/** "$10.00 a month", "free, monthly". */
+export function planSummary(p: { chargeAmount: number; billingPeriod: string }): string {
+  return p.chargeAmount > 0 ? `${formatCents(p.chargeAmount)} a ${p.billingPeriod}` : `free, ${p.billingPeriod}ly`.replace('dayly', 'daily');
+}

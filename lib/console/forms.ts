@@ -1,0 +1,109 @@
+import type { z } from 'zod';
+import { notFound, unstable_rethrow } from 'next/navigation';
+import { ApiError } from '../errors';
+import { describeIssue } from '../api/zod-errors';
+
+export type FieldError = { param: string | null; message: string };
+
+/** What a console form's server action answers; the form shows it next to the fields. */
+export type FormState = {
+  status: 'idle' | 'ok' | 'error';
+  message?: string;
+  errors?: FieldError[];
+  /** Shown once and never stored in readable form: a new API key, a collector link, a signing secret. */
+  secret?: { label: string; value: string };
+  /** Where to go next, e.g. the record just created. */
+  link?: { href: string; label: string };
+  /** Differs on every answer, so the form can tell two equal answers apart. */
+  at?: number;
+};
+
+export const idle: FormState = { status: 'idle' };
+
+export class FormInvalid extends Error {
+  constructor(readonly errors: FieldError[]) {
+    super(errors[0]?.message ?? 'Invalid input.');
+  }
+}
+
+/**
+ * FormData as the object the API would receive: `balances[0].amount` style names become nested
+ * arrays and objects (the same paths the API's error `param` uses, so errors land on the field
+ * that caused them). Empty fields are left out, as an API caller would leave them out.
+ */
+export function formValues(fd: FormData): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, raw] of fd.entries()) {
+    if (typeof raw !== 'string' || key.startsWith('$ACTION')) continue;
+    const value = raw.trim();
+    if (value === '') continue;
+    const path = key.match(/[^.[\]]+/g) ?? [];
+    let node: Record<string, unknown> | unknown[] = out;
+    path.forEach((part, i) => {
+      const last = i === path.length - 1;
+      const index = /^\d+$/.test(part) ? Number(part) : part;
+      const container = node as Record<string | number, unknown>;
+      if (last) {
+        container[index] = value;
+      } else {
+        if (container[index] === undefined) container[index] = /^\d+$/.test(path[i + 1]) ? [] : {};
+        node = container[index] as Record<string, unknown>;
+      }
+    });
+  }
+  // Rows removed from the middle of a list leave holes: close them up.
+  const compact = (v: unknown): unknown =>
+    Array.isArray(v) ? v.filter((x) => x !== undefined).map(compact) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, compact(x)])) : v;
+  return compact(out) as Record<string, unknown>;
+}
+
+/**
+ * Parses with the API's own schema; every issue is reported, each on its field. Fields the
+ * console asks for in dollars (converted to the API's cents before parsing) are named in
+ * `dollars`, so their errors speak of dollars, not of the cents the person never typed.
+ */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: PropertyKey[] = [], dollars: RegExp | null = null): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new FormInvalid(
+    result.error.issues.map((issue) => {
+      const e = describeIssue(issue, prefix);
+      if (dollars && e.param && dollars.test(e.param)) return { param: e.param, message: 'Enter a dollar amount such as 10 or 9.99 (not negative).' };
+      return e;
+    }),
+  );
+}
+
+/**
+ * Runs a form's work and turns what it throws into something the form can show: a schema
+ * failure or an ApiError becomes field errors; Next's redirects and not-found pass through.
+ */
+export async function act(work: () => Promise<Omit<FormState, 'status'> | string | void>): Promise<FormState> {
+  try {
+    const done = await work();
+    const extra = typeof done === 'string' ? { message: done } : (done ?? {});
+    return { status: 'ok', ...extra, at: Date.now() };
+  } catch (err) {
+    unstable_rethrow(err);
+    if (err instanceof FormInvalid) return { status: 'error', errors: err.errors, at: Date.now() };
+    if (err instanceof ApiError) return { status: 'error', errors: [{ param: err.param, message: err.message }], at: Date.now() };
+    console.error('console action failed', err);
+    return { status: 'error', errors: [{ param: null, message: 'Something went wrong on our side. Reload the page to see what was saved, then try again.' }], at: Date.now() };
+  }
+}
+
+/** A domain read that may be another company's id: show the not-found page instead. */
+export async function orNotFound<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof ApiError && err.type === 'not_found') notFound();
+    throw err;
+  }
+}
+
+/** A single string field from a form, trimmed; '' when missing. */
+export function field(fd: FormData, name: string): string {
+  const v = fd.get(name);
+  return typeof v === 'string' ? v.trim() : '';
+}

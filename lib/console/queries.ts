@@ -1,0 +1,54 @@
+import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { accounts, collectorLinks } from '../db/schema';
+import { toPage } from '../api/pagination';
+
+/**
+ * Accounts on a plan, or moving to it at their next renewal, newest first, by keyset. Walks the
+ * company's accounts by (company_id, id) and stops after limit + 1 matches.
+ */
+export async function listAccountsOnPlan({ db, companyId, planId, limit, startingAfter }: { db: Db; companyId: string; planId: string; limit: number; startingAfter?: string }) {
+  const rows = await db
+    .select({
+      id: accounts.id,
+      name: accounts.name,
+      email: accounts.email,
+      planId: accounts.planId,
+      planStatus: accounts.planStatus,
+      scheduledPlanId: accounts.scheduledPlanId,
+      nextPlanRenewal: accounts.nextPlanRenewal,
+    })
+    .from(accounts)
+    .where(
+      and(
+        eq(accounts.companyId, companyId),
+        or(eq(accounts.planId, planId), eq(accounts.scheduledPlanId, planId)),
+        startingAfter ? lt(accounts.id, startingAfter) : undefined,
+      ),
+    )
+    .orderBy(desc(accounts.id))
+    .limit(limit + 1);
+  return toPage(rows, limit);
+}
+
+/** Names for the account ids shown on one page of a list (one indexed lookup). */
+export async function accountNames({ db, companyId, ids }: { db: Db; companyId: string; ids: string[] }): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return new Map();
+  const rows = await db
+    .select({ id: accounts.id, name: accounts.name })
+    .from(accounts)
+    .where(and(eq(accounts.companyId, companyId), inArray(accounts.id, unique)));
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** The newest card-collector link of an account: only its state, the URL itself is never stored. */
+export async function latestCollectorLink({ db, accountId }: { db: Db; accountId: string }) {
+  const [row] = await db
+    .select({ createdAt: collectorLinks.createdAt, expiresAt: collectorLinks.expiresAt, usedAt: collectorLinks.usedAt })
+    .from(collectorLinks)
+    .where(eq(collectorLinks.accountId, accountId))
+    .orderBy(desc(collectorLinks.id))
+    .limit(1);
+  return row ?? null;
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { and, asc, eq } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { admins } from '../db/schema';
+import { hashPassword, verifyPassword } from '../crypto';
+import { newId } from '../ids';
+import { now } from '../clock';
+import { ApiError, conflict, invalid } from '../errors';
+import { email } from '../api/schemas/common';
+import { companyCreate } from '../api/schemas/companies';
+
+/** The same password rule as the owner's password at registration (`POST /v1/companies`). */
+const password = companyCreate.shape.password.unwrap();
+
+export const adminInvite = z.strictObject({ email, password });
+export type AdminInvite = z.infer<typeof adminInvite>;
+
+export const passwordChange = z.strictObject({ current_password: z.string().min(1, 'must not be empty'), new_password: password });
+
+export type Admin = typeof admins.$inferSelect;
+
+export async function listAdmins({ db, companyId }: { db: Db; companyId: string }) {
+  return db
+    .select({ id: admins.id, email: admins.email, role: admins.role, createdAt: admins.createdAt })
+    .from(admins)
+    .where(eq(admins.companyId, companyId))
+    .orderBy(asc(admins.createdAt), asc(admins.id));
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if ((e as { code?: string }).code === '23505') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * The owner adds an admin with a password the owner chose (and passes on); the new admin can
+ * sign in at once and change it. Emails are unique across all companies (sign-in is by email).
+ */
+export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: Db; companyId: string; inviterRole: string; input: AdminInvite }) {
+  if (inviterRole !== 'owner') throw new ApiError('unauthorized', 'Only the owner of the company can invite admins.');
+  try {
+    const [admin] = await db
+      .insert(admins)
+      .values({ id: newId('u'), companyId, email: input.email, passwordHash: hashPassword(input.password), role: 'admin', createdAt: now() })
+      .returning({ id: admins.id, email: admins.email, role: admins.role, createdAt: admins.createdAt });
+    return admin;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('An admin with this email already exists.', 'email');
+    throw err;
+  }
+}
+
+export async function changePassword({ db, companyId, adminId, input }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange> }) {
+  const [admin] = await db.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
+  if (!admin || !verifyPassword(input.current_password, admin.passwordHash)) throw invalid('That is not your current password.', 'current_password');
+  await db.update(admins).set({ passwordHash: hashPassword(input.new_password) }).where(eq(admins.id, admin.id));
+}
