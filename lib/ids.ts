@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isTestClock } from './clock';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lowercase
 
@@ -26,13 +27,43 @@ export function newId(prefix: IdPrefix): string {
     const bytes = randomBytes(16);
     lastRandom = Array.from(bytes, (b) => b & 31);
   }
+  return `${prefix}_${encodeTime(lastMs)}${lastRandom.map((n) => ALPHABET[n]).join('')}`;
+}
+
+function encodeTime(ms: number): string {
   let time = '';
-  let t = lastMs;
+  let t = Math.max(0, Math.floor(ms));
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return `${prefix}_${time}${lastRandom.map((n) => ALPHABET[n]).join('')}`;
+  return time;
+}
+
+/**
+ * The smallest id made at `ms`: ids sort by creation time, so a time window becomes an index
+ * range on the primary key or on (company_id, id). Ids carry the wall clock while created_at
+ * carries the service clock, so callers pad the window and leave it out under the test clock.
+ */
+export function idAt(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(ms)}`;
+}
+
+/** Ids may be minted a little before or after their row's created_at (same machine, other instant). */
+const ID_PAD_MS = 3600_000;
+
+/**
+ * The id range holding every row created in [from, to), for a query to add beside its created_at
+ * condition: with it PostgreSQL scans an index range instead of walking the id index from the
+ * newest row and filtering (on 10 million events, 8 ms instead of 11 s; bench/README.md). Empty
+ * under the test clock, where created_at and the ids' wall-clock time part diverge.
+ */
+export function idRange(prefix: IdPrefix, from?: Date | null, to?: Date | null): { gte?: string; lt?: string } {
+  if (isTestClock()) return {};
+  return {
+    ...(from && { gte: idAt(prefix, from.getTime() - ID_PAD_MS) }),
+    ...(to && { lt: idAt(prefix, to.getTime() + ID_PAD_MS) }),
+  };
 }
 
 /** An unguessable secret: 32 random bytes, base64url. */

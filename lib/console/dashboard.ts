@@ -1,6 +1,7 @@
 import { query, sql, type Db } from '../db/client';
 import { isTestClock } from '../clock';
 import { Decimal } from '../money';
+import { idAt, idRange, type IdPrefix } from '../ids';
 
 const DAY_MS = 86_400_000;
 /**
@@ -22,28 +23,10 @@ export type DayTotals = {
   failedCharges: number;
 };
 
-const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-
-/**
- * The smallest id (lib/ids.ts layout) made at `ms`: ids sort by creation time, so an id range is
- * an index range on the primary key or on (company_id, id). Under the test clock ids carry real
- * time while created_at carries the test clock's, so callers use it only when the clock is real.
- */
-export function idAt(prefix: string, ms: number): string {
-  let time = '';
-  let t = Math.max(0, Math.floor(ms));
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  return `${prefix}_${time}`;
-}
-
-/** An id window around a created_at window, padded for ids minted a little before or after their row's timestamp. */
-function idHint(column: ReturnType<typeof sql.raw>, prefix: string, from: Date, to: Date) {
-  if (isTestClock()) return sql``;
-  const pad = 3600_000;
-  return sql` and ${column} >= ${idAt(prefix, from.getTime() - pad)} and ${column} < ${idAt(prefix, to.getTime() + pad)}`;
+/** The id window of a created_at window (see idRange). */
+function idHint(column: ReturnType<typeof sql.raw>, prefix: IdPrefix, from: Date, to: Date) {
+  const { gte, lt } = idRange(prefix, from, to);
+  return gte && lt ? sql` and ${column} >= ${gte} and ${column} < ${lt}` : sql``;
 }
 
 export function utcDay(d: Date): string {

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { accounts, events, plans, transactions } from '../../db/schema';
-import { newId } from '../../ids';
+import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
 import { toPage } from '../../api/pagination';
@@ -321,16 +321,19 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
   });
 }
 
+/** The company's events, newest first, with the filters of GET /v1/companies/{company_id}/events. */
 export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventListQuery; now: Date }) {
-  const nowIso = now;
   const stateFilter =
     q.state === 'pending'
-      ? and(eq(events.state, 'pending'), gt(events.expiresAt, nowIso))
+      ? and(eq(events.state, 'pending'), gt(events.expiresAt, now))
       : q.state === 'cancelled'
-        ? or(eq(events.state, 'cancelled'), and(eq(events.state, 'pending'), lte(events.expiresAt, nowIso)))
+        ? or(eq(events.state, 'cancelled'), and(eq(events.state, 'pending'), lte(events.expiresAt, now)))
         : q.state
           ? eq(events.state, q.state)
           : undefined;
+  const from = q.created_gte ? new Date(q.created_gte) : null;
+  const to = q.created_lt ? new Date(q.created_lt) : null;
+  const ids = idRange('ev', from, to);
   const rows = await db
     .select()
     .from(events)
@@ -340,8 +343,10 @@ export async function listEvents({ db, companyId, q, now }: { db: Db; companyId:
         q.account_id ? eq(events.accountId, q.account_id) : undefined,
         q.type ? eq(events.type, q.type) : undefined,
         stateFilter,
-        q.created_gte ? gte(events.createdAt, new Date(q.created_gte)) : undefined,
-        q.created_lt ? lt(events.createdAt, new Date(q.created_lt)) : undefined,
+        from ? gte(events.createdAt, from) : undefined,
+        to ? lt(events.createdAt, to) : undefined,
+        ids.gte ? gte(events.id, ids.gte) : undefined,
+        ids.lt ? lt(events.id, ids.lt) : undefined,
         q.starting_after ? lt(events.id, q.starting_after) : undefined,
       ),
     )

@@ -3,9 +3,9 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { eventListQuery } from '@/lib/api/schemas/events';
-import { effectiveState } from '@/lib/billing/events/events';
+import { effectiveState, listEvents } from '@/lib/billing/events/events';
 import { describeIssue } from '@/lib/api/zod-errors';
-import { exploreEvents } from '@/lib/console/events';
+
 import { accountNames } from '@/lib/console/queries';
 import { formatUnits } from '@/lib/console/format';
 import { Badge, Empty, PageHeader, Pager, Table, Td, linkClass , Time } from '@/components/console/ui';
@@ -60,7 +60,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   }
   const db = await getDb();
   const at = now();
-  const page = parsed.success ? await exploreEvents({ db, companyId: user.companyId, q: parsed.data, now: at }) : { items: [], hasMore: false };
+  const page = parsed.success ? await listEvents({ db, companyId: user.companyId, q: parsed.data, now: at }) : { items: [], hasMore: false };
   const names = await accountNames({ db, companyId: user.companyId, ids: page.items.map((e) => e.accountId) });
   const last = page.items[page.items.length - 1];
   const filterAccount = parsed.success && filters.account_id ? (await accountNames({ db, companyId: user.companyId, ids: [filters.account_id] })).get(filters.account_id) : undefined;
