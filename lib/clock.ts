@@ -21,3 +21,11 @@ export function setTestTime(ms: number): void {
   if (!isTestClock()) throw new Error('the test clock is off');
   if (state.frozenAt === null || ms > state.frozenAt) state.frozenAt = ms;
 }
+
+/**
+ * Real time, whatever the service clock says: for what leaves the service and is checked against
+ * the receiver's own clock (webhook signature timestamps, decisions.md).
+ */
+export function wallClock(): Date {
+  return new Date(Date.now());
+}

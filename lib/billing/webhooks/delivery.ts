@@ -4,7 +4,7 @@ import { Webhook as Signer } from 'standardwebhooks';
 import { query, type Db } from '../../db/client';
 import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
 import { newId } from '../../ids';
-import { now as clockNow } from '../../clock';
+import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
 import { Decimal, unitsOut } from '../../money';
 import { toPage } from '../../api/pagination';
@@ -103,9 +103,9 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
   try {
     balance = await liveBalance(db, d);
     const body = JSON.stringify(renderPayload(w, d, balance));
-    // Real wall-clock time even under the test clock (decisions.md), so receivers can check
-    // the signature with the standard five-minute tolerance.
-    const timestamp = new Date();
+    // Wall-clock time even under the test clock, so receivers can check the signature with the
+    // standard five-minute tolerance.
+    const timestamp = wallClock();
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
