@@ -186,14 +186,18 @@ export async function ledgerSums(db: Db, accountId: string) {
 
 /**
  * Moves a balance inside an open transaction and runs the crossing checks; the pending sum is
- * read under the row lock so `available` before and after are exact.
+ * read after the row lock (live_pending takes a fresh snapshot) so `available` before and after
+ * are exact.
  */
 export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
   await ensureBalances(db, [change], now);
   const [locked] = await query<{ pending: string; threshold: string | null }>(
     db,
-    sql`select ${livePending(now)} as pending, b.refill_threshold::text as threshold from balances b
-      where b.account_id = ${change.accountId} and b.denomination = ${change.denomination} for update`,
+    sql`with b as materialized (
+        select account_id, denomination, refill_threshold from balances
+        where account_id = ${change.accountId} and denomination = ${change.denomination} for update
+      )
+      select live_pending(b.account_id, b.denomination, ${now.toISOString()}::timestamptz)::text as pending, b.refill_threshold::text as threshold from b`,
   );
   const row = await applyChange(db, change, now);
   const { afterBalancesMoved } = await import('./crossings');

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { startAppServer, type AppServer } from '../../testing/servers';
 import { ledgerSums } from '../balances/balances';
@@ -8,14 +8,17 @@ const onPostgres = process.env.TEST_DB === 'postgres';
 
 describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
   const servers: AppServer[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, APP_SECRET: 'test-secret', WORKER: '0', RATE_LIMIT_PER_SECOND: '0' }));
+  });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
+  const authOf = (co: Awaited<ReturnType<typeof newCompany>>) => ({ authorization: `Basic ${Buffer.from(`${co.company.id}:${co.apiKey}`).toString('base64')}`, 'content-type': 'application/json' });
 
   it('200 concurrent events on one account end at the exact balance', async () => {
-    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, APP_SECRET: 'test-secret', WORKER: '0', RATE_LIMIT_PER_SECOND: '0' }));
     const co = await newCompany(t);
-    const auth = { authorization: `Basic ${Buffer.from(`${co.company.id}:${co.apiKey}`).toString('base64')}`, 'content-type': 'application/json' };
+    const auth = authOf(co);
     const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id;
     await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 150 } });
 
@@ -54,5 +57,41 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     );
     expect(more.every((s) => s === 200)).toBe(true);
     expect((await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data.amount).toBe(-20);
+  });
+
+  it('concurrent gated holds never take more than is available: each sees the holds committed before it', async () => {
+    const co = await newCompany(t);
+    const auth = authOf(co);
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Holds', email: 'holds@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 150 } });
+    const hold = { type: 'reserve', cost_override_amount: 1, cost_override_denomination: 'credits', gate_on_balance: true, state: 'pending' };
+
+    // 300 single holds of 1 on 150 available, from two processes at once: exactly 150 fit.
+    const singles = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/accounts/${acct}/events`, { method: 'POST', headers: auth, body: JSON.stringify(hold) }).then((r) => r.status),
+      ),
+    );
+    expect(singles.filter((s) => s === 200).length).toBe(150);
+    expect(singles.filter((s) => s === 402).length).toBe(150);
+    let balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect([balance.amount, balance.pending, balance.available]).toEqual([150, 150, 0]);
+
+    // Cancel 60 holds and race 20 batches of 6 gated holds for the 60 freed units.
+    const held = (await co.call('GET', `/v1/companies/{company}/events?account_id=${acct}&state=pending&limit=60`)).body.data;
+    expect(held).toHaveLength(60);
+    await Promise.all(held.map((e: { id: string }) => co.call('PUT', `/v1/events/${e.id}`, { body: { state: 'cancelled' } })));
+    const batches = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/events`, { method: 'POST', headers: auth, body: JSON.stringify(Array.from({ length: 6 }, () => ({ ...hold, account_id: acct }))) }).then(
+          async (r) => (await r.json()).data as { state: string }[],
+        ),
+      ),
+    );
+    const states = batches.flat().map((e) => e.state);
+    expect(states.filter((s) => s === 'pending').length).toBe(60);
+    expect(states.filter((s) => s === 'rejected').length).toBe(60);
+    balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect([balance.amount, balance.pending, balance.available]).toEqual([150, 150, 0]);
   });
 });

@@ -153,15 +153,15 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; plan_managed: boolean; pending: string }>(
         tx,
         // A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
-        sql`with locked as (
+        sql`with locked as materialized (
           select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
             b.managed_by_plan_id is not null as plan_managed
           from balances b join unnest(${pairAccounts}, ${pairDenominations}) as v(account_id, denomination)
             on b.account_id = v.account_id and b.denomination = v.denomination
           order by b.account_id, b.denomination for update of b
         )
-        select l.*, coalesce((select sum(e.cost_amount) from events e where e.account_id = l.account_id and e.cost_denomination = l.denomination
-          and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text as pending
+        -- live_pending reads with a fresh snapshot, after the lock: holds committed while we waited count.
+        select l.*, live_pending(l.account_id, l.denomination, ${now.toISOString()}::timestamptz)::text as pending
         from locked l`,
       );
       for (const b of locked) {

@@ -72,12 +72,13 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
           coalesce(${ovrDenomination}::text, (select denomination from rule)) as denomination,
           case when ${ovrAmount}::numeric is not null then 'override' when exists (select 1 from rule) then 'plan' else 'none' end as priced_by
         from acct
-      ), bal as (
+      ), bal as materialized (
         select b.* from balances b join price on b.account_id = price.account_id and b.denomination = price.denomination
         for update of b
       ), pend as (
-        select coalesce(sum(e.cost_amount), 0) as s from events e join price on e.account_id = price.account_id and e.cost_denomination = price.denomination
-        where e.state = 'pending' and e.expires_at > ${at}::timestamptz
+        -- Read on the locked row with a fresh snapshot (live_pending is volatile): holds that
+        -- other transactions committed while this statement waited for the lock count.
+        select coalesce((select live_pending(bal.account_id, bal.denomination, ${at}::timestamptz) from bal), 0) as s
       ), alert as (
         select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
       ), decide0 as (
