@@ -28,6 +28,19 @@ describe('the API contract', () => {
     }
   });
 
+  it('decodes path parameters once: an escaped percent sign is a bad denomination or an unknown id, never a 500', async () => {
+    const acct = (await acme.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'P', email: 'p@x.io', processor_id: 'cus_p' } })).body.data.id;
+    for (const denomination of ['a%2541', '%25']) {
+      const res = await acme.call('POST', `/v1/accounts/${acct}/balance/${denomination}`);
+      expect(res.status, denomination).toBe(400);
+      expect(res.body.error.param).toBe('denomination');
+    }
+    expect((await acme.call('GET', `/v1/accounts/${acct}/balance/aA`)).status).toBe(404);
+    expect((await acme.call('GET', '/v1/events/%25')).status).toBe(404);
+    const spaced = await acme.call('POST', `/v1/accounts/${acct}/balance/storage-GB`);
+    expect(spaced.body.data.denomination).toBe('storage-GB');
+  });
+
   it('wraps success in data only, and serves the same path without /v1', async () => {
     const a = await acme.call('GET', '/v1/companies');
     const b = await acme.call('GET', '/companies');

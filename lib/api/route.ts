@@ -122,7 +122,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       }
       const rawParams = (await context.params) ?? {};
       const params: Record<string, string> = {};
-      for (const [k, v] of Object.entries(rawParams)) params[k] = Array.isArray(v) ? v.join('/') : decodeURIComponent(v);
+      // Next.js hands over path parameters already decoded: decoding again would turn %2541 into A.
+      for (const [k, v] of Object.entries(rawParams)) params[k] = Array.isArray(v) ? v.join('/') : v;
 
       let body: unknown = undefined;
       let raw = '';

@@ -115,10 +115,8 @@ export async function dispatch(req: Request): Promise<Response> {
   const mod = (await import(found.r.file)) as Record<string, (req: Request, ctx: unknown) => Promise<Response>>;
   const handler = mod[req.method];
   if (!handler) return new Response(null, { status: 405 });
-  const encoded = Object.fromEntries(
-    Object.entries(found.params!).map(([k, v]) => [k, Array.isArray(v) ? v.map(encodeURIComponent) : encodeURIComponent(v)]),
-  );
-  return handler(req, { params: Promise.resolve(encoded) });
+  // As Next.js does: parameters arrive decoded, once.
+  return handler(req, { params: Promise.resolve(found.params!) });
 }
 
 /** Every route file with the HTTP methods it exports, as `/segment/[param]` paths. */
