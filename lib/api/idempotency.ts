@@ -1,7 +1,7 @@
 import { and, eq, lt } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
-import { sha256 } from '../crypto';
+import { decrypt, encrypt, sha256 } from '../crypto';
 import { ApiError } from '../errors';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
@@ -51,7 +51,7 @@ export async function claimIdempotencyKey(
   if (row.status === 'running') {
     throw new ApiError('conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.', null);
   }
-  return { status: Number(row.responseStatus), body: row.responseBody ?? '' };
+  return { status: Number(row.responseStatus), body: row.responseBody ? decrypt(row.responseBody) : '' };
 }
 
 export async function finishIdempotencyKey(db: Db, companyId: string, key: string, response: Stored | null): Promise<void> {
@@ -63,7 +63,9 @@ export async function finishIdempotencyKey(db: Db, companyId: string, key: strin
   }
   await db
     .update(idempotencyKeys)
-    .set({ status: 'done', responseStatus: String(response.status), responseBody: response.body })
+    // Sealed like processor keys: a stored response may hold a secret shown once (a new API key,
+    // a webhook's signing secret).
+    .set({ status: 'done', responseStatus: String(response.status), responseBody: encrypt(response.body) })
     .where(where);
 }
 

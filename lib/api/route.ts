@@ -10,6 +10,7 @@ import { checkRateLimit } from './rate-limit';
 import type { Page } from './pagination';
 
 const MAX_BODY = 1024 * 1024;
+const OPERATOR_SCOPE = '_operator';
 
 export type Reply = {
   data: unknown;
@@ -45,6 +46,8 @@ type Options<B, Q> = {
   query?: z.ZodType<Q>;
   /** A POST whose body may be left out entirely (e.g. creating an empty balance). */
   optionalBody?: boolean;
+  /** For array bodies: more items is 413, checked before any item is validated. */
+  maxItems?: number;
 };
 
 type Auth = 'company' | 'admin' | 'none';
@@ -141,6 +144,9 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
           }
         }
       }
+      if (opts.maxItems !== undefined && Array.isArray(body) && body.length > opts.maxItems) {
+        throw new ApiError('payload_too_large', `Send at most ${opts.maxItems} items per call; this one has ${body.length}.`);
+      }
       let parsedBody: unknown = undefined;
       if (opts.body) {
         if (body === undefined && !opts.optionalBody) body = opts.body instanceof z.ZodArray ? undefined : {};
@@ -154,10 +160,12 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       if (key !== null && (key.length < 1 || key.length > 255)) {
         throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
       }
-      // Every method that changes something honours the key (PUTs charge money too).
-      if (company && key && req.method !== 'GET' && req.method !== 'HEAD') {
+      // Every method that changes something honours the key (PUTs charge money too). The
+      // operator's keys live in a namespace of their own.
+      const scope = company?.id ?? (auth === 'admin' ? OPERATOR_SCOPE : null);
+      if (scope && key && req.method !== 'GET' && req.method !== 'HEAD') {
         const stored = await claimIdempotencyKey(db, {
-          companyId: company.id,
+          companyId: scope,
           key,
           method: req.method,
           path: url.pathname.replace(/^\/v1(?=\/)/, ''),
@@ -170,7 +178,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
             headers: { 'Content-Type': 'application/json; charset=utf-8', 'Request-Id': requestId, 'Idempotent-Replayed': 'true' },
           });
         }
-        idem = { companyId: company.id, key };
+        idem = { companyId: scope, key };
       }
 
       const ctx = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { and, asc, eq } from 'drizzle-orm';
-import type { Db } from '../db/client';
+import { isUniqueViolation, type Db } from '../db/client';
 import { admins } from '../db/schema';
 import { hashPassword, verifyPassword } from '../crypto';
 import { newId } from '../ids';
@@ -25,15 +25,6 @@ export async function listAdmins({ db, companyId }: { db: Db; companyId: string 
     .from(admins)
     .where(eq(admins.companyId, companyId))
     .orderBy(asc(admins.createdAt), asc(admins.id));
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if ((e as { code?: string }).code === '23505') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /**

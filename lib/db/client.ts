@@ -164,3 +164,13 @@ export { sql };
 export function textArray(values: readonly (string | null)[]): SQL {
   return sql`${sql.param(values)}::text[]`;
 }
+
+/** True when a database error (or one it wraps) is a unique-constraint violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if ((e as { code?: string }).code === '23505') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,12 +1,10 @@
 import { ok, withCompany } from '@/lib/api/route';
 import { eventBatch } from '@/lib/api/schemas/events';
-import { ApiError } from '@/lib/errors';
 import { now } from '@/lib/clock';
 import { recordEvents, serializeEvent } from '@/lib/billing/events/events';
 
 // POST /v1/events – a batch of up to 1000 events, one transaction; gated items may come back rejected
-export const POST = withCompany({ body: eventBatch }, async ({ db, company, body }) => {
-  if (body.length > 1000) throw new ApiError('payload_too_large', 'A batch holds at most 1000 events.');
+export const POST = withCompany({ body: eventBatch, maxItems: 1000 }, async ({ db, company, body }) => {
   const at = now();
   return ok((await recordEvents({ db, companyId: company.id, items: body, now: at })).map((e) => serializeEvent(e, at)));
 });

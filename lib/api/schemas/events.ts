@@ -37,7 +37,8 @@ export type EventCreate = z.infer<typeof eventCreate>;
 export const batchItem = z.strictObject({ ...eventFields, account_id: idOf('a') }).superRefine(pairCheck);
 export const eventBatch = z
   .array(batchItem, { error: 'The body must be an array of events.' })
-  .min(1, 'Send at least one event.');
+  .min(1, 'Send at least one event.')
+  .max(1000, 'A batch holds at most 1000 events.');
 export type BatchItem = z.infer<typeof batchItem>;
 
 export const eventTransition = z.strictObject({

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
-import { apiKeys, companies } from '../../db/schema';
+import { apiKeys, companies, idempotencyKeys } from '../../db/schema';
 import { decrypt } from '../../crypto';
 
 const t = useTestDatabase();
@@ -35,6 +35,28 @@ describe('registering companies', () => {
     const keys = await t.database.db.select().from(apiKeys).where(eq(apiKeys.companyId, c.id));
     expect(keys).toHaveLength(1);
     expect(keys[0].keyHash).not.toContain(c.api_key);
+  });
+
+  it('refuses a second console owner with the same email (409), and replays a registration sent again with its Idempotency-Key', async () => {
+    const body = { name: 'Initech', email: 'ops@initech.io', password: 'correct horse' };
+    const first = await api('POST', '/v1/companies', { auth: 'admin', body, headers: { 'Idempotency-Key': 'register-initech' } });
+    expect(first.status).toBe(200);
+    const again = await api('POST', '/v1/companies', { auth: 'admin', body, headers: { 'Idempotency-Key': 'register-initech' } });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@initech.io'))).toHaveLength(1);
+    // The stored response holds the API key shown once: it is sealed, not kept in the clear.
+    const stored = await t.database.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'register-initech'));
+    expect(stored).toHaveLength(1);
+    expect(stored[0].responseBody).not.toContain(first.body.data.api_key);
+
+    const dup = await api('POST', '/v1/companies', { auth: 'admin', body });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error).toMatchObject({ type: 'conflict', param: 'email' });
+    expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@initech.io'))).toHaveLength(1);
+    // Without a password there is no console owner, so the email may be shared.
+    expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Initech EU', email: 'ops@initech.io' } })).status).toBe(200);
   });
 
   it('answers 404 without ADMIN_TOKEN configured and 401 with a wrong token', async () => {

@@ -1,10 +1,10 @@
 import { and, desc, eq, isNull, lt } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import { isUniqueViolation, type Db } from '../../db/client';
 import { admins, apiKeys, companies } from '../../db/schema';
 import { encrypt, hashPassword, sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { now } from '../../clock';
-import { notFound } from '../../errors';
+import { conflict, notFound } from '../../errors';
 import { toPage, type ListQuery } from '../../api/pagination';
 
 export type Company = typeof companies.$inferSelect;
@@ -57,20 +57,26 @@ export async function createCompany({ db, input }: { db: Db; input: CompanyInput
     createdAt: at,
   };
   const { secret, row } = newApiKeyRow(company.id, at);
-  await db.transaction(async (tx) => {
-    await tx.insert(companies).values(company);
-    await tx.insert(apiKeys).values(row);
-    if (input.password) {
-      await tx.insert(admins).values({
-        id: newId('u'),
-        companyId: company.id,
-        email: input.email,
-        passwordHash: hashPassword(input.password),
-        role: 'owner',
-        createdAt: at,
-      });
-    }
-  });
+  try {
+    await db.transaction(async (tx) => {
+      await tx.insert(companies).values(company);
+      await tx.insert(apiKeys).values(row);
+      if (input.password) {
+        await tx.insert(admins).values({
+          id: newId('u'),
+          companyId: company.id,
+          email: input.email,
+          passwordHash: hashPassword(input.password),
+          role: 'owner',
+          createdAt: at,
+        });
+      }
+    });
+  } catch (err) {
+    // Console sign-in is by email, so an owner's email belongs to one company only.
+    if (isUniqueViolation(err)) throw conflict('A console admin with this email already exists: register the company with another email, or without a password.', 'email');
+    throw err;
+  }
   return { company, apiKey: secret, apiKeyId: row.id };
 }
 

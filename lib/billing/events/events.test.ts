@@ -233,6 +233,10 @@ describe('events', () => {
     expect(foreign.body.error.param).toBe('[0].account_id');
     const tooMany = await co.call('POST', '/events', { body: Array.from({ length: 1001 }, () => ({ account_id: a1, type: 'x' })) });
     expect(tooMany.status).toBe(413);
+    // The size is checked before the items: an oversized batch is 413 even when an item is bad too.
+    const tooManyAndBad = await co.call('POST', '/events', { body: [{ account_id: a1 }, ...Array.from({ length: 1000 }, () => ({ account_id: a1, type: 'x' }))] });
+    expect(tooManyAndBad.status).toBe(413);
+    expect(tooManyAndBad.body.error.type).toBe('payload_too_large');
     expect((await co.call('POST', '/events', { body: { account_id: a1, type: 'x' } })).status).toBe(400);
     expect((await balanceOf(co, a1, 'credits')).amount).toBe(0);
   });

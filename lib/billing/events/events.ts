@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
-import { query, sql, textArray, type Db } from '../../db/client';
+import { isUniqueViolation, query, sql, textArray, type Db } from '../../db/client';
 import { accounts, events, plans, transactions } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
@@ -44,15 +44,6 @@ type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy }
 type BalanceState = { id: string; amount: Units; pending: Units; startAmount: Units; startPending: Units; threshold: Units | null; planManaged: boolean };
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
-
-function isUniqueViolation(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if ((e as { code?: string }).code === '23505') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 /**
  * Records a batch of events in one database transaction with set-based statements: balances

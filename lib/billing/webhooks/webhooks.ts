@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import { isUniqueViolation, type Db } from '../../db/client';
 import { webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
@@ -55,15 +55,6 @@ export function serializeWebhook(w: Webhook, topics: string[], opts: { secret?: 
 }
 
 export type WebhookWithTopics = { webhook: Webhook; topics: string[]; created?: boolean };
-
-function isUniqueViolation(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if ((e as { code?: string }).code === '23505') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(webhookIds.map((id) => [id, []]));
