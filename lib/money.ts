@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Decimal from 'decimal.js';
 
 // Units are decimal strings in code and `numeric` in SQL; never JS floats for arithmetic.
@@ -30,10 +31,36 @@ export const neg = (a: Units): Units => new Decimal(a).neg().toFixed();
 export const cmp = (a: Units, b: Units): number => new Decimal(a).cmp(b);
 export const isZero = (a: Units): boolean => new Decimal(a).isZero();
 
-/** Units for output: JSON numbers rendered from the exact decimal ("0.30" becomes 0.3). */
-export function unitsOut(value: Units | null | undefined): number {
+// Marks an exact number inside JSON.stringify's output; random so no stored text can forge it.
+const EXACT_MARK = `\u0000exact${randomBytes(6).toString('hex')}:`;
+const EXACT_IN_JSON = new RegExp(`"${EXACT_MARK.replace('\u0000', '\\\\u0000')}(-?\\d+(?:\\.\\d+)?)"`, 'g');
+
+/** A decimal that a JS number cannot hold exactly; `stringifyJson` writes it as its exact literal. */
+export class ExactNumber {
+  constructor(readonly digits: string) {}
+  toJSON(): string {
+    return EXACT_MARK + this.digits;
+  }
+  toString(): string {
+    return this.digits;
+  }
+}
+
+/**
+ * Units for output: JSON numbers rendered from the exact decimal ("0.30" becomes 0.3). A value a
+ * double cannot hold (more than ~15 significant digits) stays exact through `stringifyJson`.
+ */
+export function unitsOut(value: Units | null | undefined): number | ExactNumber {
   if (value === null || value === undefined) return 0;
-  return Number(new Decimal(value).toFixed());
+  const text = new Decimal(value).toFixed();
+  const n = Number(text);
+  return new Decimal(n).toFixed() === text ? n : new ExactNumber(text);
+}
+
+/** JSON.stringify, with every ExactNumber written as a number literal of all its digits. */
+export function stringifyJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('exact') ? text.replace(EXACT_IN_JSON, '$1') : text;
 }
 
 /** Rounds a decimal amount of cents half up to whole cents, as an integer. */

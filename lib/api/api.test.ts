@@ -1,5 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../testing/harness';
+import { dispatch } from '../testing/router';
 
 const t = useTestDatabase();
 
@@ -39,6 +40,21 @@ describe('the API contract', () => {
     expect((await acme.call('GET', '/v1/events/%25')).status).toBe(404);
     const spaced = await acme.call('POST', `/v1/accounts/${acct}/balance/storage-GB`);
     expect(spaced.body.data.denomination).toBe('storage-GB');
+  });
+
+  it('writes units a double cannot hold as exact JSON number literals', async () => {
+    const acct = (await acme.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'X', email: 'x@x.io', processor_id: 'cus_x' } })).body.data.id;
+    await acme.call('POST', `/v1/accounts/${acct}/balance/big`, { body: { amount: '1234567.123456789012' } });
+    await acme.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 't', cost_override_amount: '0.000000000002', cost_override_denomination: 'big' } });
+    const auth = `Basic ${Buffer.from(`${acme.company.id}:${acme.apiKey}`).toString('base64')}`;
+    const res = await dispatch(new Request(`http://localhost/v1/accounts/${acct}/balance/big`, { headers: { authorization: auth } }));
+    const text = await res.text();
+    expect(text).toContain('"amount":1234567.12345678901');
+    expect(text).toContain('"available":1234567.12345678901,');
+    expect(text).not.toContain('exact');
+    const ledger = await (await dispatch(new Request(`http://localhost/v1/accounts/${acct}/transactions`, { headers: { authorization: auth } }))).text();
+    expect(ledger).toContain('"starting_balance":1234567.123456789012');
+    expect(ledger).toContain('"amount":-2e-12');
   });
 
   it('wraps success in data only, and serves the same path without /v1', async () => {

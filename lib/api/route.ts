@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { getDatabase, type Db } from '../db/client';
 import { ApiError } from '../errors';
 import { now } from '../clock';
+import { stringifyJson } from '../money';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
 import { describeIssue } from './zod-errors';
@@ -62,7 +63,7 @@ export function errorResponse(err: ApiError, requestId: string): Response {
 }
 
 function json(body: unknown, status: number, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), {
+  return new Response(stringifyJson(body), {
     status,
     headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
   });

@@ -6,7 +6,7 @@ import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db
 import { newId } from '../../ids';
 import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
-import { Decimal, unitsOut } from '../../money';
+import { Decimal, stringifyJson, unitsOut } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { DeliveryListQuery } from '../../api/schemas/webhooks';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
@@ -102,7 +102,7 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
   let balance: string | null = null;
   try {
     balance = await liveBalance(db, d);
-    const body = JSON.stringify(renderPayload(w, d, balance));
+    const body = stringifyJson(renderPayload(w, d, balance));
     // Wall-clock time even under the test clock, so receivers can check the signature with the
     // standard five-minute tolerance.
     const timestamp = wallClock();
