@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../testing/harness';
 import { listRoutes } from '../testing/router';
+import { OPERATIONS } from './openapi/operations';
 
 const t = useTestDatabase();
 
@@ -57,20 +58,56 @@ describe('the error contract on every endpoint', () => {
     }
   });
 
-  it("answers 404, never 200 or 403, for ids that are not the caller's", async () => {
+  it("answers 404, never 200 or 403, for another company's ids, on every documented operation with its example body", async () => {
     const other = await newCompany(t);
     const acct = (await other.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'O', email: 'o@x.io' } })).body.data.id;
-    for (const r of routes) {
-      if (!r.path.includes('[account_id]') || !r.methods.includes('GET')) continue;
-      const path = r.path.replace('[account_id]', acct).replace(/\[(\w+)\]/g, (_m, n: string) => (n === 'denomination' ? 'credits' : `x_${n}`));
-      const res = await co.call('GET', path);
-      expect(res.status, path).toBe(404);
-      expect(res.body.error.type).toBe('not_found');
+    await other.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 5 } });
+    const plan = (await other.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Free', charge_amount: 0, balances: [{ amount: 1, denomination: 'credits' }] } })).body.data.id;
+    const hook = (await other.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } })).body.data.id;
+    await other.call('POST', `/v1/companies/{company}/webhooks/${hook}/subscribe/balance_change`);
+    const event = (await other.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 'x', cost_override_amount: 1, cost_override_denomination: 'credits', state: 'pending' } })).body.data.id;
+    const delivery = (await other.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data[0]?.id;
+    expect(delivery).toMatch(/^whd_/);
+    const key = (await other.call('POST', '/v1/companies/{company}/api_keys')).body.data.id;
+    const ids: Record<string, string> = { account_id: acct, plan_id: plan, webhook_id: hook, event_id: event, delivery_id: delivery, key_id: key, denomination: 'credits', topic: 'balance_change' };
+
+    let checked = 0;
+    for (const op of OPERATIONS) {
+      if (op.auth !== 'company' || !/\{(?!denomination|topic)\w+\}/.test(op.path)) continue;
+      // Company paths are tried with the other company's id, and with the caller's own id around the other's resource.
+      const variants = op.path.includes('{company_id}') ? [other.company.id, co.company.id] : [null];
+      for (const companyId of variants) {
+        if (companyId === co.company.id && !/\{company_id\}\/\w+\/\{/.test(op.path)) continue;
+        const path = op.path.replace('{company_id}', companyId ?? '').replace(/\{(\w+)\}/g, (_m, n: string) => ids[n]);
+        const res = await co.call(op.method.toUpperCase(), path, op.body ? { body: op.body.example } : {});
+        expect(res.status, `${op.method} ${path}`).toBe(404);
+        expect(res.body.error.type).toBe('not_found');
+        checked++;
+      }
     }
+    expect(checked).toBeGreaterThan(30);
+    // Nothing of the other company moved.
+    const balance = (await other.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect([balance.amount, balance.pending]).toEqual([5, 1]);
+    expect((await other.call('GET', `/v1/events/${event}`)).body.data.state).toBe('pending');
+    expect((await other.call('GET', `/v1/companies/{company}/webhooks/${hook}`)).status).toBe(200);
+    expect((await other.call('GET', `/v1/accounts/${acct}`)).body.data.name).toBe('O');
+    expect((await api('GET', '/v1/companies', { auth: { companyId: other.company.id, apiKey: other.apiKey } })).status).toBe(200);
+  });
+
+  it('answers a method a path does not support in the error shape, with the methods it does', async () => {
+    let checked = 0;
     for (const r of routes) {
-      if (!r.path.startsWith('/v1/companies/[company_id]') || !r.methods.includes('GET')) continue;
-      const res = await co.call('GET', concrete(r.path, other.company.id));
-      expect(res.status, r.path).toBe(404);
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !r.methods.includes(m))) {
+        const path = concrete(r.path, co.company.id);
+        const res = await co.call(method, path);
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(Object.keys(res.body.error).sort()).toEqual(['message', 'param', 'request_id', 'type']);
+        expect(res.headers.get('request-id')).toBe(res.body.error.request_id);
+        expect(res.headers.get('allow')).toBe(r.methods.join(', '));
+        checked++;
+      }
     }
+    expect(checked).toBeGreaterThan(60);
   });
 });

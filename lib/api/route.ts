@@ -240,3 +240,19 @@ export function withAdmin<B = undefined, Q = undefined>(opts: Options<B, Q>, han
 export function withPublic<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
   return build<Base<B, Q>, B, Q>('none', opts, handler);
 }
+
+type Handler = (req: Request, context: RouteContext) => Promise<Response>;
+
+/**
+ * Handlers for the methods a path does not support, so they answer in the error shape with a
+ * Request-Id (like an unknown path: 404) instead of the framework's bare 405.
+ */
+export function methodsNotAllowed(...allowed: string[]): Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Handler> {
+  const handler: Handler & { notAllowed?: true } = async (req) =>
+    errorResponse(
+      new ApiError('not_found', `${req.method} is not supported on ${new URL(req.url).pathname}; it answers ${allowed.join(', ')}.`, null, {}, { Allow: allowed.join(', ') }),
+      newRequestId(),
+    );
+  handler.notAllowed = true;
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
+}

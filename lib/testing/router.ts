@@ -126,7 +126,7 @@ export async function listRoutes(): Promise<{ path: string; methods: string[] }[
   const out: { path: string; methods: string[] }[] = [];
   for (const r of found) {
     const mod = (await import(r.file)) as Record<string, unknown>;
-    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => typeof mod[m] === 'function');
+    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => typeof mod[m] === 'function' && !(mod[m] as { notAllowed?: true }).notAllowed);
     out.push({ path: '/' + r.segments.join('/'), methods });
   }
   return out;

@@ -1,4 +1,4 @@
-import { ok, withAdmin, withCompany } from '@/lib/api/route';
+import { ok, withAdmin, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { companyCreate } from '@/lib/api/schemas/companies';
 import { createCompany, serializeCompany } from '@/lib/billing/companies/companies';
 
@@ -10,3 +10,4 @@ export const POST = withAdmin({ body: companyCreate }, async ({ db, body }) => {
   const { company, apiKey } = await createCompany({ db, input: body });
   return ok({ ...serializeCompany(company), api_key: apiKey });
 });
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { eventBatch } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { recordEvents, serializeEvent } from '@/lib/billing/events/events';
@@ -8,3 +8,4 @@ export const POST = withCompany({ body: eventBatch, maxItems: 1000 }, async ({ d
   const at = now();
   return ok((await recordEvents({ db, companyId: company.id, items: body, now: at })).map((e) => serializeEvent(e, at)));
 });
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -1,4 +1,4 @@
-import { list, ok, withCompany } from '@/lib/api/route';
+import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { listQuery } from '@/lib/api/pagination';
 import { typeRegistration } from '@/lib/api/schemas/webhooks';
 import { listWebhooks, registerByType, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
@@ -13,3 +13,4 @@ export const POST = withCompany({ body: typeRegistration }, async ({ db, company
 export const GET = withCompany({ query: listQuery }, async ({ db, company, query }) =>
   list(await listWebhooks({ db, companyId: company.id, page: query }), (w) => serializeWebhook(w.webhook, w.topics)),
 );
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

@@ -1,4 +1,4 @@
-import { ok, withPublic } from '@/lib/api/route';
+import { ok, withPublic, methodsNotAllowed } from '@/lib/api/route';
 import { cardAttach } from '@/lib/api/schemas/cards';
 import { completeCollector } from '@/lib/billing/accounts/collector';
 
@@ -7,3 +7,4 @@ export const POST = withPublic({ body: cardAttach }, async ({ db, params, body }
   const account = await completeCollector({ db, token: params.token, cardToken: body.token });
   return ok({ plan_status: account.planStatus, payment_method: account.paymentMethod && { brand: account.paymentMethod.brand, last4: account.paymentMethod.last4 } });
 });
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { accountUpdate } from '@/lib/api/schemas/accounts';
 import { getAccount, serializeAccount, updateAccount } from '@/lib/billing/accounts/accounts';
 
@@ -11,3 +11,4 @@ export const GET = withCompany({}, async ({ db, company, params }) =>
 export const PATCH = withCompany({ body: accountUpdate }, async ({ db, company, params, body }) =>
   ok(serializeAccount(await updateAccount({ db, companyId: company.id, accountId: params.account_id, input: body }))),
 );
+export const { POST, PUT, DELETE } = methodsNotAllowed('GET', 'PATCH');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { eventTransition } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { getEvent, serializeEvent, transitionEvent } from '@/lib/billing/events/events';
@@ -14,3 +14,4 @@ export const PUT = withCompany({ body: eventTransition }, async ({ db, company, 
   const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, state: body.state as 'complete' | 'cancelled', now: at });
   return ok(serializeEvent(event, at));
 });
+export const { POST, PATCH, DELETE } = methodsNotAllowed('GET', 'PUT');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { scheduledRefill } from '@/lib/api/schemas/refills';
 import { now } from '@/lib/clock';
 import { scheduleRefillChange } from '@/lib/billing/refills/refills';
@@ -7,3 +7,4 @@ import { scheduleRefillChange } from '@/lib/billing/refills/refills';
 export const PUT = withCompany({ body: scheduledRefill }, async ({ db, company, params, body }) =>
   ok(await scheduleRefillChange({ db, company, accountId: params.account_id, input: body, now: now() })),
 );
+export const { GET, POST, PATCH, DELETE } = methodsNotAllowed('PUT');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { cardAttach } from '@/lib/api/schemas/cards';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { attachCard, serializePaymentMethod } from '@/lib/billing/accounts/cards';
@@ -8,3 +8,4 @@ export const POST = withCompany({ body: cardAttach }, async ({ db, company, para
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
   return ok(serializePaymentMethod(await attachCard({ db, company, account, token: body.token })));
 });
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
 import { serializeAccount } from '@/lib/billing/accounts/accounts';
 import { changePlan } from '@/lib/billing/plans/change';
@@ -7,3 +7,4 @@ import { changePlan } from '@/lib/billing/plans/change';
 export const POST = withCompany({ body: changePlanBody }, async ({ db, company, params, body }) =>
   ok(serializeAccount(await changePlan({ db, company, accountId: params.account_id, planId: body.plan_id, chosen: body.plan_variable_amounts }))),
 );
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

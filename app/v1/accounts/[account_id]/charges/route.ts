@@ -1,4 +1,4 @@
-import { list, withCompany } from '@/lib/api/route';
+import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { listQuery } from '@/lib/api/pagination';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listCharges, serializeCharge } from '@/lib/billing/charges/charges';
@@ -8,3 +8,4 @@ export const GET = withCompany({ query: listQuery }, async ({ db, company, param
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
   return list(await listCharges({ db, accountId: account.id, page: query }), serializeCharge);
 });
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

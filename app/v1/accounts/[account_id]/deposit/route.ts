@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { deposit } from '@/lib/api/schemas/balances';
 import { serializeBalance } from '@/lib/billing/balances/balances';
 import { depositUnits } from '@/lib/billing/charges/deposit';
@@ -7,3 +7,4 @@ import { depositUnits } from '@/lib/billing/charges/deposit';
 export const POST = withCompany({ body: deposit }, async ({ db, company, params, body }) =>
   ok(serializeBalance(await depositUnits({ db, company, accountId: params.account_id, input: body }))),
 );
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { eventCreate } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { serializeBalance } from '@/lib/billing/balances/balances';
@@ -10,3 +10,4 @@ export const POST = withCompany({ body: eventCreate }, async ({ db, company, par
   const { event, balance } = await recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at });
   return ok({ ...serializeEvent(event, at), balance: balance && serializeBalance(balance) });
 });
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { modifyMidMonth } from '@/lib/api/schemas/refills';
 import { invalid } from '@/lib/errors';
 import { now } from '@/lib/clock';
@@ -12,3 +12,4 @@ const handler = withCompany({ body: modifyMidMonth }, async ({ db, company, para
   return ok({ ...serializeBalance(r.balance), credit: r.credit, charged: r.charged });
 });
 export { handler as POST, handler as PUT };
+export const { GET, PATCH, DELETE } = methodsNotAllowed('POST', 'PUT');

@@ -1,4 +1,4 @@
-import { list, withCompany } from '@/lib/api/route';
+import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ledgerQuery } from '@/lib/api/schemas/balances';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listTransactions, serializeTransaction } from '@/lib/billing/balances/balances';
@@ -8,3 +8,4 @@ export const GET = withCompany({ query: ledgerQuery }, async ({ db, company, par
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
   return list(await listTransactions({ db, accountId: account.id, page: query, denomination: query.denomination }), serializeTransaction);
 });
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

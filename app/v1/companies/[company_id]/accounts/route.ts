@@ -1,4 +1,4 @@
-import { list, ok, withCompany } from '@/lib/api/route';
+import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { accountCreate, accountListQuery } from '@/lib/api/schemas/accounts';
 import { createAccount, listAccounts, serializeAccount } from '@/lib/billing/accounts/accounts';
@@ -13,3 +13,4 @@ export const POST = withCompany({ body: accountCreate }, async ({ db, company, p
 export const GET = withCompany({ query: accountListQuery }, async ({ db, company, params, query }) =>
   list(await listAccounts({ db, companyId: ownCompany(company, params.company_id).id, page: query }), (a) => serializeAccount(a)),
 );
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

@@ -1,4 +1,4 @@
-import { list, ok, withCompany } from '@/lib/api/route';
+import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
 import { issueApiKey, listApiKeys, serializeApiKey } from '@/lib/billing/companies/companies';
@@ -13,3 +13,4 @@ export const POST = withCompany({}, async ({ db, company, params }) => {
 export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
   list(await listApiKeys({ db, companyId: ownCompany(company, params.company_id).id, page: query }), serializeApiKey),
 );
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

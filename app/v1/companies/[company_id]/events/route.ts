@@ -1,4 +1,4 @@
-import { list, withCompany } from '@/lib/api/route';
+import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { eventListQuery } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
@@ -9,3 +9,4 @@ export const GET = withCompany({ query: eventListQuery }, async ({ db, company, 
   const at = now();
   return list(await listEvents({ db, companyId: ownCompany(company, params.company_id).id, q: query, now: at }), (e) => serializeEvent(e, at));
 });
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

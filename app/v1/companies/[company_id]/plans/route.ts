@@ -1,4 +1,4 @@
-import { list, ok, withCompany } from '@/lib/api/route';
+import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
 import { planCreate } from '@/lib/api/schemas/plans';
@@ -13,3 +13,4 @@ export const POST = withCompany({ body: planCreate }, async ({ db, company, para
 export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
   list(await listPlans({ db, companyId: ownCompany(company, params.company_id).id, page: query }), serializePlan),
 );
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

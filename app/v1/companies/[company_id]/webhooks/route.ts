@@ -1,4 +1,4 @@
-import { list, ok, withCompany } from '@/lib/api/route';
+import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
 import { webhookCreate } from '@/lib/api/schemas/webhooks';
@@ -14,3 +14,4 @@ export const POST = withCompany({ body: webhookCreate }, async ({ db, company, p
 export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
   list(await listWebhooks({ db, companyId: ownCompany(company, params.company_id).id, page: query }), (w) => serializeWebhook(w.webhook, w.topics)),
 );
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { balanceCreate } from '@/lib/api/schemas/balances';
 import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
@@ -17,3 +17,4 @@ export const GET = withCompany({}, async ({ db, company, params }) => {
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
   return ok(serializeBalance(await getBalance({ db, accountId: account.id, denomination: checkDenomination(params.denomination), now: now() })));
 });
+export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');

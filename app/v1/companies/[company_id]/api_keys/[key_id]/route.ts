@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { forgetCachedKeys } from '@/lib/api/auth';
 import { revokeApiKey, serializeApiKey } from '@/lib/billing/companies/companies';
@@ -9,3 +9,4 @@ export const DELETE = withCompany({}, async ({ db, company, params }) => {
   forgetCachedKeys();
   return ok(serializeApiKey(key));
 });
+export const { GET, POST, PUT, PATCH } = methodsNotAllowed('DELETE');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { webhookUpdate } from '@/lib/api/schemas/webhooks';
 import { deleteWebhook, getWebhookWithTopics, serializeWebhook, updateWebhook } from '@/lib/billing/webhooks/webhooks';
@@ -20,3 +20,4 @@ export const DELETE = withCompany({}, async ({ db, company, params }) => {
   const { webhook, topics } = await deleteWebhook({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id });
   return ok({ ...serializeWebhook(webhook, topics), deleted: true });
 });
+export const { POST, PUT } = methodsNotAllowed('GET', 'PATCH', 'DELETE');

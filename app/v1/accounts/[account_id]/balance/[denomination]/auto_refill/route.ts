@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { autoRefill } from '@/lib/api/schemas/refills';
 import { now } from '@/lib/clock';
 import { serializeBalance } from '@/lib/billing/balances/balances';
@@ -13,3 +13,4 @@ export const PUT = withCompany({ body: autoRefill }, async ({ db, company, param
 export const DELETE = withCompany({}, async ({ db, company, params }) =>
   ok(serializeBalance(await removeAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, now: now() }))),
 );
+export const { GET, POST, PATCH } = methodsNotAllowed('PUT', 'DELETE');

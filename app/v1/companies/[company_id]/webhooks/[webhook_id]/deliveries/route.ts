@@ -1,4 +1,4 @@
-import { list, withCompany } from '@/lib/api/route';
+import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { deliveryListQuery } from '@/lib/api/schemas/webhooks';
 import { listDeliveries } from '@/lib/billing/webhooks/delivery';
@@ -7,3 +7,4 @@ import { listDeliveries } from '@/lib/billing/webhooks/delivery';
 export const GET = withCompany({ query: deliveryListQuery }, async ({ db, company, params, query }) =>
   list(await listDeliveries({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, page: query }), (d) => d.view),
 );
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listSubscriptions } from '@/lib/billing/webhooks/webhooks';
 
@@ -6,3 +6,4 @@ import { listSubscriptions } from '@/lib/billing/webhooks/webhooks';
 export const GET = withCompany({}, async ({ db, company, params }) =>
   ok(await listSubscriptions({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id })),
 );
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { getDelivery } from '@/lib/billing/webhooks/delivery';
 
@@ -6,3 +6,4 @@ import { getDelivery } from '@/lib/billing/webhooks/delivery';
 export const GET = withCompany({}, async ({ db, company, params }) =>
   ok(await getDelivery({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, deliveryId: params.delivery_id })),
 );
+export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { subscribe, unsubscribe } from '@/lib/billing/webhooks/webhooks';
 
@@ -11,3 +11,4 @@ export const POST = withCompany({}, async ({ db, company, params }) =>
 export const DELETE = withCompany({}, async ({ db, company, params }) =>
   ok(await unsubscribe({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, topic: params.topic })),
 );
+export const { GET, PUT, PATCH } = methodsNotAllowed('POST', 'DELETE');

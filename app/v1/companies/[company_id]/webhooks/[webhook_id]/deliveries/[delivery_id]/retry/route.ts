@@ -1,4 +1,4 @@
-import { ok, withCompany } from '@/lib/api/route';
+import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { retryDelivery } from '@/lib/billing/webhooks/delivery';
 
@@ -6,3 +6,4 @@ import { retryDelivery } from '@/lib/billing/webhooks/delivery';
 export const POST = withCompany({}, async ({ db, company, params }) =>
   ok(await retryDelivery({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, deliveryId: params.delivery_id })),
 );
+export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');
