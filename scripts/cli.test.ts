@@ -1,0 +1,92 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { api, useTestDatabase } from '../lib/testing/harness';
+
+const t = useTestDatabase();
+const root = path.resolve(__dirname, '..');
+const tsx = path.join(root, 'node_modules/.bin/tsx');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempDataDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** `npm run company:create -- ...`, against the test's PostgreSQL database or an embedded DATA_DIR. */
+function companyCreate(args: string[], env: Record<string, string>) {
+  const r = spawnSync(tsx, ['scripts/company-create.ts', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, APP_SECRET: 'test-secret', ...env },
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('npm run company:create', () => {
+  it('registers a company whose API key works at once, and explains bad arguments', async () => {
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: tempDataDir() };
+    const made = companyCreate(['--name', 'Hooli', '--email', 'ops@hooli.test', '--processor-key', 'rk_test_hooli', '--json'], env);
+    expect(made.stderr).toBe('');
+    expect(made.status).toBe(0);
+    const company = JSON.parse(made.stdout);
+    expect(company).toMatchObject({ name: 'Hooli', email: 'ops@hooli.test', processor_configured: true });
+    expect(company.id).toMatch(/^c_/);
+    expect(company.api_key).toMatch(/^sk_/);
+    if (t.kind === 'postgres') {
+      const me = await api('GET', '/v1/companies', { auth: { companyId: company.id, apiKey: company.api_key } });
+      expect(me.status).toBe(200);
+      expect(me.body.data[0].id).toBe(company.id);
+    }
+
+    const plain = companyCreate(['--name', 'Hooli XYZ', '--email', 'xyz@hooli.test'], env);
+    expect(plain.status).toBe(0);
+    expect(plain.stdout).toMatch(/company id: c_\w+\nAPI key: +sk_\S+ +\(shown once/);
+
+    const bad = companyCreate(['--name', 'Hooli', '--email', 'not-an-email'], env);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/email/);
+    expect(bad.stderr).toMatch(/usage: npm run company:create/);
+    const wrongKey = companyCreate(['--name', 'Hooli', '--email', 'a@hooli.test', '--processor-key', 'pk_test_1'], env);
+    expect(wrongKey.status).toBe(2);
+    expect(wrongKey.stderr).toMatch(/--processor-key/);
+  });
+});
+
+describe.skipIf(t.kind === 'postgres' || process.env.TEST_DB === 'postgres')('the embedded database lock', () => {
+  it('a second process refuses DATA_DIR while the first holds it, and takes it once the first is gone', async () => {
+    const dir = tempDataDir();
+    // Plain node with tsx's loader, so holder.pid is the process that holds the lock.
+    const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `import('./lib/db/client.ts').then((m) => m.openEmbedded(${JSON.stringify(dir)})).then(() => { console.log('ready'); setInterval(() => {}, 1000); })`], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
+        holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+      });
+      const second = companyCreate(['--name', 'Second', '--email', 'second@x.test'], { DATA_DIR: dir });
+      expect(second.status).toBe(1);
+      expect(second.stderr).toContain(`is in use by process ${holder.pid}`);
+      expect(second.stderr).toContain('DATABASE_URL');
+      expect(second.stdout).toBe('');
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+    }
+    // The holder died without releasing: its lock is stale and the next process takes over.
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(true);
+    const third = companyCreate(['--name', 'Third', '--email', 'third@x.test'], { DATA_DIR: dir });
+    expect(third.stderr).toBe('');
+    expect(third.status).toBe(0);
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
+  });
+});
