@@ -253,6 +253,8 @@ export class Account {
   readonly paymentMethods = new Map<string, StoredPaymentMethod>();
   readonly paymentIntents = new Map<string, PaymentIntent>();
   readonly charges = new Map<string, Charge>();
+  /** Intents left in `processing` (see ApiRequest.processing), with the card that pays them. */
+  readonly processing = new Map<string, StoredPaymentMethod>();
 }
 
 export class LocalStripeState {
@@ -303,6 +305,11 @@ export interface ApiRequest {
   state: LocalStripeState;
   /** The request was made with a publishable key (pk_…). */
   publishable: boolean;
+  /**
+   * Payments confirmed by this request stop at `processing`, as when the bank answers later;
+   * `completeProcessing` gives them the card's outcome.
+   */
+  processing?: boolean;
 }
 
 export interface ListObject<T> {
@@ -924,7 +931,13 @@ function chargeFor(pi: PaymentIntent, pm: StoredPaymentMethod): Charge {
  * requires_payment_method and a 402 card_error carrying the intent is thrown,
  * exactly like Stripe; the failed attempt is part of the saved idempotent result.
  */
-function attemptPayment(account: Account, pi: PaymentIntent, pm: StoredPaymentMethod): void {
+function attemptPayment(account: Account, pi: PaymentIntent, pm: StoredPaymentMethod, processing = false): void {
+  if (processing) {
+    pi.status = 'processing';
+    pi.payment_method = pm.object.id;
+    account.processing.set(pi.id, pm);
+    return;
+  }
   const charge = chargeFor(pi, pm);
   account.charges.set(charge.id, charge);
   pi.latest_charge = charge.id;
@@ -1071,7 +1084,7 @@ function createPaymentIntent(req: ApiRequest): PaymentIntent {
   };
   pm?.commit();
   account.paymentIntents.set(id, pi);
-  if (confirm && pm) attemptPayment(account, pi, pm.stored);
+  if (confirm && pm) attemptPayment(account, pi, pm.stored, req.processing);
   return pi;
 }
 
@@ -1079,8 +1092,9 @@ function confirmPaymentIntent(req: ApiRequest, id: string): PaymentIntent {
   const { params, account } = req;
   const pi = getPaymentIntent(account, id);
   allowOnly(params, CONFIRM_FIELDS);
-  if (pi.status === 'succeeded' || pi.status === 'canceled') {
-    const reason = pi.status === 'succeeded' ? 'it has already succeeded after being previously confirmed' : 'it has been canceled';
+  if (pi.status === 'succeeded' || pi.status === 'canceled' || pi.status === 'processing') {
+    const reason =
+      pi.status === 'succeeded' ? 'it has already succeeded after being previously confirmed' : pi.status === 'canceled' ? 'it has been canceled' : 'it has a status of processing';
     throw invalidRequest(`You cannot confirm this PaymentIntent because ${reason}.`, {
       code: 'payment_intent_unexpected_state',
     });
@@ -1095,8 +1109,28 @@ function confirmPaymentIntent(req: ApiRequest, id: string): PaymentIntent {
   if (setupFutureUsage !== undefined) pi.setup_future_usage = setupFutureUsage;
   if (receiptEmail !== undefined) pi.receipt_email = receiptEmail;
   pi.payment_method = pm.stored.object.id;
-  attemptPayment(account, pi, pm.stored);
+  attemptPayment(account, pi, pm.stored, req.processing);
   return pi;
+}
+
+/**
+ * Gives a `processing` intent its card's outcome (succeeded, or requires_payment_method with
+ * the decline in last_payment_error). Returns the intent, or null when no such intent is processing.
+ */
+export function completeProcessing(state: LocalStripeState, id: string): PaymentIntent | null {
+  for (const account of state.accounts.values()) {
+    const pm = account.processing.get(id);
+    const pi = account.paymentIntents.get(id);
+    if (!pm || !pi) continue;
+    account.processing.delete(id);
+    try {
+      attemptPayment(account, pi, pm);
+    } catch (err) {
+      if (!(err instanceof StripeHttpError)) throw err;
+    }
+    return copy(pi);
+  }
+  return null;
 }
 
 function listPaymentIntents(req: ApiRequest): ListObject<PaymentIntent> {

@@ -513,6 +513,45 @@ describe('failure injection', () => {
     expect((await counts(key)).payment_intents).toBe(0);
   });
 
+  it('delay "late": the charge is made after the caller gave up and after its look-up', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    await control('fail', { delay_ms: 700, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    const params = { amount: 900, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, off_session: true };
+    const err = await failure(sdk(key, { timeout: 200 }).paymentIntents.create(params, { idempotencyKey: 'late-1' }));
+    expect(err.type).toBe('StripeConnectionError');
+    // Looked up at once: nothing yet, and the key is still in flight.
+    expect((await stripe.paymentIntents.list({ customer: customer.id })).data).toHaveLength(0);
+    expect((await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'late-1' }))).code).toBe('idempotency_key_in_use');
+    await new Promise((r) => setTimeout(r, 800));
+    const [made] = (await stripe.paymentIntents.list({ customer: customer.id })).data;
+    expect(made).toMatchObject({ status: 'succeeded', amount: 900 });
+    // The same key now answers with what was done, and charges nothing more.
+    expect((await stripe.paymentIntents.create(params, { idempotencyKey: 'late-1' })).id).toBe(made.id);
+    expect((await counts(key)).payment_intents).toBe(1);
+  });
+
+  it('processing: an intent waits for the bank until completed, with the card\'s outcome', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const good = await customerWithCard(stripe);
+    const bad = await customerWithCard(stripe, 'tok_chargeDeclined');
+    await control('fail', { processing: true, count: 2, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const paid = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: good.customer.id, payment_method: good.pm.id, confirm: true, off_session: true });
+    const declined = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: bad.customer.id, payment_method: bad.pm.id, confirm: true, off_session: true });
+    expect([paid.status, declined.status]).toEqual(['processing', 'processing']);
+    expect((await failure(stripe.paymentIntents.confirm(paid.id))).code).toBe('payment_intent_unexpected_state');
+    for (const id of [paid.id, declined.id]) {
+      const res = await fetch(`${server.url}/__control/payment_intents/${id}/complete`, { method: 'POST' });
+      expect(res.status).toBe(200);
+    }
+    expect(await stripe.paymentIntents.retrieve(paid.id)).toMatchObject({ status: 'succeeded', amount_received: 500 });
+    const after = await stripe.paymentIntents.retrieve(declined.id);
+    expect(after).toMatchObject({ status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } });
+    expect((await fetch(`${server.url}/__control/payment_intents/${paid.id}/complete`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('answers 409 to a same-key request while the first is still in flight', async () => {
     const key = newKey();
     const stripe = sdk(key);

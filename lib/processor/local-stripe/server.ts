@@ -7,7 +7,8 @@
  *
  * Routes:
  *   /v1/…               the Stripe API subset in api.ts (auth, idempotency, Stripe errors)
- *   /__control/…        test controls, no auth (failure injection, reset, state)
+ *   /__control/…        test controls, no auth (failure injection, reset, state,
+ *                       completing `processing` payment intents)
  *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.ts)
  *
  * Every response carries permissive CORS headers because the Stripe.js
@@ -15,7 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Account, LocalStripeState, accountCounts, handleApi, newId } from './api';
+import { Account, LocalStripeState, accountCounts, completeProcessing, handleApi, newId } from './api';
 import { StripeHttpError, type StripeErrorBody, apiError, invalidRequest } from './errors';
 import { type FormObject, type FormValue, FormParseError, parseForm, parseQuery } from './form';
 import { STRIPE_JS_STANDIN } from './stripe-js';
@@ -68,6 +69,14 @@ interface FailureRule {
    * caller never saw the answer.
    */
   after: boolean;
+  /**
+   * With a delay before processing: the request is processed when the delay ends even if
+   * its client gave up meanwhile — the charge reaches the bank after the caller stopped
+   * waiting (and after any look-up it made at once). The key stays in flight until then.
+   */
+  late: boolean;
+  /** Payments confirmed by the request stop at `processing` (POST /__control/payment_intents/{id}/complete ends them). */
+  processing: boolean;
   error: Partial<Pick<StripeErrorBody, 'type' | 'code' | 'message'>>;
 }
 
@@ -106,7 +115,9 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
   };
   const status = int('status', 400, 599);
   const delayMs = int('delay_ms', 0, 600_000) ?? 0;
-  if (status === null && delayMs === 0) throw new Error('give a status (400-599) and/or a delay_ms');
+  const processing = o.processing === true;
+  if (status === null && delayMs === 0 && !processing) throw new Error('give a status (400-599), a delay_ms and/or processing: true');
+  if (o.late === true && (o.after === true || delayMs === 0)) throw new Error('late needs a delay_ms and excludes after');
   const type = str('type');
   if (type !== undefined && !['invalid_request_error', 'card_error', 'api_error', 'idempotency_error'].includes(type)) {
     throw new Error('type must be a Stripe error type');
@@ -119,6 +130,8 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
     status,
     delayMs,
     after: o.after === true,
+    late: o.late === true,
+    processing,
     error: { type: type as StripeErrorBody['type'] | undefined, code: str('code'), message: str('message') },
   };
 }
@@ -321,7 +334,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
   }
 
   /** Runs a prepared /v1 request, replaying or saving idempotent results. Synchronous. */
-  function execute(method: string, path: string, p: Prepared, requestId: string): Answer {
+  function execute(method: string, path: string, p: Prepared, requestId: string, processing = false): Answer {
     const echo: Record<string, string> = { 'Request-Id': requestId, 'Stripe-Version': API_VERSION };
     const store = p.idempotencyKey !== null ? idempotencyStore(p.auth.namespace) : null;
     const print = fingerprint(method, path, p.params);
@@ -346,7 +359,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     let executed = true;
     try {
       const account = state.account(p.auth.namespace);
-      const result = handleApi({ method, path, params: p.params, account, state, publishable: p.auth.publishable });
+      const result = handleApi({ method, path, params: p.params, account, state, publishable: p.auth.publishable, processing });
       answer = jsonAnswer(200, result, echo);
     } catch (err) {
       // Validation errors are not saved (Stripe only saves once an endpoint began executing);
@@ -398,14 +411,14 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     try {
       if (rule && !rule.after) {
         if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
-        // The request "never reached Stripe": nothing processed.
-        if (clientGone) return;
+        // The request "never reached Stripe": nothing processed (unless it arrives late).
+        if (clientGone && !rule.late) return;
         if (rule.status !== null) {
           send(res, errorAnswer(injectedError(rule), requestId));
           return;
         }
       }
-      const answer = execute(method, url.pathname, prepared, requestId);
+      const answer = execute(method, url.pathname, prepared, requestId, rule?.processing === true);
       if (rule?.after) {
         if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
         if (rule.status !== null) {
@@ -438,6 +451,14 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       }
       return;
     }
+    const complete = /^\/__control\/payment_intents\/([A-Za-z0-9_]+)\/complete$/.exec(path);
+    if (method === 'POST' && complete) {
+      await readBody(req);
+      const pi = completeProcessing(state, complete[1]);
+      if (pi) send(res, jsonAnswer(200, pi));
+      else send(res, jsonAnswer(404, { error: { type: 'invalid_request_error', message: `No processing payment intent ${complete[1]}` } }));
+      return;
+    }
     if (method === 'GET' && path === '/__control/state') {
       const accounts: Record<string, ReturnType<typeof accountCounts> & { idempotency_keys: number }> = {};
       for (const [namespace, account] of state.accounts) {
@@ -454,6 +475,8 @@ export function createLocalStripeHandler(): LocalStripeHandler {
           status: r.status,
           delay_ms: r.delayMs,
           after: r.after,
+          late: r.late,
+          processing: r.processing,
         })),
       };
       // ?key=sk_test_… → that account's counts (zeros when it has never been used).
