@@ -1,16 +1,10 @@
 // The wiring of due work: domain functions registered with the worker, one line each.
-import { minDate, registerJobHandler, registerTask } from './worker';
-import { sql } from '../db/client';
-import { reconcilePendingCharges } from '../billing/charges/charges';
+import { registerJobHandler, registerTask } from './worker';
+import { nextChargeCheck, reconcilePendingCharges } from '../billing/charges/charges';
 import { nextRenewalDue, renewDuePlans } from '../billing/plans/renewals';
 import { nextRefillDue, queueDueRefills, runPeriodicRefill, runThresholdRefill } from '../billing/refills/refills';
 
-registerTask({
-  name: 'reconcile-charges',
-  run: reconcilePendingCharges,
-  nextDue: (db, after) =>
-    minDate(db, sql`select min(created_at + interval '61 seconds') as at from charges where status = 'pending' and created_at + interval '61 seconds' > ${after.toISOString()}::timestamptz`),
-});
+registerTask({ name: 'reconcile-charges', run: reconcilePendingCharges, nextDue: nextChargeCheck });
 registerTask({ name: 'plan-renewals', run: renewDuePlans, nextDue: nextRenewalDue });
 registerTask({ name: 'monthly-refills', run: queueDueRefills, nextDue: nextRefillDue });
 registerJobHandler('periodic_refill', runPeriodicRefill);

@@ -1,4 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { charges as chargeRows } from '../../db/schema';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 
 const t = useTestDatabase();
@@ -14,6 +16,27 @@ async function account(co: Co, extra: Record<string, unknown> = {}) {
 }
 
 const counts = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the processor holds `n` PaymentIntents for the company (a late request landing). */
+async function untilIntents(co: Co, n: number) {
+  for (let i = 0; i < 100 && (await counts(co)).payment_intents < n; i++) await sleep(50);
+  expect((await counts(co)).payment_intents).toBe(n);
+}
+
+/** Runs the reconciler as if `seconds` had passed. */
+async function reconcileAfter(seconds: number) {
+  const { reconcilePendingCharges } = await import('./charges');
+  return reconcilePendingCharges(t.database.db, new Date(Date.now() + seconds * 1000));
+}
+
+const deposit = (co: Co, accountId: string, units: number, cents: number, headers?: Record<string, string>) =>
+  co.call('POST', `/v1/accounts/${accountId}/deposit`, { body: { denomination: 'credits', amount_to_deposit: units, amount_to_charge: cents }, headers });
+const chargesOf = async (co: Co, accountId: string) => (await co.call('GET', `/v1/accounts/${accountId}/charges`)).body.data;
+const creditsOf = async (co: Co, accountId: string) => {
+  const r = await co.call('GET', `/v1/accounts/${accountId}/balance/credits`);
+  return r.status === 404 ? null : r.body.data.amount;
+};
 
 describe('processor customers and cards', () => {
   let co: Co;
@@ -99,30 +122,37 @@ describe('charges', () => {
     expect(r.body.error.type).toBe('payment_method_required');
   });
 
-  it('maps a processor outage to 502 processor_error without granting', async () => {
+  it('maps a processor outage to 502 processor_error, grants nothing and keeps the charge pending (a 500 is no proof of failure)', async () => {
     const a = await account(co, { token: 'tok_visa' });
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     const r = await co.call('POST', `/v1/accounts/${a.id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, amount_to_charge: 300 } });
     expect(r.status).toBe(502);
-    expect(r.body.error.type).toBe('processor_error');
+    expect(r.body.error).toMatchObject({ type: 'processor_error', charge_pending: true, message: expect.stringMatching(/settled automatically/) });
     expect(JSON.stringify(r.body)).not.toMatch(/at \w+ \(|stack/);
     expect((await co.call('GET', `/v1/accounts/${a.id}/balance/credits`)).status).toBe(404);
     const [charge] = (await co.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
-    expect(charge.status).toBe('failed');
+    expect(charge.status).toBe('pending');
+    expect(r.body.error.charge_id).toBe(charge.id);
+    await reconcileAfter(120); // settles it (see below), so later tests start with nothing pending
   });
 
-  it('keeps a charge pending while the processor cannot be asked, then reconciles it', async () => {
-    const a = await account(co, { token: 'tok_visa' });
+  it('keeps a charge pending while the processor cannot be asked; the reconciler then makes it under the same key', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
     await local.control('fail', { status: 500, count: 2, path_prefix: '/v1/payment_intents' });
-    const r = await co.call('POST', `/v1/accounts/${a.id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, amount_to_charge: 300 } });
+    const r = await deposit(fresh, a.id, 5, 300);
     expect(r.status).toBe(502);
-    const [charge] = (await co.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
+    const [charge] = await chargesOf(fresh, a.id);
     expect(charge.status).toBe('pending');
-    const { reconcilePendingCharges } = await import('./charges');
-    await reconcilePendingCharges(t.database.db, new Date(Date.now() + 120_000));
-    const [after] = (await co.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
-    expect(after.status).toBe('failed');
-    expect((await co.call('GET', `/v1/accounts/${a.id}/balance/credits`)).status).toBe(404);
+    expect((await counts(fresh)).payment_intents).toBe(0);
+    // Nothing at the processor: created again with the same idempotency key, so it is made now, once.
+    await reconcileAfter(120);
+    const [after] = await chargesOf(fresh, a.id);
+    expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
+    expect(await creditsOf(fresh, a.id)).toBe(5);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+    await reconcileAfter(600);
+    expect(await creditsOf(fresh, a.id)).toBe(5);
   });
 
   it('resolves a timeout by retrieving the PaymentIntent, not by charging again', async () => {
@@ -184,3 +214,101 @@ describe('charges', () => {
   });
 });
 
+describe('charges whose outcome is unknown', () => {
+  it('a payment that reaches the processor only after our look-up stays pending, then is settled once', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    // We give up waiting (700 ms) and look at once: nothing yet. The card is charged at 1.5 s.
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    const r = await deposit(fresh, a.id, 9, 900);
+    expect(r.status).toBe(502);
+    expect(r.body.error).toMatchObject({ type: 'processor_error', charge_pending: true });
+    const [charge] = await chargesOf(fresh, a.id);
+    expect(charge).toMatchObject({ status: 'pending', failure_code: null });
+    expect(await creditsOf(fresh, a.id)).toBeNull();
+    await untilIntents(fresh, 1);
+    // The look-up fails this time, so the reconciler creates under the same key: the processor
+    // answers with the payment it already made.
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    await reconcileAfter(120);
+    const [after] = await chargesOf(fresh, a.id);
+    expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
+    expect(await creditsOf(fresh, a.id)).toBe(9);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+  });
+
+  it('a payment still processing stays pending until the processor finishes it, then settles or fails', async () => {
+    const fresh = await newPayingCompany(t);
+    const good = await account(fresh, { token: 'tok_visa' });
+    const bad = await account(fresh, { token: 'tok_chargeDeclined' });
+    await local.control('fail', { processing: true, count: 2, path_prefix: '/v1/payment_intents', method: 'POST' });
+    for (const a of [good, bad]) {
+      const r = await deposit(fresh, a.id, 4, 400);
+      expect(r.status).toBe(502);
+      expect(r.body.error.charge_pending).toBe(true);
+    }
+    const [goodCharge] = await chargesOf(fresh, good.id);
+    const [badCharge] = await chargesOf(fresh, bad.id);
+    for (const c of [goodCharge, badCharge]) expect(c).toMatchObject({ status: 'pending', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
+    await reconcileAfter(120);
+    expect((await chargesOf(fresh, good.id))[0].status).toBe('pending');
+    expect((await chargesOf(fresh, bad.id))[0].status).toBe('pending');
+    for (const c of [goodCharge, badCharge]) {
+      const res = await fetch(`${local.url}/__control/payment_intents/${c.processor_payment_intent_id}/complete`, { method: 'POST' });
+      expect(res.status).toBe(200);
+    }
+    await reconcileAfter(300);
+    expect((await chargesOf(fresh, good.id))[0]).toMatchObject({ id: goodCharge.id, status: 'succeeded' });
+    expect(await creditsOf(fresh, good.id)).toBe(4);
+    expect((await chargesOf(fresh, bad.id))[0]).toMatchObject({ id: badCharge.id, status: 'failed', failure_code: 'generic_decline' });
+    expect(await creditsOf(fresh, bad.id)).toBeNull();
+    expect((await counts(fresh)).payment_intents).toBe(2);
+  });
+
+  it('reports a charge recorded as failed meanwhile as failed, even when the processor then says paid', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    const { chargeAccount } = await import('./charges');
+    const { getAccount } = await import('../accounts/accounts');
+    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
+    await local.control('fail', { delay_ms: 400, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const running = chargeAccount({
+      db: t.database.db,
+      company: fresh.company,
+      account: acct,
+      amount: 100,
+      reason: 'deposit',
+      description: 'raced',
+      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '1', type: 'deposit', description: 'raced' }],
+      now: new Date(),
+    });
+    let row: { id: string } | undefined;
+    for (let i = 0; i < 100 && !row; i++) {
+      [row] = await t.database.db.select().from(chargeRows).where(eq(chargeRows.accountId, a.id));
+      if (!row) await sleep(10);
+    }
+    await t.database.db.update(chargeRows).set({ status: 'failed', failureCode: 'processor_error', failureMessage: 'given up' }).where(eq(chargeRows.id, row!.id));
+    const outcome = await running;
+    expect(outcome.ok).toBe(false);
+    expect(outcome.charge.status).toBe('failed');
+    expect(outcome.error?.type).toBe('processor_error');
+    expect(await creditsOf(fresh, a.id)).toBeNull();
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/succeeded but the charge is recorded as failed/));
+    errors.mockRestore();
+  });
+
+  it('gives a charge up only after 23 hours without any trace at the processor', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    expect((await deposit(fresh, a.id, 2, 200)).status).toBe(502);
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    await reconcileAfter(120);
+    expect((await chargesOf(fresh, a.id))[0].status).toBe('pending');
+    await reconcileAfter(23.5 * 3600);
+    expect((await chargesOf(fresh, a.id))[0]).toMatchObject({ status: 'failed', failure_code: 'processor_error' });
+    expect((await counts(fresh)).payment_intents).toBe(0);
+    expect(await creditsOf(fresh, a.id)).toBeNull();
+  });
+});

@@ -1,22 +1,42 @@
 import Stripe from 'stripe';
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, lte, not, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { charges, accounts, companies } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
-import { processorFailure, processorFor } from '../../processor/stripe';
+import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
 import { toPage, type ListQuery } from '../../api/pagination';
 import { enqueueNotifications } from '../webhooks/outbox';
 import type { Company } from '../companies/companies';
 
 export type Charge = typeof charges.$inferSelect;
 
-/** What a successful charge does, applied exactly once in the transaction that marks it paid. */
+/**
+ * Plan balances as they were when the charge was priced (denomination → amount). The new period
+ * starts from them, not from the balance at settlement: usage during the processor call counts
+ * against the new period (new level = included + (current − measured)).
+ */
+export type Measured = Record<string, string>;
+
+/**
+ * What a successful charge does, applied exactly once in the transaction that marks it paid.
+ * A renewal's failure also has an effect (the account becomes PAST_DUE), applied in the
+ * transaction that marks the charge failed.
+ */
 export type Effect =
   | { kind: 'grant'; denomination: string; amount: string; type: string; description: string }
-  | { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade' }
-  | { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null }
-  | { kind: 'refill'; balance_id: string; amount: string; description: string; periodic: boolean; config?: Record<string, unknown> };
+  | { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade'; measured?: Measured }
+  | { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured }
+  | {
+      kind: 'refill';
+      balance_id: string;
+      amount: string;
+      description: string;
+      periodic: boolean;
+      config?: Record<string, unknown>;
+      /** A mid-month change's credit in cents, shown again to a retried request. */
+      credit?: number;
+    };
 
 export function serializeCharge(c: Charge) {
   return {
@@ -56,19 +76,66 @@ export type ChargeRequest = {
   now: Date;
   /** Names work that may be retried (a job, a renewal attempt): the retry reuses its charge. */
   workKey?: string;
+  /**
+   * The Idempotency-Key of the API request the charge is made for. A retry of the request
+   * (same key) finds this charge, so it never charges twice: a pending charge is executed
+   * again with the same processor idempotency key, a paid one is returned as it is.
+   */
+  idempotencyKey?: string | null;
 };
 
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
 
 /**
+ * How long a charge whose outcome is unknown is worked on before it is given up: inside the
+ * processor's 24-hour idempotency window, so a retry under its key never makes a second payment.
+ */
+export const GIVE_UP_MS = 23 * 3600_000;
+/** How long a retried request may reuse its charge: the life of an Idempotency-Key. */
+const REQUEST_REUSE_MS = 24 * 3600_000;
+
+export function requestWorkKey(idempotencyKey: string, reason: string): string {
+  return `req:${idempotencyKey}:${reason}`;
+}
+
+/** The 502 for a charge whose outcome is not known yet; the reconciler settles it. */
+export function pendingChargeError(charge: Pick<Charge, 'id'>): ApiError {
+  return new ApiError(
+    'processor_error',
+    `The payment processor did not confirm charge ${charge.id} in time. Its outcome is settled automatically: what it pays for is granted only if it was paid, and a retry with the same Idempotency-Key never charges twice.`,
+    null,
+    { charge_id: charge.id, charge_pending: true },
+  );
+}
+
+function failureError(charge: Charge): ApiError {
+  const message = charge.failureMessage ?? 'The charge failed.';
+  if (charge.failureCode === 'payment_method_required') return new ApiError('payment_method_required', message);
+  if (charge.failureCode === 'processor_error') return new ApiError('processor_error', message);
+  return new ApiError('card_declined', message);
+}
+
+/** What a charge row means to its caller. */
+function outcomeOf(charge: Charge): ChargeOutcome {
+  if (charge.status === 'succeeded') return { charge, ok: true };
+  if (charge.status === 'pending') return { charge, ok: false, error: pendingChargeError(charge) };
+  return { charge, ok: false, error: failureError(charge) };
+}
+
+/**
  * Charges the account's default card for whole USD cents. Never called inside a transaction:
  * the charge row is written first, the processor is called with an idempotency key derived
- * from it, and only a success applies the effects (grants and the like). A timeout is resolved
- * by retrieving the PaymentIntent, never by charging again.
+ * from it, and only a success applies the effects (grants and the like). An unclear answer
+ * (timeout, connection error, 5xx) leaves the charge pending: it is looked up, never assumed
+ * failed, and the reconciler settles it. A charge of 0 cents calls no processor: it is recorded
+ * as paid with its effects in one transaction.
  */
 export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> {
   const { db, company, account, now } = req;
-  const stripe = processorFor(company);
+  const workKey = req.workKey ?? (req.idempotencyKey ? requestWorkKey(req.idempotencyKey, req.reason) : null);
+  // Before any row is written: a company whose processor key cannot be used is not a decline.
+  const stripe = req.amount === 0 ? null : processorFor(company);
+  if (workKey && !req.workKey) await releaseRequestCharge(db, company.id, account.id, workKey, now);
   const paymentMethod = account.paymentMethod;
   const values = {
     id: newId('ch'),
@@ -77,22 +144,81 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
     amount: req.amount,
     reason: req.reason,
     description: req.description,
-    status: 'pending',
-    processorPaymentMethodId: paymentMethod?.id ?? null,
+    status: req.amount === 0 ? 'succeeded' : 'pending',
+    processorPaymentMethodId: req.amount === 0 ? null : (paymentMethod?.id ?? null),
     metadata: { effects: req.effects },
-    workKey: req.workKey ?? null,
+    workKey,
     createdAt: now,
     updatedAt: now,
   };
-  // Retried work (a job, a renewal attempt) passes the same workKey: the charge row, and so the
-  // processor's idempotency key, are reused, and the retry can never charge twice.
-  await db.insert(charges).values(values).onConflictDoNothing();
-  const [charge] = req.workKey
-    ? await db.select().from(charges).where(and(eq(charges.companyId, company.id), eq(charges.workKey, req.workKey)))
+  if (req.amount === 0) {
+    const free = await recordFreeCharge(db, values, now);
+    if (free) return { charge: free, ok: true };
+  } else {
+    // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
+    // same work key: the charge row, and so the processor's idempotency key, are reused.
+    await db.insert(charges).values(values).onConflictDoNothing();
+  }
+  const [charge] = workKey
+    ? await db.select().from(charges).where(and(eq(charges.companyId, company.id), eq(charges.workKey, workKey)))
     : await db.select().from(charges).where(eq(charges.id, values.id));
-  if (charge.status === 'succeeded') return { charge, ok: true };
-  if (charge.status === 'failed') return { charge, ok: false, error: new ApiError(charge.failureCode === 'payment_method_required' ? 'payment_method_required' : 'card_declined', charge.failureMessage ?? 'The charge failed.') };
-  if (!stripe || !account.processorId || !paymentMethod) {
+  return continueCharge(db, stripe, account, charge, now, charge.id === values.id);
+}
+
+/** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
+async function recordFreeCharge(db: Db, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(charges).values(values).onConflictDoNothing().returning();
+    if (!row) return null;
+    const { applyEffect } = await import('./effects');
+    for (const effect of (values.metadata as { effects: Effect[] }).effects) await applyEffect(tx, row, effect, now);
+    return row;
+  });
+}
+
+/**
+ * A retried request's work key names the charge its first attempt made. That charge is reused
+ * while it is pending, or paid within the key's life; otherwise (it failed, so nothing was paid,
+ * or the key has expired) the request is new work and the old charge gives up the key.
+ */
+async function releaseRequestCharge(db: Db, companyId: string, accountId: string, workKey: string, now: Date): Promise<void> {
+  await db
+    .update(charges)
+    .set({ workKey: sql`${charges.workKey} || '#' || ${charges.id}` })
+    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(reusableFor(accountId, now))));
+}
+
+function reusableFor(accountId: string | null, now: Date) {
+  return and(
+    accountId ? eq(charges.accountId, accountId) : undefined,
+    or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, new Date(now.getTime() - REQUEST_REUSE_MS)))),
+  )!;
+}
+
+/**
+ * The charge an earlier attempt of this API request made (same Idempotency-Key and reason),
+ * when it may be reused: pending, or paid within the key's life. Lets a retried request pick
+ * up where its first attempt stopped, before checks that the first attempt's effects would fail.
+ */
+export async function findRequestCharge(db: Db, companyId: string, idempotencyKey: string | null | undefined, reason: string, now: Date): Promise<Charge | null> {
+  if (!idempotencyKey) return null;
+  const [row] = await db
+    .select()
+    .from(charges)
+    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, requestWorkKey(idempotencyKey, reason)), reusableFor(null, now)));
+  return row ?? null;
+}
+
+/** Carries on with an existing charge: a pending one is executed again under its processor key. */
+export async function resumeCharge(args: { db: Db; company: Pick<Company, 'id' | 'processorKeyEnc'>; account: Pick<typeof accounts.$inferSelect, 'processorId'>; charge: Charge; now: Date }): Promise<ChargeOutcome> {
+  return continueCharge(args.db, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false);
+}
+
+async function continueCharge(db: Db, stripe: Stripe | null, account: Pick<typeof accounts.$inferSelect, 'processorId'>, charge: Charge, now: Date, fresh: boolean): Promise<ChargeOutcome> {
+  if (charge.status !== 'pending') return outcomeOf(charge);
+  if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
+    // An earlier attempt may have reached the processor: only a charge never tried can fail here.
+    if (!fresh) return outcomeOf(charge);
     const error = new ApiError(
       'payment_method_required',
       stripe
@@ -101,13 +227,26 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
     );
     return failCharge(db, charge, 'payment_method_required', error, null, now);
   }
-  return executeCharge(db, stripe, charge, account.processorId, now);
+  return recordAttempt(db, charge, await attemptIntent(stripe, charge, account.processorId), now);
 }
 
-async function executeCharge(db: Db, stripe: Stripe, charge: Charge, customer: string, now: Date): Promise<ChargeOutcome> {
-  let intent: Stripe.PaymentIntent;
+/** What the processor said about a charge. */
+type Attempt =
+  | { kind: 'paid'; intentId: string }
+  | { kind: 'declined'; code: string; error: ApiError; intentId: string | null }
+  /** The processor refused the request itself: nothing was charged. */
+  | { kind: 'refused'; error: ApiError }
+  /** Not known yet: no answer, a 5xx, the same key still in flight, or a payment still processing. */
+  | { kind: 'unknown'; intentId: string | null };
+
+/**
+ * Creates (or, under the same idempotency key, gets the outcome of) the charge's PaymentIntent.
+ * After an unclear answer it looks for the intent, but not finding it proves nothing: the
+ * request may still reach the processor, so the outcome stays unknown.
+ */
+async function attemptIntent(stripe: Stripe, charge: Charge, customer: string): Promise<Attempt> {
   try {
-    intent = await stripe.paymentIntents.create(
+    const intent = await stripe.paymentIntents.create(
       {
         amount: charge.amount,
         currency: 'usd',
@@ -120,33 +259,74 @@ async function executeCharge(db: Db, stripe: Stripe, charge: Charge, customer: s
       },
       { idempotencyKey: `charge-${charge.id}` },
     );
+    return fromIntent(intent);
   } catch (err) {
     if (err instanceof Stripe.errors.StripeCardError) {
       const pi = (err.payment_intent as Stripe.PaymentIntent | undefined)?.id ?? null;
-      return failCharge(db, charge, err.decline_code || err.code || 'card_declined', processorFailure(err), pi, now);
+      return { kind: 'declined', code: err.decline_code || err.code || 'card_declined', error: processorFailure(err), intentId: pi };
     }
-    if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError || isTimeout(err)) {
-      // The request may or may not have reached the processor: look before doing anything else.
+    if (isUnclear(err)) {
       const found = await findIntent(stripe, customer, charge.id);
-      if (found === 'unknown') {
-        return { charge, ok: false, error: processorFailure(err) };
-      }
-      if (!found) return failCharge(db, charge, 'processor_error', processorFailure(err), null, now);
-      intent = found;
-    } else {
-      return failCharge(db, charge, 'processor_error', processorFailure(err), null, now);
+      return found && found !== 'unknown' ? fromIntent(found) : { kind: 'unknown', intentId: null };
     }
+    return { kind: 'refused', error: processorFailure(err) };
   }
-  if (intent.status !== 'succeeded') {
-    return failCharge(db, charge, intent.last_payment_error?.code ?? intent.status, new ApiError('card_declined', 'The card was not charged.'), intent.id, now);
-  }
-  const settled = await settleCharge(db, charge.id, intent.id, now);
-  return { charge: settled, ok: true };
 }
 
-function isTimeout(err: unknown): boolean {
-  const e = err as { type?: string; code?: string };
+function fromIntent(intent: Stripe.PaymentIntent): Attempt {
+  if (intent.status === 'succeeded') return { kind: 'paid', intentId: intent.id };
+  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
+    const e = intent.last_payment_error;
+    const code = e?.decline_code || e?.code || intent.status;
+    return { kind: 'declined', code, error: new ApiError('card_declined', plainDecline(code), null, { decline_code: code }), intentId: intent.id };
+  }
+  // processing (the bank answers later) or otherwise unfinished: looked at again later.
+  return { kind: 'unknown', intentId: intent.id };
+}
+
+/** Errors after which the request may have been, or may still be, carried out by the processor. */
+function isUnclear(err: unknown): boolean {
+  if (
+    err instanceof Stripe.errors.StripeConnectionError ||
+    err instanceof Stripe.errors.StripeAPIError ||
+    err instanceof Stripe.errors.StripeRateLimitError ||
+    // The key was used with other parameters: whatever was done under it stands.
+    err instanceof Stripe.errors.StripeIdempotencyError
+  ) {
+    return true;
+  }
+  const e = err as { type?: string; code?: string; statusCode?: number };
+  // 409 idempotency_key_in_use: another request with this key is still running.
+  if (e?.code === 'idempotency_key_in_use' || e?.statusCode === 409 || (e?.statusCode ?? 0) >= 500) return true;
   return e?.type === 'StripeConnectionError' || e?.code === 'ETIMEDOUT' || e?.code === 'ECONNRESET';
+}
+
+async function recordAttempt(db: Db, charge: Charge, attempt: Attempt, now: Date): Promise<ChargeOutcome> {
+  switch (attempt.kind) {
+    case 'paid': {
+      const settled = await settleCharge(db, charge.id, attempt.intentId, now);
+      if (settled.status !== 'succeeded') {
+        // Paid at the processor but recorded as failed: money moved without its effects.
+        console.error(`charge ${charge.id}: PaymentIntent ${attempt.intentId} succeeded but the charge is recorded as ${settled.status}`);
+      }
+      return outcomeOf(settled);
+    }
+    case 'declined':
+      return failCharge(db, charge, attempt.code, attempt.error, attempt.intentId, now);
+    case 'refused':
+      return failCharge(db, charge, 'processor_error', attempt.error, null, now);
+    case 'unknown': {
+      let row = charge;
+      if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
+        [row = charge] = await db
+          .update(charges)
+          .set({ processorPaymentIntentId: attempt.intentId })
+          .where(and(eq(charges.id, charge.id), eq(charges.status, 'pending')))
+          .returning();
+      }
+      return outcomeOf(row.status === 'pending' ? row : charge);
+    }
+  }
 }
 
 /** Finds the PaymentIntent made for our charge; 'unknown' when the processor cannot be asked. */
@@ -159,6 +339,15 @@ async function findIntent(stripe: Stripe, customer: string, chargeId: string): P
   }
 }
 
+async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
+  try {
+    return await stripe.paymentIntents.retrieve(id);
+  } catch (err) {
+    return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 ? null : 'unknown';
+  }
+}
+
+/** Marks a pending charge failed (and applies a renewal's failure effect); a charge that is no longer pending is reported as it is. */
 async function failCharge(db: Db, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
     const [row] = await tx
@@ -166,12 +355,15 @@ async function failCharge(db: Db, charge: Charge, code: string, error: ApiError,
       .set({ status: 'failed', failureCode: code, failureMessage: error.message, processorPaymentIntentId: intentId, updatedAt: now })
       .where(and(eq(charges.id, charge.id), eq(charges.status, 'pending')))
       .returning();
-    if (row) {
-      await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
-    }
-    return row ?? charge;
+    if (!row) return null;
+    await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
+    const { applyFailure } = await import('./effects');
+    for (const effect of ((row.metadata as { effects?: Effect[] }).effects ?? []) as Effect[]) await applyFailure(tx, row, effect, now);
+    return row;
   });
-  return { charge: failed, ok: false, error };
+  if (failed) return { charge: failed, ok: false, error };
+  const [current] = await db.select().from(charges).where(eq(charges.id, charge.id));
+  return outcomeOf(current);
 }
 
 /** Marks a charge paid and applies its effects, once: only the update that flips it from pending does. */
@@ -193,24 +385,63 @@ export async function settleCharge(db: Db, chargeId: string, intentId: string, n
   });
 }
 
-/** Charges whose outcome is unknown (processor unreachable) are looked up again by the worker. */
-export async function reconcilePendingCharges(db: Db, now: Date): Promise<number> {
-  const stale = await db
-    .select({ charge: charges, company: { id: accounts.companyId }, customer: accounts.processorId })
+/** When a pending charge is looked at next: a minute after the last look, backing off to hourly. */
+const lastLook = sql`coalesce(${charges.updatedAt}, ${charges.createdAt})`;
+const nextLook = sql`(${lastLook} + least(interval '1 hour', greatest(interval '60 seconds', ${lastLook} - ${charges.createdAt})))`;
+
+export async function nextChargeCheck(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await db
+    .select({ at: sql<string | Date | null>`min(${nextLook})` })
     .from(charges)
-    .innerJoin(accounts, eq(accounts.id, charges.accountId))
-    .where(and(eq(charges.status, 'pending'), lt(charges.createdAt, new Date(now.getTime() - 60_000))))
+    .where(and(eq(charges.status, 'pending'), gt(nextLook, sql`${after.toISOString()}::timestamptz`)));
+  return row?.at ? new Date(row.at) : null;
+}
+
+/**
+ * Settles charges whose outcome was unknown. Each is looked up at the processor: paid → its
+ * effects are applied; declined or canceled → failed; still processing → looked at again later.
+ * One the processor has no trace of is created again under the same idempotency key, which
+ * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
+ */
+export async function reconcilePendingCharges(db: Db, now: Date): Promise<number> {
+  const due = await db
+    .select({ id: charges.id, updatedAt: charges.updatedAt })
+    .from(charges)
+    .where(and(eq(charges.status, 'pending'), lte(nextLook, sql`${now.toISOString()}::timestamptz`)))
+    .orderBy(charges.createdAt)
     .limit(20);
   let handled = 0;
-  for (const { charge, customer } of stale) {
-    const [company] = await db.select().from(companies).where(eq(companies.id, charge.companyId));
-    const stripe = company ? processorFor(company) : null;
-    if (!stripe || !customer) continue;
-    const found = await findIntent(stripe, customer, charge.id);
-    if (found === 'unknown') continue;
+  for (const d of due) {
+    // Moving updated_at is both the claim (a second worker's update matches nothing) and the back-off.
+    const [charge] = await db
+      .update(charges)
+      .set({ updatedAt: now })
+      .where(and(eq(charges.id, d.id), eq(charges.status, 'pending'), d.updatedAt ? eq(charges.updatedAt, d.updatedAt) : isNull(charges.updatedAt)))
+      .returning();
+    if (!charge) continue;
     handled++;
-    if (found && found.status === 'succeeded') await settleCharge(db, charge.id, found.id, now);
-    else await failCharge(db, charge, found ? found.status : 'processor_error', new ApiError('processor_error', 'The charge did not complete.'), found ? found.id : null, now);
+    try {
+      await reconcileCharge(db, charge, now);
+    } catch (err) {
+      console.error(`reconciling charge ${charge.id} failed; looked at again later:`, err);
+    }
   }
   return handled;
+}
+
+async function reconcileCharge(db: Db, charge: Charge, now: Date): Promise<void> {
+  const [row] = await db
+    .select({ company: companies, customer: accounts.processorId })
+    .from(accounts)
+    .innerJoin(companies, eq(companies.id, accounts.companyId))
+    .where(eq(accounts.id, charge.accountId));
+  const stripe = row ? processorFor(row.company) : null;
+  if (!stripe || !row?.customer) return;
+  const found = charge.processorPaymentIntentId ? await retrieveIntent(stripe, charge.processorPaymentIntentId) : await findIntent(stripe, row.customer, charge.id);
+  let attempt: Attempt;
+  if (found && found !== 'unknown') attempt = fromIntent(found);
+  else if (now.getTime() - charge.createdAt.getTime() < GIVE_UP_MS) attempt = await attemptIntent(stripe, charge, row.customer);
+  else if (found === null) attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
+  else return; // the processor cannot be asked: keep looking
+  await recordAttempt(db, charge, attempt, now);
 }

@@ -13,12 +13,12 @@ export async function applyEffect(db: Db, charge: Charge, effect: Effect, now: D
       return;
     case 'activate_plan': {
       const [plan] = await db.select().from(plans).where(eq(plans.id, effect.plan_id));
-      await startPlanPeriod(db, { accountId: charge.accountId, companyId: charge.companyId, plan, chosen: effect.chosen, chargeId: charge.id, reason: effect.reason, now });
+      await startPlanPeriod(db, { accountId: charge.accountId, companyId: charge.companyId, plan, chosen: effect.chosen, chargeId: charge.id, reason: effect.reason, measured: effect.measured, now });
       return;
     }
     case 'renew_plan': {
       const { completeRenewal } = await import('../plans/renewals');
-      await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, now });
+      await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now });
       return;
     }
     case 'refill': {
@@ -26,5 +26,13 @@ export async function applyEffect(db: Db, charge: Charge, effect: Effect, now: D
       await completeRefill(db, { charge, balanceId: effect.balance_id, amount: effect.amount, description: effect.description, periodic: effect.periodic, config: effect.config, now });
       return;
     }
+  }
+}
+
+/** Applies what a failed charge means for its effect, inside the transaction that marked it failed. */
+export async function applyFailure(db: Db, charge: Charge, effect: Effect, now: Date): Promise<void> {
+  if (effect.kind === 'renew_plan' && effect.attempt !== undefined) {
+    const { failRenewal } = await import('../plans/renewals');
+    await failRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), attempt: effect.attempt, now });
   }
 }

@@ -3,7 +3,8 @@ import type { Db } from '../../db/client';
 import { accounts, balances } from '../../db/schema';
 import type { Flag } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
-import { setLevel } from '../balances/balances';
+import { applyChange, setLevel } from '../balances/balances';
+import { isZero, sub } from '../../money';
 import { CADENCE, computePeriodEnd, computePlanCharge, includedAmounts, type BillingPeriod } from './periods';
 import { planBalances, type Plan } from './plans';
 
@@ -18,7 +19,9 @@ export function periodChargeFor(plan: Plan, chosen: Record<string, string> | nul
 /**
  * Starts a plan period now: each plan balance is set to its included amount (one ledger row
  * each), balances of a previous plan that the new one lacks are closed, and the account gets
- * the plan's status, dates, cadence and flags.
+ * the plan's status, dates, cadence and flags. With `measured` (the balances the charge was
+ * priced on), a balance moves by included − measured instead: usage recorded while the charge
+ * was at the processor counts against the new period rather than vanishing in the reset.
  */
 export async function startPlanPeriod(
   db: Db,
@@ -32,6 +35,7 @@ export async function startPlanPeriod(
     now: Date;
     /** Renewals continue the period count from the plan's anchor; other starts anchor now. */
     schedule?: { anchor: Date; periods: number; periodStart: Date };
+    measured?: Record<string, string>;
   },
 ): Promise<void> {
   const { accountId, companyId, plan, chosen, now } = args;
@@ -55,11 +59,10 @@ export async function startPlanPeriod(
     }
   }
   for (const inc of included) {
-    await setLevel(
-      db,
-      { accountId, companyId, denomination: inc.denomination, level: inc.amount, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId },
-      now,
-    );
+    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
+    const from = args.measured?.[inc.denomination];
+    if (from === undefined) await setLevel(db, { ...change, level: inc.amount }, now);
+    else if (!isZero(sub(inc.amount, from))) await applyChange(db, { ...change, amount: sub(inc.amount, from) }, now);
     await db
       .update(balances)
       .set({ managedByPlanId: plan.id, includedAmount: inc.amount, updatedAt: now })

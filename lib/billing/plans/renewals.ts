@@ -1,7 +1,7 @@
-import { and, eq, isNotNull } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
-import { accounts, balances, companies, plans } from '../../db/schema';
-import { chargeAccount } from '../charges/charges';
+import { accounts, balances, charges, companies, plans } from '../../db/schema';
+import { chargeAccount, type Charge, type Measured } from '../charges/charges';
 import { periodChargeFor, startPlanPeriod } from './attach';
 import { computeOverage } from './periods';
 import { planBalances, type Plan } from './plans';
@@ -9,7 +9,8 @@ import { planBalances, type Plan } from './plans';
 /**
  * Retry schedule for a failed renewal charge, counted from the renewal's due date: 1, 3 and 7
  * days, then weekly. Meanwhile the account is PAST_DUE and its plan balances are not renewed;
- * a later success renews and returns it to ACTIVE.
+ * a later success renews and returns it to ACTIVE. A charge whose outcome is unknown is not a
+ * failure: the renewal waits for it (checking hourly) and never starts another attempt meanwhile.
  */
 export const RENEWAL_RETRY_DAYS = [1, 3, 7];
 export function computeRenewalRetry(due: Date, attempts: number, now: Date = due): Date {
@@ -69,14 +70,21 @@ export async function nextRenewalDue(db: Db, after: Date): Promise<Date | null> 
   return row?.at ? new Date(row.at) : null;
 }
 
-/** Postpaid overage of the current plan's balances: units below zero × the balance's price. */
+/** How long a renewal waits before looking again at a plan charge whose outcome is unknown. */
+const PENDING_RECHECK_MS = 3600_000;
+
+/**
+ * Postpaid overage of the current plan's balances (units below zero × the balance's price), and
+ * the plan balances it was measured on: the new period starts from those (see Measured).
+ */
 export async function overageFor(db: Db, accountId: string, plan: Plan) {
-  if (plan.overageChargeMode !== 'postpay') return { cents: 0, lines: [] as string[] };
-  const prices = new Map(planBalances(plan).map((b) => [b.denomination, b.overage_charge_amount]));
   const rows = await db
     .select({ denomination: balances.denomination, amount: balances.amount })
     .from(balances)
     .where(and(eq(balances.accountId, accountId), eq(balances.managedByPlanId, plan.id), isNotNull(balances.includedAmount)));
+  const measured: Measured = Object.fromEntries(rows.map((r) => [r.denomination, r.amount]));
+  if (plan.overageChargeMode !== 'postpay') return { cents: 0, lines: [] as string[], measured };
+  const prices = new Map(planBalances(plan).map((b) => [b.denomination, b.overage_charge_amount]));
   let cents = 0;
   const lines: string[] = [];
   for (const r of rows) {
@@ -86,7 +94,26 @@ export async function overageFor(db: Db, accountId: string, plan: Plan) {
       lines.push(`overage ${r.amount.replace('-', '')} ${r.denomination} = ${c} cents`);
     }
   }
-  return { cents, lines };
+  return { cents, lines, measured };
+}
+
+/**
+ * A plan charge of the account (start, change or renewal) whose outcome is not known yet. While
+ * one exists, no other plan charge may start: both could succeed.
+ */
+export async function pendingPlanCharge(db: Db, accountId: string): Promise<Charge | null> {
+  const [row] = await db
+    .select()
+    .from(charges)
+    .where(
+      and(
+        eq(charges.accountId, accountId),
+        eq(charges.status, 'pending'),
+        inArray(charges.reason, ['plan_start', 'plan_change', 'plan_renewal']),
+      ),
+    )
+    .limit(1);
+  return row ?? null;
 }
 
 /** Renews every due plan: one charge (period + postpaid overage), then resets on success. */
@@ -95,9 +122,13 @@ export async function renewDuePlans(db: Db, now: Date): Promise<number> {
   for (const { id } of claimed) {
     try {
       await renewOne(db, id, now);
-    } finally {
-      await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
+    } catch (err) {
+      // Not a payment failure (those are recorded with their charge): the account keeps its
+      // lease, so the renewal runs again when the lease ends, not at once in a loop.
+      console.error(`renewal of ${id} failed; retried when its lease ends:`, err);
+      continue;
     }
+    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
   }
   return claimed.length;
 }
@@ -110,6 +141,12 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
     .where(eq(accounts.id, accountId));
   const { account, company } = row;
   const due = account.nextPlanRenewal!;
+  const stillDue = and(eq(accounts.id, accountId), eq(accounts.nextPlanRenewal, due));
+  if (await pendingPlanCharge(db, accountId)) {
+    // Its outcome decides (the reconciler settles it); another attempt could charge twice.
+    await db.update(accounts).set({ renewalRetryAt: new Date(now.getTime() + PENDING_RECHECK_MS), updatedAt: now }).where(stillDue);
+    return;
+  }
   const [current] = await db.select().from(plans).where(eq(plans.id, account.planId!));
   const targetId = account.scheduledPlanId ?? current.id;
   const [target] = targetId === current.id ? [current] : await db.select().from(plans).where(eq(plans.id, targetId));
@@ -118,43 +155,49 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
   const overage = await overageFor(db, accountId, current);
   const total = periodCharge + overage.cents;
   if (total === 0) {
-    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chosen, chargeId: null, now }));
+    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chosen, chargeId: null, measured: overage.measured, now }));
     return;
   }
   const description = [`Plan ${target.name} renewal: ${periodCharge} cents`, ...overage.lines].join('; ');
-  let failed = false;
-  try {
-    const outcome = await chargeAccount({
-      db,
-      company,
-      account,
-      amount: total,
-      reason: 'plan_renewal',
-      description,
-      effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen }],
-      now,
-      // One charge per due date and attempt: a worker that dies mid-renewal and a later claim
-      // reuse it (same processor idempotency key), so a renewal is never charged twice.
-      workKey: `renewal:${account.id}:${due.toISOString()}:${account.renewalAttempts}`,
-    });
-    // An unknown outcome is not a failure: the next claim asks the processor again.
-    failed = !outcome.ok && outcome.charge.status === 'failed';
-  } catch {
-    failed = true; // no card on file: same as a declined renewal
+  const attempt = account.renewalAttempts;
+  const outcome = await chargeAccount({
+    db,
+    company,
+    account,
+    amount: total,
+    reason: 'plan_renewal',
+    description,
+    effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen, attempt, measured: overage.measured }],
+    now,
+    // One charge per due date and attempt: a worker that dies mid-renewal and a later claim
+    // reuse it (same processor idempotency key), so a renewal is never charged twice. Only a
+    // failed charge moves to the next attempt.
+    workKey: `renewal:${account.id}:${due.toISOString()}:${attempt}`,
+  });
+  if (outcome.charge.status === 'failed') {
+    // Normally done with the charge's failure already (same transaction); harmless to repeat.
+    await failRenewal(db, { accountId, due, attempt, now });
+  } else if (outcome.charge.status === 'pending') {
+    await db.update(accounts).set({ renewalRetryAt: new Date(now.getTime() + PENDING_RECHECK_MS), updatedAt: now }).where(stillDue);
   }
-  if (failed) {
-    const attempts = account.renewalAttempts + 1;
-    await db
-      .update(accounts)
-      .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(due, attempts, now), updatedAt: now })
-      .where(and(eq(accounts.id, accountId), eq(accounts.nextPlanRenewal, due)));
-  }
+}
+
+/**
+ * A renewal charge failed: PAST_DUE, and the next attempt on the retry schedule. Once per
+ * attempt (the update matches only while the account is still at that attempt of that due date).
+ */
+export async function failRenewal(db: Db, args: { accountId: string; due: Date; attempt: number; now: Date }): Promise<void> {
+  const attempts = args.attempt + 1;
+  await db
+    .update(accounts)
+    .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(args.due, attempts, args.now), updatedAt: args.now })
+    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due), eq(accounts.renewalAttempts, args.attempt)));
 }
 
 /** The renewal's effect: once per due date (the update only matches while it is still due). */
 export async function completeRenewal(
   db: Db,
-  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; now: Date },
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date },
 ): Promise<void> {
   const [account] = await db
     .select()
@@ -177,6 +220,7 @@ export async function completeRenewal(
     chargeId: args.chargeId,
     reason: 'renewal',
     now: args.now,
+    measured: args.measured,
     schedule: switching ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
   });
 }

@@ -1,0 +1,169 @@
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.STRIPE_TIMEOUT_MS = '2000';
+
+import { and, eq } from 'drizzle-orm';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { accounts, charges as chargeRows, companies } from '../../db/schema';
+import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { now, setTestTime } from '../../clock';
+import { ledgerSums } from '../balances/balances';
+import { reconcilePendingCharges } from '../charges/charges';
+import { computePeriodEnd } from './periods';
+import { renewDuePlans } from './renewals';
+
+const t = useTestDatabase();
+const local = useLocalStripe();
+
+type Co = Awaited<ReturnType<typeof newPayingCompany>>;
+type Charge = { id: string; amount: number; reason: string; status: string; processor_payment_intent_id: string | null };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const db = () => t.database.db;
+
+// Each test renews only its own account: the clock moves on a month per test, and an earlier
+// test's account falling due would take the processor failures meant for the next one.
+afterEach(async () => {
+  await db().update(accounts).set({ planStatus: 'CANCELLED' });
+});
+
+async function plan(co: Co, body: Record<string, unknown>) {
+  const r = await co.call('POST', '/v1/companies/{company}/plans', { body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { id: string };
+}
+
+async function subscribe(co: Co, planId: string) {
+  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: planId, token: 'tok_visa' } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { id: string; next_plan_renewal: string };
+}
+
+const account = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}`)).body.data;
+const row = async (id: string) => (await db().select().from(accounts).where(eq(accounts.id, id)))[0];
+
+/** Charges oldest first, as [reason, amount, status]. */
+async function charges(co: Co, id: string) {
+  const list = ((await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as Charge[]).reverse();
+  return list.map((c) => [c.reason, c.amount, c.status]);
+}
+
+async function tokens(co: Co, id: string) {
+  return (await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount as number;
+}
+
+async function use(co: Co, id: string, amount: number) {
+  const r = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: amount, cost_override_denomination: 'tokens' } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
+
+async function untilIntents(co: Co, n: number) {
+  for (let i = 0; i < 100 && (await intents(co)) < n; i++) await sleep(50);
+  expect(await intents(co)).toBe(n);
+}
+
+/** Waits until the account's charge for `reason` is written: the processor call is under way. */
+async function untilCharge(accountId: string, reason: string) {
+  for (let i = 0; i < 300; i++) {
+    const [c] = await db().select().from(chargeRows).where(and(eq(chargeRows.accountId, accountId), eq(chargeRows.reason, reason)));
+    if (c) return c;
+    await sleep(10);
+  }
+  throw new Error(`no ${reason} charge for ${accountId}`);
+}
+
+async function expectLedgerMatches(co: Co, id: string) {
+  const sums = (await ledgerSums(db(), id)).find((s) => s.denomination === 'tokens');
+  expect(Number(sums?.total)).toBe(await tokens(co, id));
+}
+
+describe('renewal charges whose outcome is unknown', () => {
+  it('keep the account ACTIVE, start no second attempt, and renew once when the late payment is found', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime());
+    // The renewal's payment reaches the card after we gave up waiting and after our look-up.
+    await local.control('fail', { delay_ms: 3500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    await renewDuePlans(db(), now());
+    expect(await charges(co, a.id)).toEqual([
+      ['plan_start', 2000, 'succeeded'],
+      ['plan_renewal', 2000, 'pending'],
+    ]);
+    expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
+    expect((await row(a.id)).renewalAttempts).toBe(0);
+    // Looked at again an hour later: the charge is still pending, so no new attempt is made.
+    setTestTime(due.getTime() + 3600_000);
+    await renewDuePlans(db(), now());
+    expect(await charges(co, a.id)).toHaveLength(2);
+    await untilIntents(co, 2);
+    await reconcilePendingCharges(db(), now());
+    expect(await charges(co, a.id)).toEqual([
+      ['plan_start', 2000, 'succeeded'],
+      ['plan_renewal', 2000, 'succeeded'],
+    ]);
+    expect(await account(co, a.id)).toMatchObject({
+      plan_status: 'ACTIVE',
+      last_plan_renewal: due.toISOString(),
+      next_plan_renewal: computePeriodEnd(new Date((await row(a.id)).planAnchorAt!), 'month', 2).toISOString(),
+    });
+    expect(await intents(co)).toBe(2);
+    expect(await tokens(co, a.id)).toBe(1000);
+  });
+
+  it('an error that is not a payment failure leaves the account ACTIVE and the renewal is tried again later', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 1500, balances: [{ amount: 10, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    const [company] = await db().select().from(companies).where(eq(companies.id, co.company.id));
+    // The stored processor key cannot be read (for instance APP_SECRET was changed): not a decline.
+    await db().update(companies).set({ processorKeyEnc: 'unreadable' }).where(eq(companies.id, co.company.id));
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime());
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    let logged: unknown[][] = [];
+    try {
+      await renewDuePlans(db(), now());
+    } finally {
+      logged = [...errors.mock.calls];
+      errors.mockRestore();
+    }
+    expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
+    expect((await row(a.id)).renewalAttempts).toBe(0);
+    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(logged).toContainEqual([expect.stringMatching(/renewal of .* failed/), expect.any(Error)]);
+    // Retried once its lease has ended, not at once in a loop.
+    await db().update(companies).set({ processorKeyEnc: company.processorKeyEnc }).where(eq(companies.id, co.company.id));
+    expect(await renewDuePlans(db(), now())).toBe(0);
+    setTestTime(due.getTime() + 11 * 60_000);
+    await renewDuePlans(db(), now());
+    expect(await charges(co, a.id)).toEqual([
+      ['plan_start', 1500, 'succeeded'],
+      ['plan_renewal', 1500, 'succeeded'],
+    ]);
+    expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
+  });
+});
+
+describe('usage while a plan charge is at the processor', () => {
+  it('counts against the renewed period (and the billed overage is not lost either)', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
+    const a = await subscribe(co, pro.id);
+    await use(co, a.id, 1100);
+    setTestTime(new Date(a.next_plan_renewal).getTime());
+    await local.control('fail', { delay_ms: 1000, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const renewing = renewDuePlans(db(), now());
+    await untilCharge(a.id, 'plan_renewal');
+    await use(co, a.id, 50); // lands while the processor holds the renewal charge
+    await renewing;
+    expect(await charges(co, a.id)).toEqual([
+      ['plan_start', 2000, 'succeeded'],
+      ['plan_renewal', 2300, 'succeeded'],
+    ]);
+    expect(await tokens(co, a.id)).toBe(950);
+    await expectLedgerMatches(co, a.id);
+  });
+});
