@@ -8,7 +8,7 @@ import { ApiError, invalid, notFound } from '../../errors';
 import { toPage } from '../../api/pagination';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { PaymentMethodSummary } from '../../db/schema';
-import { chargeAccount } from '../charges/charges';
+import { chargeAccount, type Measured } from '../charges/charges';
 import { periodChargeFor, startPlanPeriod } from '../plans/attach';
 import type { Plan } from '../plans/plans';
 import { attachCardToCustomer } from './cards';
@@ -185,6 +185,7 @@ export async function activatePlan({
   reason,
   credit = 0,
   overage = { cents: 0, lines: [] },
+  measured,
 }: {
   db: Db;
   company: Company;
@@ -197,10 +198,12 @@ export async function activatePlan({
   credit?: number;
   /** Postpaid overage of the old plan already included in `charge` (upgrades). */
   overage?: { cents: number; lines: string[] };
+  /** The old plan's balances the charge was priced on (upgrades): the new period starts from them. */
+  measured?: Measured;
 }) {
   const at = now();
   if (charge <= 0) {
-    await db.transaction((tx) => startPlanPeriod(tx, { accountId: account.id, companyId: company.id, plan, chosen, reason, now: at }));
+    await db.transaction((tx) => startPlanPeriod(tx, { accountId: account.id, companyId: company.id, plan, chosen, reason, measured, now: at }));
     return;
   }
   const outcome = await chargeAccount({
@@ -213,7 +216,7 @@ export async function activatePlan({
       reason === 'start'
         ? `Plan ${plan.name}: first period`
         : [`Plan change to ${plan.name}: ${charge - overage.cents + credit} cents less ${credit} cents credit for unused time`, ...overage.lines].join('; '),
-    effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason }],
+    effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason, ...(measured && { measured }) }],
     now: at,
   });
   if (!outcome.ok && outcome.charge.status === 'pending') {

@@ -3,18 +3,19 @@ import type { Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { conflict, invalid } from '../../errors';
-import { activatePlan, getAccount, validateAccountInput } from '../accounts/accounts';
+import { activatePlan, getAccount, validateAccountInput, type Account } from '../accounts/accounts';
 import type { Company } from '../companies/companies';
 import { periodChargeFor } from './attach';
 import { computeProrationCredit } from './periods';
 import { getPlan } from './plans';
-import { overageFor } from './renewals';
+import { overageFor, pendingPlanCharge } from './renewals';
 
 /**
  * changeplan: a plan whose period charge is at least the current one is an upgrade, at once:
  * the new period starts now, credit for the unused time of the old period comes off the new
  * charge, and the new included amounts replace the old. A cheaper plan is a downgrade,
- * scheduled for the next renewal.
+ * scheduled for the next renewal. While the renewal is due or a plan charge's outcome is still
+ * unknown, a change is refused with 409: it would bill the period (or its overage) twice.
  */
 export async function changePlan({ db, company, accountId, planId, chosen }: { db: Db; company: Company; accountId: string; planId: string; chosen?: Record<string, string> }) {
   const account = await getAccount({ db, companyId: company.id, accountId });
@@ -26,24 +27,29 @@ export async function changePlan({ db, company, accountId, planId, chosen }: { d
   if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
     await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
   } else if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
+    await refuseWhilePlanChargePending(db, account.id);
     await activatePlan({ db, company, account, plan, chosen: choice, charge: newCharge, reason: 'start' });
   } else if (account.planId === plan.id && sameChoice(account.planVariableAmounts, choice)) {
     // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
     if (!account.scheduledPlanId) throw invalid('The account is already on this plan.', 'plan_id');
+    await refuseWhilePlanChargePending(db, account.id);
     await db.update(accounts).set({ scheduledPlanId: null, scheduledPlanVariableAmounts: null, updatedAt: at }).where(eq(accounts.id, account.id));
   } else {
     if (account.planStatus === 'PAST_DUE') throw conflict('The account is past due: a plan change waits until its renewal is paid.', 'plan_id');
+    await refuseWhileRenewing(db, account, at);
     const oldCharge = account.planChargeAmount ?? 0;
     if (newCharge >= oldCharge) {
       // The renewal lease: an upgrade and a renewal of one account never run side by side.
       if (!(await leaseAccount(db, account.id, at))) throw conflict('A renewal of this account is in progress; try the plan change again in a moment.', 'plan_id');
       try {
         const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+        await refuseWhileRenewing(db, fresh, at);
         const credit = computeProrationCredit({ charge: oldCharge, periodStart: fresh.lastPlanRenewal ?? at, periodEnd: fresh.nextPlanRenewal ?? at, at });
-        // Postpaid overage of the old plan is billed now: the new period resets those balances.
+        // Postpaid overage of the old plan is billed now: the new period resets those balances
+        // (relative to what is measured here, so usage during the charge is not lost).
         const [current] = await db.select().from(plans).where(eq(plans.id, account.planId));
-        const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [] };
-        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage });
+        const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [], measured: undefined };
+        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage, measured: overage.measured });
       } finally {
         await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, account.id));
       }
@@ -52,6 +58,21 @@ export async function changePlan({ db, company, accountId, planId, chosen }: { d
     }
   }
   return getAccount({ db, companyId: company.id, accountId });
+}
+
+async function refuseWhilePlanChargePending(db: Db, accountId: string): Promise<void> {
+  const pending = await pendingPlanCharge(db, accountId);
+  if (pending) {
+    throw conflict(`The outcome of plan charge ${pending.id} is not known yet; change the plan once the processor has settled it.`, 'plan_id');
+  }
+}
+
+/** A due renewal or a plan charge still at the processor would be billed again by a change now. */
+async function refuseWhileRenewing(db: Db, account: Account, at: Date): Promise<void> {
+  if (account.nextPlanRenewal && account.nextPlanRenewal.getTime() <= at.getTime()) {
+    throw conflict('The account\'s renewal is due and not done yet; change the plan once it has renewed.', 'plan_id');
+  }
+  await refuseWhilePlanChargePending(db, account.id);
 }
 
 async function leaseAccount(db: Db, accountId: string, at: Date): Promise<boolean> {

@@ -78,6 +78,11 @@ async function expectLedgerMatches(co: Co, id: string) {
   expect(Number(sums?.total)).toBe(await tokens(co, id));
 }
 
+async function completeIntent(id: string) {
+  const res = await fetch(`${local.url}/__control/payment_intents/${id}/complete`, { method: 'POST' });
+  expect(res.status).toBe(200);
+}
+
 describe('renewal charges whose outcome is unknown', () => {
   it('keep the account ACTIVE, start no second attempt, and renew once when the late payment is found', async () => {
     const co = await newPayingCompany(t);
@@ -147,6 +152,85 @@ describe('renewal charges whose outcome is unknown', () => {
   });
 });
 
+describe('plan changes next to a renewal or an unsettled plan charge', () => {
+  it('refuses an upgrade while the renewal is due and not done, and allows it once renewed', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
+    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    await use(co, a.id, 1100);
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime() + 1000);
+    const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.error).toMatchObject({ type: 'conflict', param: 'plan_id', message: expect.stringMatching(/renewal is due/) });
+    expect(await charges(co, a.id)).toEqual([['plan_start', 2000, 'succeeded']]);
+    await renewDuePlans(db(), now());
+    // The overage was billed once, by the renewal; the upgrade bills none again.
+    const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const list = await charges(co, a.id);
+    expect(list.slice(0, 2)).toEqual([
+      ['plan_start', 2000, 'succeeded'],
+      ['plan_renewal', 2300, 'succeeded'],
+    ]);
+    expect(list[2][0]).toBe('plan_change');
+    expect(list[2][1]).toBeLessThanOrEqual(3000 + 1);
+    expect(await tokens(co, a.id)).toBe(5000);
+  });
+
+  it('refuses a change while a renewal charge is pending; the renewal then completes and the change follows', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const basic = await plan(co, { name: 'Basic', charge_amount: 500, balances: [{ amount: 100, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime());
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    await renewDuePlans(db(), now());
+    const pending = await untilCharge(a.id, 'plan_renewal');
+    expect(pending.status).toBe('pending');
+    // Neither an upgrade nor a downgrade (which the pending renewal would silently drop).
+    for (const planId of [max.id, basic.id]) {
+      const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: planId } });
+      expect(r.status, JSON.stringify(r.body)).toBe(409);
+    }
+    expect(await account(co, a.id)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null });
+    await completeIntent(pending.processorPaymentIntentId!);
+    setTestTime(due.getTime() + 120_000);
+    await reconcilePendingCharges(db(), now());
+    expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
+    const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+      ['plan_start', 'succeeded'],
+      ['plan_renewal', 'succeeded'],
+      ['plan_change', 'succeeded'],
+    ]);
+    expect(await intents(co)).toBe(3);
+  });
+
+  it('refuses to start a plan again while the first plan charge of the account is pending', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const first = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_visa' } });
+    expect(first.status).toBe(502);
+    const id = first.body.error.account_id;
+    expect(await account(co, id)).toMatchObject({ plan_status: 'NONE' });
+    const again = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: pro.id } });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(await intents(co)).toBe(1);
+    const pending = await untilCharge(id, 'plan_start');
+    await completeIntent(pending.processorPaymentIntentId!);
+    setTestTime(now().getTime() + 120_000);
+    await reconcilePendingCharges(db(), now());
+    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await charges(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
+  });
+});
+
 describe('usage while a plan charge is at the processor', () => {
   it('counts against the renewed period (and the billed overage is not lost either)', async () => {
     const co = await newPayingCompany(t);
@@ -164,6 +248,23 @@ describe('usage while a plan charge is at the processor', () => {
       ['plan_renewal', 2300, 'succeeded'],
     ]);
     expect(await tokens(co, a.id)).toBe(950);
+    await expectLedgerMatches(co, a.id);
+  });
+
+  it('counts against the new plan after an upgrade', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    await use(co, a.id, 200);
+    await local.control('fail', { delay_ms: 1000, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const upgrading = co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
+    await untilCharge(a.id, 'plan_change');
+    await use(co, a.id, 30);
+    const r = await upgrading;
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.plan_id).toBe(max.id);
+    expect(await tokens(co, a.id)).toBe(4970);
     await expectLedgerMatches(co, a.id);
   });
 });
