@@ -259,13 +259,17 @@ Timestamps are ISO 8601 UTC strings.
 Every company call with POST, PUT, PATCH or DELETE honours an \`Idempotency-Key\` header (\`X-DedupeId\` is a
 synonym) for 24 hours: a retry with the same key and body returns the first response (with
 \`Idempotent-Replayed: true\`); the same key with a different body is 409 \`conflict\`.
-Events may also carry their own \`idempotency_key\`.
+A 5xx answer is not remembered, so a retry with the key runs again; a charge the first attempt
+made is picked up again by that retry, never made twice. Events may also carry their own
+\`idempotency_key\`.
 
 ## Errors
 Every error has the body \`{"error": {"type", "message", "param", "request_id"}}\`; \`param\`
 names the field at fault (\`name\`, \`[3].type\`) or is null. Types and statuses:
 ${(Object.entries(STATUS) as [ErrorType, number][]).map(([t, s]) => `\`${s}\` \`${t}\``).join(', ')}.
-A 402 \`insufficient_balance\` adds \`rejected_event_id\`.
+A 402 \`insufficient_balance\` adds \`rejected_event_id\`. A 502 \`processor_error\` with
+\`charge_pending: true\` (and \`charge_id\`) means the processor's answer is not known yet: the
+charge is settled automatically, and what it pays for is granted only if it was paid.
 
 ## Webhooks
 See the \`webhooks\` section: deliveries are signed per Standard Webhooks (\`webhook-id\`,

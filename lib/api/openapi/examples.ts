@@ -274,11 +274,13 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     error: { type: 'internal', message: 'Something went wrong on our side. Retry later; quote the request id if it persists.', param: null },
   },
   processor_error: {
-    summary: 'The payment processor failed or timed out',
+    summary: 'The payment processor failed or timed out; a charge whose outcome is unknown stays pending',
     error: {
       type: 'processor_error',
-      message: 'The payment processor failed or did not answer in time. Nothing was charged twice; retry later.',
+      message: `The payment processor did not confirm charge ${IDS.charge} in time. Its outcome is settled automatically: what it pays for is granted only if it was paid, and a retry with the same Idempotency-Key never charges twice.`,
       param: null,
+      charge_id: IDS.charge,
+      charge_pending: true,
     },
   },
 };

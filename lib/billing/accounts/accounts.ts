@@ -8,7 +8,7 @@ import { ApiError, invalid, notFound } from '../../errors';
 import { toPage } from '../../api/pagination';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { PaymentMethodSummary } from '../../db/schema';
-import { chargeAccount, type Measured } from '../charges/charges';
+import { chargeAccount, findRequestCharge, resumeCharge, type Measured } from '../charges/charges';
 import { periodChargeFor, startPlanPeriod } from '../plans/attach';
 import type { Plan } from '../plans/plans';
 import { attachCardToCustomer } from './cards';
@@ -111,13 +111,17 @@ export async function validateAccountInput({ db, companyId, input }: { db: Db; c
  * Creates an account. Order matters so that a refusal leaves nothing behind: validate, check
  * payment information, then processor calls (customer, card), then the row; a plan with a
  * charge is charged before its balances are granted, and a failed first charge removes the
- * account again. With `enable_card_collector` the plan waits for the collector.
+ * account again. With `enable_card_collector` the plan waits for the collector. A retried
+ * request (same Idempotency-Key) whose first charge was left pending carries on with the
+ * account and charge of its first attempt.
  */
-export async function createAccount({ db, company, input }: { db: Db; company: Company; input: AccountCreate }) {
+export async function createAccount({ db, company, input, idempotencyKey = null }: { db: Db; company: Company; input: AccountCreate; idempotencyKey?: string | null }) {
   const { plan } = await validateAccountInput({ db, companyId: company.id, input });
   const chosen = input.plan_variable_amounts ?? null;
   const collector = input.enable_card_collector === true;
   const charge = plan ? periodChargeFor(plan, chosen) : 0;
+  const resumed = plan && !collector ? await resumeAccountCreation(db, company, idempotencyKey) : null;
+  if (resumed) return { account: resumed, cardCollectorUrl: undefined };
   const stripe = processorFor(company);
   if ((collector || input.token) && !stripe) {
     throw invalid('The company has no payment processor key, so cards cannot be collected.', collector ? 'enable_card_collector' : 'token');
@@ -162,7 +166,7 @@ export async function createAccount({ db, company, input }: { db: Db; company: C
     cardCollectorUrl = await createCollectorLink({ db, accountId: id, now: at });
   } else if (plan) {
     try {
-      await activatePlan({ db, company, account, plan, chosen, charge, reason: 'start' });
+      await activatePlan({ db, company, account, plan, chosen, charge, reason: 'start', idempotencyKey });
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers.
@@ -172,6 +176,30 @@ export async function createAccount({ db, company, input }: { db: Db; company: C
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, id));
   return { account: fresh, cardCollectorUrl };
+}
+
+/** The account an earlier attempt of this request made, its first charge carried on with; null when there is none. */
+async function resumeAccountCreation(db: Db, company: Company, idempotencyKey: string | null): Promise<Account | null> {
+  const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', now());
+  if (!earlier) return null;
+  const [account] = await db.select().from(accounts).where(and(eq(accounts.id, earlier.accountId), eq(accounts.companyId, company.id)));
+  if (!account) return null;
+  const outcome = await resumeCharge({ db, company, account, charge: earlier, now: now() });
+  if (!outcome.ok) {
+    if (outcome.charge.status === 'failed') await db.delete(accounts).where(eq(accounts.id, account.id));
+    throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
+  }
+  const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+  return fresh;
+}
+
+function pendingPlanError(account: Pick<Account, 'id'>, chargeId: string, reason: 'start' | 'upgrade'): ApiError {
+  return new ApiError(
+    'processor_error',
+    `The payment processor did not confirm charge ${chargeId} in time. Account ${account.id} keeps it pending and its outcome is settled automatically: the plan ${reason === 'start' ? 'starts' : 'changes'} only if it was paid, and a retry with the same Idempotency-Key never charges twice.`,
+    null,
+    { account_id: account.id, charge_id: chargeId, charge_pending: true },
+  );
 }
 
 /** Starts a plan: free plans at once, chargeable ones when their charge succeeded. */
@@ -186,6 +214,7 @@ export async function activatePlan({
   credit = 0,
   overage = { cents: 0, lines: [] },
   measured,
+  idempotencyKey = null,
 }: {
   db: Db;
   company: Company;
@@ -200,6 +229,8 @@ export async function activatePlan({
   overage?: { cents: number; lines: string[] };
   /** The old plan's balances the charge was priced on (upgrades): the new period starts from them. */
   measured?: Measured;
+  /** The API request's Idempotency-Key: its retry finds this charge. */
+  idempotencyKey?: string | null;
 }) {
   const at = now();
   if (charge <= 0) {
@@ -218,15 +249,9 @@ export async function activatePlan({
         : [`Plan change to ${plan.name}: ${charge - overage.cents + credit} cents less ${credit} cents credit for unused time`, ...overage.lines].join('; '),
     effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason, ...(measured && { measured }) }],
     now: at,
+    idempotencyKey,
   });
-  if (!outcome.ok && outcome.charge.status === 'pending') {
-    throw new ApiError(
-      'processor_error',
-      `The payment processor did not confirm the charge in time. Account ${account.id} keeps it pending: the plan starts if the processor reports it paid, and nothing is charged twice.`,
-      null,
-      { account_id: account.id, charge_id: outcome.charge.id, charge_pending: true },
-    );
-  }
+  if (!outcome.ok && outcome.charge.status === 'pending') throw pendingPlanError(account, outcome.charge.id, reason);
   if (!outcome.ok) throw outcome.error!;
 }
 

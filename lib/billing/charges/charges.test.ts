@@ -265,6 +265,79 @@ describe('charges whose outcome is unknown', () => {
     expect((await counts(fresh)).payment_intents).toBe(2);
   });
 
+  it('a retried request with the same Idempotency-Key after a timeout pays once and grants once', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    // The card is charged but the answer comes too late, and the look-up fails: unknown.
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const headers = { 'Idempotency-Key': 'deposit-after-timeout' };
+    const first = await deposit(fresh, a.id, 8, 800, headers);
+    expect(first.status).toBe(502);
+    await untilIntents(fresh, 1);
+    const retry = await deposit(fresh, a.id, 8, 800, headers);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.data.amount).toBe(8);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+    const list = await chargesOf(fresh, a.id);
+    expect(list.map((c: { status: string }) => c.status)).toEqual(['succeeded']);
+    const ledger = (await fresh.call('GET', `/v1/accounts/${a.id}/transactions`)).body.data;
+    expect(ledger.filter((row: { type: string }) => row.type === 'deposit')).toHaveLength(1);
+    // The answer is remembered now: a third try replays it.
+    const again = await deposit(fresh, a.id, 8, 800, headers);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await creditsOf(fresh, a.id)).toBe(8);
+  });
+
+  it('a retry while the first payment is still in flight at the processor (409) stays pending, and a later one settles it', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    await local.control('fail', { delay_ms: 2500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    const headers = { 'Idempotency-Key': 'deposit-in-flight' };
+    expect((await deposit(fresh, a.id, 3, 300, headers)).status).toBe(502);
+    // The processor answers 409 idempotency_key_in_use: not a failure.
+    const second = await deposit(fresh, a.id, 3, 300, headers);
+    expect((await chargesOf(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['pending']);
+    expect(second.status).toBe(502);
+    expect(second.body.error.charge_pending).toBe(true);
+    await untilIntents(fresh, 1);
+    const third = await deposit(fresh, a.id, 3, 300, headers);
+    expect(third.status, JSON.stringify(third.body)).toBe(200);
+    expect(third.body.data.amount).toBe(3);
+    expect((await chargesOf(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['succeeded']);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+  });
+
+  it('a new request with a used Idempotency-Key whose charge failed is charged anew', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    const { chargeAccount } = await import('./charges');
+    const { getAccount } = await import('../accounts/accounts');
+    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
+    const req = {
+      db: t.database.db,
+      company: fresh.company,
+      account: acct,
+      amount: 100,
+      reason: 'deposit',
+      description: 'keyed',
+      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '1', type: 'deposit', description: 'keyed' }],
+      now: new Date(),
+      idempotencyKey: 'k-1',
+    };
+    const first = await chargeAccount(req);
+    expect(first.ok).toBe(true);
+    expect((await chargeAccount(req)).charge.id).toBe(first.charge.id);
+    await t.database.db.update(chargeRows).set({ status: 'failed' }).where(eq(chargeRows.id, first.charge.id));
+    const third = await chargeAccount(req);
+    expect(third.ok).toBe(true);
+    expect(third.charge.id).not.toBe(first.charge.id);
+    // A paid charge is reused only for the life of the key (24 hours).
+    const later = await chargeAccount({ ...req, now: new Date(Date.now() + 25 * 3600_000) });
+    expect(later.charge.id).not.toBe(third.charge.id);
+    expect((await counts(fresh)).payment_intents).toBe(3);
+  });
+
   it('reports a charge recorded as failed meanwhile as failed, even when the processor then says paid', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });

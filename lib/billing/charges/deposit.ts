@@ -6,17 +6,22 @@ import { checkDenomination, createOrGrantBalance } from '../balances/grants';
 import type { Company } from '../companies/companies';
 import { chargeAccount } from './charges';
 
-/** Grants units, charging the card first when amount_to_charge is above 0 (units only after success). */
+/**
+ * Grants units, charging the card first when amount_to_charge is above 0 (units only after
+ * success). A retry with the same Idempotency-Key reuses the charge: never two payments.
+ */
 export async function depositUnits({
   db,
   company,
   accountId,
   input,
+  idempotencyKey = null,
 }: {
   db: Db;
   company: Company;
   accountId: string;
   input: { denomination: string; amount: string; charge: number; reason?: string };
+  idempotencyKey?: string | null;
 }): Promise<Balance> {
   const now = clockNow();
   checkDenomination(input.denomination);
@@ -34,6 +39,7 @@ export async function depositUnits({
     description,
     effects: [{ kind: 'grant', denomination: input.denomination, amount: input.amount, type: 'deposit', description }],
     now,
+    idempotencyKey,
   });
   if (!outcome.ok) throw outcome.error!;
   return (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!;

@@ -4,6 +4,7 @@ import { accounts, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { conflict, invalid } from '../../errors';
 import { activatePlan, getAccount, validateAccountInput, type Account } from '../accounts/accounts';
+import { findRequestCharge, resumeCharge } from '../charges/charges';
 import type { Company } from '../companies/companies';
 import { periodChargeFor } from './attach';
 import { computeProrationCredit } from './periods';
@@ -16,19 +17,38 @@ import { overageFor, pendingPlanCharge } from './renewals';
  * charge, and the new included amounts replace the old. A cheaper plan is a downgrade,
  * scheduled for the next renewal. While the renewal is due or a plan charge's outcome is still
  * unknown, a change is refused with 409: it would bill the period (or its overage) twice.
+ * A retried request (same Idempotency-Key) carries on with the charge its first attempt made.
  */
-export async function changePlan({ db, company, accountId, planId, chosen }: { db: Db; company: Company; accountId: string; planId: string; chosen?: Record<string, string> }) {
+export async function changePlan({
+  db,
+  company,
+  accountId,
+  planId,
+  chosen,
+  idempotencyKey = null,
+}: {
+  db: Db;
+  company: Company;
+  accountId: string;
+  planId: string;
+  chosen?: Record<string, string>;
+  idempotencyKey?: string | null;
+}) {
   const account = await getAccount({ db, companyId: company.id, accountId });
   const plan = await getPlan({ db, companyId: company.id, planId });
   await validateAccountInput({ db, companyId: company.id, input: { name: account.name, email: account.email, plan_id: planId, plan_variable_amounts: chosen } });
   const choice = chosen ?? null;
   const newCharge = periodChargeFor(plan, choice);
   const at = clockNow();
-  if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
+  const earlier = (await findRequestCharge(db, company.id, idempotencyKey, 'plan_change', at)) ?? (await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', at));
+  if (earlier && earlier.accountId === account.id) {
+    const outcome = await resumeCharge({ db, company, account, charge: earlier, now: at });
+    if (!outcome.ok) throw outcome.error!;
+  } else if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
     await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
   } else if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
     await refuseWhilePlanChargePending(db, account.id);
-    await activatePlan({ db, company, account, plan, chosen: choice, charge: newCharge, reason: 'start' });
+    await activatePlan({ db, company, account, plan, chosen: choice, charge: newCharge, reason: 'start', idempotencyKey });
   } else if (account.planId === plan.id && sameChoice(account.planVariableAmounts, choice)) {
     // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
     if (!account.scheduledPlanId) throw invalid('The account is already on this plan.', 'plan_id');
@@ -49,7 +69,7 @@ export async function changePlan({ db, company, accountId, planId, chosen }: { d
         // (relative to what is measured here, so usage during the charge is not lost).
         const [current] = await db.select().from(plans).where(eq(plans.id, account.planId));
         const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [], measured: undefined };
-        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage, measured: overage.measured });
+        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage, measured: overage.measured, idempotencyKey });
       } finally {
         await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, account.id));
       }

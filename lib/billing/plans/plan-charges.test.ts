@@ -268,3 +268,47 @@ describe('usage while a plan charge is at the processor', () => {
     await expectLedgerMatches(co, a.id);
   });
 });
+
+describe('retrying a plan request with the same Idempotency-Key', () => {
+  it('account creation carries on with the account and charge of its first attempt', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    // The payment is made but its answer is lost, and the look-up fails too.
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_visa' };
+    const headers = { 'Idempotency-Key': 'create-ada' };
+    const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(first.status).toBe(502);
+    expect(first.body.error).toMatchObject({ type: 'processor_error', charge_pending: true, account_id: expect.stringMatching(/^a_/) });
+    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.data).toMatchObject({ id: first.body.error.account_id, plan_status: 'ACTIVE', plan_id: pro.id });
+    expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toHaveLength(1);
+    expect(await charges(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
+    expect(await tokens(co, retry.body.data.id)).toBe(1000);
+    expect(await intents(co)).toBe(1);
+  });
+
+  it('an upgrade carries on with its first charge instead of charging again', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const headers = { 'Idempotency-Key': 'upgrade-ada' };
+    const first = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id }, headers });
+    expect(first.status).toBe(502);
+    expect(first.body.error.charge_pending).toBe(true);
+    const retry = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id }, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.data.plan_id).toBe(max.id);
+    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+      ['plan_start', 'succeeded'],
+      ['plan_change', 'succeeded'],
+    ]);
+    expect(await intents(co)).toBe(2);
+    expect(await tokens(co, a.id)).toBe(5000);
+  });
+});

@@ -19,8 +19,10 @@ async function account(co: Co, token: string | null = 'tok_visa') {
   return r.body.data as { id: string };
 }
 
-const charges = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { amount: number; status: string; reason: string }[];
-const ledger = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/transactions`)).body.data as { type: string; amount: number; denomination: string }[];
+const charges = async (co: Co, id: string) =>
+  (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { id: string; amount: number; status: string; reason: string; processor_payment_intent_id: string | null }[];
+const ledger = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/transactions`)).body.data as { type: string; amount: number; denomination: string; charge_id: string | null }[];
+const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 const balance = async (co: Co, id: string, d = 'credits') => (await co.call('GET', `/v1/accounts/${id}/balance/${d}`)).body.data;
 
 beforeAll(async () => {
@@ -313,6 +315,28 @@ describe('modifymidmonth', () => {
     expect((await other.call('POST', path, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } })).status).toBe(404);
     expect(await charges(co, a.id)).toHaveLength(1);
     expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
+  });
+
+  it('a retry with the same Idempotency-Key after an unknown outcome carries on with the first charge', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh);
+    await fresh.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    // The payment is made but its answer is lost, and the look-up fails too.
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const body = { denomination: 'credits', amount: 200, usd_charge: 1500 };
+    const headers = { 'Idempotency-Key': 'midmonth-1' };
+    const first = await fresh.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body, headers });
+    expect(first.status).toBe(502);
+    const retry = await fresh.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body, headers });
+    expect(await intents(fresh)).toBe(2);
+    expect((await charges(fresh, a.id)).map((c) => [c.amount, c.status])).toEqual([
+      [500, 'succeeded'],
+      [1000, 'succeeded'],
+    ]);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.data).toMatchObject({ amount: 200, refill_amount: 200, credit: 1000, charged: 500 });
+    expect(first.body.error.charge_pending).toBe(true);
   });
 
   it('a declined increase is 402 and changes nothing', async () => {

@@ -8,7 +8,7 @@ import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, moveBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/grants';
-import { chargeAccount, type Charge } from '../charges/charges';
+import { chargeAccount, findRequestCharge, resumeCharge, type Charge, type Effect } from '../charges/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
 import type { Company } from '../companies/companies';
@@ -17,7 +17,21 @@ import { computeFollowingRefill, computeRefillSchedule } from './schedule';
 type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
 
 /** Charges for a refill (or grants at once when free); units only after the charge succeeded. */
-async function chargeRefill(args: { db: Db; company: Company; account: typeof accounts.$inferSelect; balance: Balance | { id: string; denomination: string }; amount: string; usd: number; periodic: boolean; description: string; now: Date; config?: Record<string, unknown>; workKey?: string }) {
+async function chargeRefill(args: {
+  db: Db;
+  company: Company;
+  account: typeof accounts.$inferSelect;
+  balance: Balance | { id: string; denomination: string };
+  amount: string;
+  usd: number;
+  periodic: boolean;
+  description: string;
+  now: Date;
+  config?: Record<string, unknown>;
+  credit?: number;
+  workKey?: string;
+  idempotencyKey?: string | null;
+}) {
   const { db, company, account, balance, amount, usd, now } = args;
   if (usd === 0) {
     await db.transaction(async (tx) => {
@@ -32,9 +46,10 @@ async function chargeRefill(args: { db: Db; company: Company; account: typeof ac
     amount: usd,
     reason: args.periodic ? 'refill_monthly' : 'refill_threshold',
     description: args.description,
-    effects: [{ kind: 'refill', balance_id: balance.id, amount, description: args.description, periodic: args.periodic, ...(args.config && { config: args.config }) }],
+    effects: [{ kind: 'refill', balance_id: balance.id, amount, description: args.description, periodic: args.periodic, ...(args.config && { config: args.config }), ...(args.credit !== undefined && { credit: args.credit }) }],
     now,
     workKey: args.workKey,
+    idempotencyKey: args.idempotencyKey,
   });
   // An unknown outcome (processor unreachable) is not a failure yet: reconciliation decides.
   if (!outcome.ok && outcome.charge.status === 'failed') {
@@ -92,13 +107,29 @@ async function loadContext(db: Db, company: Company, accountId: string, denomina
  * and the settings are stored only when it succeeded; then monthly on the refill day.
  * Threshold-based: stored at once; a refill is queued now if the balance is already below.
  */
-export async function setAutoRefill({ db, company, accountId, denomination, config, now }: { db: Db; company: Company; accountId: string; denomination: string; config: RefillConfig; now: Date }) {
+export async function setAutoRefill({
+  db,
+  company,
+  accountId,
+  denomination,
+  config,
+  now,
+  idempotencyKey = null,
+}: {
+  db: Db;
+  company: Company;
+  accountId: string;
+  denomination: string;
+  config: RefillConfig;
+  now: Date;
+  idempotencyKey?: string | null;
+}) {
   const { account } = await loadContext(db, company, accountId, denomination);
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
   const cols = toConfigColumns(config, now);
   if (config.refill_period === 'monthly') {
-    const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols });
+    const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols, idempotencyKey });
     if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
     const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
     if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
@@ -139,8 +170,31 @@ export async function scheduleRefillChange({ db, company, accountId, input, now 
  * the old unit price (usd_charge / amount) comes off the new usd_charge, the new units are
  * granted, and the refill day moves to today.
  */
-export async function modifyMidMonth({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
+export async function modifyMidMonth({
+  db,
+  company,
+  accountId,
+  input,
+  now,
+  idempotencyKey = null,
+}: {
+  db: Db;
+  company: Company;
+  accountId: string;
+  input: { denomination: string; amount: string; usd_charge: number };
+  now: Date;
+  idempotencyKey?: string | null;
+}) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
+  // A retried request carries on with its first attempt's charge (its checks would now fail).
+  const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now);
+  if (earlier && earlier.accountId === account.id) {
+    const outcome = await resumeCharge({ db, company, account, charge: earlier, now });
+    if (!outcome.ok) throw outcome.error!;
+    const effect = ((earlier.metadata as { effects?: Effect[] }).effects ?? []).find((e) => e.kind === 'refill');
+    const credit = effect?.kind === 'refill' ? (effect.credit ?? 0) : 0;
+    return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: outcome.charge.amount };
+  }
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
   if (!b) throw notFound('balance', 'denomination');
   if (!b.refillAmount || !b.nextPeriodicRefill) throw invalid('That balance has no monthly refill to modify.', 'denomination');
@@ -152,7 +206,7 @@ export async function modifyMidMonth({ db, company, accountId, input, now }: { d
   const usd = Math.max(0, input.usd_charge - credit);
   const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now, { keepThreshold: true }), cancel_remaining: remaining.toFixed() };
   const description = `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${remaining.toFixed()} cancelled units`;
-  const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config });
+  const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config, credit, idempotencyKey });
   if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
   return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: usd };
 }

@@ -4,8 +4,8 @@ import { accountCreate, accountListQuery } from '@/lib/api/schemas/accounts';
 import { createAccount, listAccounts, serializeAccount } from '@/lib/billing/accounts/accounts';
 
 // POST /v1/companies/{company_id}/accounts – create an account (processor customer, card, plan, collector link)
-export const POST = withCompany({ body: accountCreate }, async ({ db, company, params, body }) => {
-  const { account, cardCollectorUrl } = await createAccount({ db, company: ownCompany(company, params.company_id), input: body });
+export const POST = withCompany({ body: accountCreate }, async ({ db, company, params, body, idempotencyKey }) => {
+  const { account, cardCollectorUrl } = await createAccount({ db, company: ownCompany(company, params.company_id), input: body, idempotencyKey });
   return ok(serializeAccount(account, cardCollectorUrl ? { card_collector_url: cardCollectorUrl } : {}));
 });
 

@@ -5,8 +5,8 @@ import { serializeBalance } from '@/lib/billing/balances/balances';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
 
 // PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill (also .../autorefill) – monthly or threshold refill
-export const PUT = withCompany({ body: autoRefill }, async ({ db, company, params, body }) =>
-  ok(serializeBalance(await setAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, config: body, now: now() }))),
+export const PUT = withCompany({ body: autoRefill }, async ({ db, company, params, body, idempotencyKey }) =>
+  ok(serializeBalance(await setAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, config: body, now: now(), idempotencyKey }))),
 );
 
 // DELETE – turn refills off for this balance
