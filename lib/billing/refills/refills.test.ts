@@ -122,12 +122,15 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(r.body.error.type).toBe('payment_method_required');
   });
 
-  it('a free refill (usd_charge 0) grants without a charge', async () => {
+  it('a free refill (usd_charge 0) is a paid 0-cent charge row, made without the processor', async () => {
     const a = await account(co);
+    const before = await intents(co);
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 7, usd_charge: 0, refill_period: 'monthly' } });
     expect(r.body.data).toMatchObject({ amount: 7, refill_usd_amount: 0 });
-    expect(await charges(co, a.id)).toHaveLength(0);
-    expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill', amount: 7 }]);
+    const list = await charges(co, a.id);
+    expect(list).toMatchObject([{ amount: 0, status: 'succeeded', reason: 'refill_monthly', processor_payment_intent_id: null }]);
+    expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill', amount: 7, charge_id: list[0].id }]);
+    expect(await intents(co)).toBe(before);
   });
 
   it('refuses bad input with 400 and the offending param', async () => {
@@ -315,6 +318,37 @@ describe('modifymidmonth', () => {
     expect((await other.call('POST', path, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } })).status).toBe(404);
     expect(await charges(co, a.id)).toHaveLength(1);
     expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
+  });
+
+  it('credits only available units: units held by pending events are spoken for', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const hold = await co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'job', state: 'pending', cost_override_amount: 30, cost_override_denomination: 'credits' } });
+    expect(hold.status, JSON.stringify(hold.body)).toBe(200);
+    const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 1500 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // 70 units were available (worth 700 cents); the 30 held stay for the pending event.
+    expect(r.body.data).toMatchObject({ credit: 700, charged: 800, amount: 230, pending: 30, available: 200 });
+    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([800, 1000]);
+    const done = await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body: { state: 'complete' } });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 200, pending: 0 });
+  });
+
+  it('a change whose credit covers the new price is a paid 0-cent charge row', async () => {
+    const a = await account(co);
+    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const before = await intents(co);
+    const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 1000 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({ credit: 1000, charged: 0, amount: 200 });
+    const [change] = await charges(co, a.id);
+    expect(change).toMatchObject({ amount: 0, status: 'succeeded', reason: 'refill_monthly', processor_payment_intent_id: null });
+    expect((await ledger(co, a.id)).slice(0, 2)).toMatchObject([
+      { type: 'refill', amount: 200, charge_id: change.id },
+      { type: 'refill_cancelled', amount: -100, charge_id: change.id },
+    ]);
+    expect(await intents(co)).toBe(before);
   });
 
   it('a retry with the same Idempotency-Key after an unknown outcome carries on with the first charge', async () => {

@@ -16,7 +16,10 @@ import { computeFollowingRefill, computeRefillSchedule } from './schedule';
 
 type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
 
-/** Charges for a refill (or grants at once when free); units only after the charge succeeded. */
+/**
+ * Charges for a refill; units only after the charge succeeded. Every refill is a charge row: a
+ * free one (0 cents) is recorded as paid, with its units, without calling the processor.
+ */
 async function chargeRefill(args: {
   db: Db;
   company: Company;
@@ -33,12 +36,6 @@ async function chargeRefill(args: {
   idempotencyKey?: string | null;
 }) {
   const { db, company, account, balance, amount, usd, now } = args;
-  if (usd === 0) {
-    await db.transaction(async (tx) => {
-      await completeRefill(tx, { charge: null, balanceId: balance.id, amount, description: args.description, periodic: args.periodic, now, config: args.config });
-    });
-    return { ok: true as const };
-  }
   const outcome = await chargeAccount({
     db,
     company,
@@ -130,7 +127,7 @@ export async function setAutoRefill({
   const cols = toConfigColumns(config, now);
   if (config.refill_period === 'monthly') {
     const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols, idempotencyKey });
-    if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
+    if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
     const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
     if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
   } else {
@@ -166,9 +163,11 @@ export async function scheduleRefillChange({ db, company, accountId, input, now 
 }
 
 /**
- * modifymidmonth: an increase starts at once. Remaining units are cancelled, their value at
- * the old unit price (usd_charge / amount) comes off the new usd_charge, the new units are
- * granted, and the refill day moves to today.
+ * modifymidmonth: an increase starts at once. Remaining units (available ones: units held by
+ * pending events are spoken for) are cancelled, their value at the old unit price
+ * (usd_charge / amount) comes off the new usd_charge, the new units are granted, and the refill
+ * day moves to today. The units credited are the units cancelled, in the transaction that
+ * settles the charge, so usage during the charge counts against the new units.
  */
 export async function modifyMidMonth({
   db,
@@ -201,13 +200,13 @@ export async function modifyMidMonth({
   if (cmp(input.amount, b.refillAmount) <= 0 || input.usd_charge < (b.refillUsdAmount ?? 0)) {
     throw invalid('modifymidmonth only increases a refill. Schedule a decrease for next month with PUT /v1/accounts/{account_id}/auto_refill.', 'amount');
   }
-  const remaining = Decimal.max(0, Decimal.min(b.amount, b.refillAmount));
+  const remaining = Decimal.max(0, Decimal.min(sub(b.amount, b.pending), b.refillAmount));
   const credit = roundCents(remaining.mul(b.refillUsdAmount ?? 0).div(b.refillAmount));
   const usd = Math.max(0, input.usd_charge - credit);
   const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now, { keepThreshold: true }), cancel_remaining: remaining.toFixed() };
   const description = `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${remaining.toFixed()} cancelled units`;
   const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config, credit, idempotencyKey });
-  if (!outcome.ok) throw ('error' in outcome && outcome.error) || new ApiError('card_declined', 'The card was declined.');
+  if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
   return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: usd };
 }
 
