@@ -3,7 +3,8 @@ import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
-import { sub, unitsOut, type Units } from '../../money';
+import { add, sub, unitsOut, type Units } from '../../money';
+import type { Moved } from './crossings';
 import { toPage, type ListQuery } from '../../api/pagination';
 
 export type BalanceRow = typeof balances.$inferSelect;
@@ -146,16 +147,19 @@ export async function applyChange(db: Db, change: Change, now: Date): Promise<Le
   return row;
 }
 
-/** Sets a balance to an exact level (plan resets), recording the difference as one ledger row. */
+/**
+ * Sets a balance to an exact level (plan grants and resets), recording the difference as one
+ * ledger row. It is a balance change like any other: `balance_change`, and crossings re-armed
+ * (a reset is no usage, so no plan threshold alert).
+ */
 export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units }, now: Date): Promise<LedgerRow | null> {
   await ensureBalances(db, [change], now);
-  const [locked] = await query<{ amount: string }>(
-    db,
-    sql`select amount::text as amount from balances where account_id = ${change.accountId} and denomination = ${change.denomination} for update`,
-  );
+  const locked = (await lockForMove(db, change, now))!;
   const delta = sub(change.level, locked.amount);
   if (delta === '0') return null;
-  return applyChange(db, { ...change, amount: delta }, now);
+  const row = await applyChange(db, { ...change, amount: delta }, now);
+  await notifyMoved(db, change, row, locked, now, { planAlert: null });
+  return row;
 }
 
 export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: ListQuery; denomination?: string }) {
@@ -184,6 +188,34 @@ export async function ledgerSums(db: Db, accountId: string) {
     .orderBy(asc(transactions.denomination));
 }
 
+type Locked = { id: string; amount: string; pending: string; threshold: string | null };
+
+/** Locks the balance row and reads what `available` is made of, so before and after are exact. */
+async function lockForMove(db: Db, at: { accountId: string; denomination: string }, now: Date): Promise<Locked | undefined> {
+  const [locked] = await query<Locked>(
+    db,
+    // live_pending runs on the locked row with a fresh snapshot: holds committed while we waited count.
+    sql`with b as materialized (
+        select id, account_id, denomination, amount, refill_threshold from balances
+        where account_id = ${at.accountId} and denomination = ${at.denomination} for update
+      )
+      select b.id, b.amount::text as amount, live_pending(b.account_id, b.denomination, ${now.toISOString()}::timestamptz)::text as pending,
+        b.refill_threshold::text as threshold from b`,
+  );
+  return locked;
+}
+
+async function notifyMoved(db: Db, change: Pick<Change, 'accountId' | 'companyId' | 'denomination'>, row: LedgerRow, locked: Locked, now: Date, extra: Pick<Moved, 'planAlert'> = {}) {
+  const { afterBalancesMoved } = await import('./crossings');
+  await afterBalancesMoved(
+    db,
+    change.companyId,
+    [{ accountId: change.accountId, denomination: change.denomination, id: row.balanceId, startAmount: row.startingBalance, amount: row.endingBalance, startPending: locked.pending, pending: locked.pending, threshold: locked.threshold, ...extra }],
+    [],
+    now,
+  );
+}
+
 /**
  * Moves a balance inside an open transaction and runs the crossing checks; the pending sum is
  * read after the row lock (live_pending takes a fresh snapshot) so `available` before and after
@@ -191,22 +223,34 @@ export async function ledgerSums(db: Db, accountId: string) {
  */
 export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
   await ensureBalances(db, [change], now);
-  const [locked] = await query<{ pending: string; threshold: string | null }>(
-    db,
-    sql`with b as materialized (
-        select account_id, denomination, refill_threshold from balances
-        where account_id = ${change.accountId} and denomination = ${change.denomination} for update
-      )
-      select live_pending(b.account_id, b.denomination, ${now.toISOString()}::timestamptz)::text as pending, b.refill_threshold::text as threshold from b`,
-  );
+  const locked = (await lockForMove(db, change, now))!;
   const row = await applyChange(db, change, now);
-  const { afterBalancesMoved } = await import('./crossings');
-  await afterBalancesMoved(
-    db,
-    change.companyId,
-    [{ accountId: change.accountId, denomination: change.denomination, id: row.balanceId, startAmount: row.startingBalance, amount: row.endingBalance, startPending: locked.pending, pending: locked.pending, threshold: locked.threshold }],
-    [],
-    now,
-  );
+  await notifyMoved(db, change, row, locked, now);
   return row;
+}
+
+/**
+ * Holds stopped counting against `available` (cancelled, or expired at `lapsedAt`): nothing
+ * moved in the ledger, but `available` rose by their cost. Queues `balance_change` and re-arms
+ * the crossing notifications like any other rise, inside the caller's transaction.
+ */
+export async function releaseHolds(
+  db: Db,
+  released: { companyId: string; accountId: string; denomination: string; amount: Units; lapsedAt?: Date }[],
+  now: Date,
+): Promise<void> {
+  // In (account, denomination) order, like every writer that locks several balances.
+  const sorted = [...released].sort((a, b) => (a.accountId === b.accountId ? (a.denomination < b.denomination ? -1 : 1) : a.accountId < b.accountId ? -1 : 1));
+  const { afterBalancesMoved } = await import('./crossings');
+  for (const h of sorted) {
+    const b = await lockForMove(db, h, now);
+    if (!b) continue;
+    await afterBalancesMoved(
+      db,
+      h.companyId,
+      [{ accountId: h.accountId, denomination: h.denomination, id: b.id, startAmount: b.amount, amount: b.amount, startPending: add(b.pending, h.amount), pending: b.pending, threshold: b.threshold, planAlert: null, raisedAt: h.lapsedAt }],
+      [],
+      now,
+    );
+  }
 }

@@ -16,39 +16,52 @@ export type Moved = {
   threshold: Units | null;
   /** Whether a plan manages the balance; undefined means unknown (looked up when it fell). */
   planManaged?: boolean;
-  /** The plan alert inputs when the caller already read them (null: no alert configured). */
+  /** The plan alert inputs when the caller already read them (null: no alert to check, e.g. a plan reset). */
   planAlert?: { included: string; pct: string; period: Date } | null;
+  /** When the rise took effect, if before now (a hold that lapsed earlier): a pause recorded after it stands. */
+  raisedAt?: Date;
 };
 
+type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean };
+
 /**
- * After balances moved inside a transaction: queue `balance_change`, and the crossing
- * notifications once per crossing (state kept in notification_states, cleared when the balance
- * recovers), and a threshold refill job when `available` drops below the refill threshold.
+ * After balances moved inside a transaction: queue `balance_change`, the crossing notifications,
+ * and a threshold refill job when `available` drops below the refill threshold.
+ *
+ * `available` before and after are exact (read under the balance's row lock), so a drop below
+ * zero or below the refill threshold is one crossing and notifies once, whichever path moved the
+ * balance. notification_states records what the balance is in (`negative`, `paused`,
+ * `refill_threshold`; `plan_threshold` per plan period) and is re-armed from the state each move
+ * leaves, on every path: at or above zero clears `negative`, at or above the refill threshold
+ * clears `refill_threshold`, and any rise of `available` clears `paused`. A refused gated event
+ * sends `pause_balance` only while no `paused` row exists, so refusals pause once until the
+ * balance is raised; a drop below zero records `paused` as well.
  */
 export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved[], rejected: Notification[], now: Date): Promise<void> {
   const out: Notification[] = [];
-  const enter: { balanceId: string; kind: string; period?: string; n: Notification[] }[] = [];
-  const leave: { balanceId: string; kinds: string[] }[] = [];
+  const enter: Enter[] = [];
+  const leave: { balanceId: string; kinds: string[]; raisedAt?: Date }[] = [];
   for (const m of moved) {
-    const changed = m.amount !== m.startAmount || m.pending !== m.startPending;
+    const changed = cmp(m.amount, m.startAmount) !== 0 || (m.pending !== null && m.startPending !== null && cmp(m.pending, m.startPending) !== 0);
     if (!changed) continue;
     out.push({ accountId: m.accountId, denomination: m.denomination, topic: 'balance_change', balance: m.amount });
     if (m.pending === null || m.startPending === null) continue;
     const before = sub(m.startAmount, m.startPending);
     const after = sub(m.amount, m.pending);
     const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
+    const threshold = m.threshold !== null && cmp(m.threshold, '0') > 0 ? m.threshold : null;
+    const clear: string[] = [];
+    if (cmp(after, '0') >= 0) clear.push('negative');
+    if (threshold && cmp(after, threshold) >= 0) clear.push('refill_threshold');
+    if (cmp(after, before) > 0) clear.push('paused');
+    if (clear.length) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
     if (cmp(after, '0') < 0 && cmp(before, '0') >= 0) {
-      enter.push({ balanceId: m.id, kind: 'negative', n: [{ ...base, topic: 'negative_balance' }, { ...base, topic: 'pause_balance' }] });
-    } else if (cmp(after, '0') >= 0 && cmp(before, '0') < 0) {
-      leave.push({ balanceId: m.id, kinds: ['negative', 'paused'] });
+      enter.push({ balanceId: m.id, kind: 'negative', always: true, n: [{ ...base, topic: 'negative_balance' }] });
+      enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }] });
     }
-    if (m.threshold !== null && cmp(m.threshold, '0') > 0) {
-      if (cmp(after, m.threshold) < 0 && cmp(before, m.threshold) >= 0) {
-        enter.push({ balanceId: m.id, kind: 'refill_threshold', n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold: m.threshold } }] });
-        await queueThresholdRefill(db, m.id, now);
-      } else if (cmp(after, m.threshold) >= 0 && cmp(before, m.threshold) < 0) {
-        leave.push({ balanceId: m.id, kinds: ['refill_threshold'] });
-      }
+    if (threshold && cmp(after, threshold) < 0 && cmp(before, threshold) >= 0) {
+      enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold } }] });
+      await queueThresholdRefill(db, m.id, now);
     }
   }
   enter.push(...(await planThresholdCrossings(db, moved)));
@@ -57,7 +70,10 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     if (b) enter.push({ balanceId: b.id, kind: 'paused', n: [r] });
   }
   for (const l of leave) {
-    await query(db, sql`delete from notification_states where balance_id = ${l.balanceId} and kind in (${sql.join(l.kinds.map((k) => sql`${k}`), sql`, `)})`);
+    const kinds = sql.join(l.kinds.map((k) => sql`${k}`), sql`, `);
+    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands.
+    const stands = l.raisedAt ? sql`kind = 'paused' and created_at > ${l.raisedAt.toISOString()}::timestamptz` : sql`false`;
+    await query(db, sql`delete from notification_states where balance_id = ${l.balanceId} and kind in (${kinds}) and not (${stands})`);
   }
   for (const e of enter) {
     const inserted = await query(
@@ -65,7 +81,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
       sql`insert into notification_states (balance_id, kind, period, created_at) values (${e.balanceId}, ${e.kind}, ${e.period ?? ''}, ${now.toISOString()}::timestamptz)
         on conflict do nothing returning balance_id`,
     );
-    if (inserted.length) out.push(...e.n);
+    if (inserted.length || e.always) out.push(...e.n);
   }
   await enqueueNotifications(db, companyId, out, now);
 }

@@ -6,8 +6,8 @@ import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { BatchItem, EventListQuery } from '../../api/schemas/events';
-import { applyChange, ensureBalances, findBalance, type Balance } from '../balances/balances';
-import { enqueueNotifications, type Notification } from '../webhooks/outbox';
+import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
+import type { Notification } from '../webhooks/outbox';
 import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
 import { afterBalancesMoved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
@@ -305,7 +305,7 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
         );
         await afterBalancesMoved(tx, companyId, [{ accountId: row.accountId, denomination: row.costDenomination, id: t.balanceId, startAmount: t.startingBalance, amount: t.endingBalance, startPending: null, pending: null, threshold: null }], [], now);
       } else {
-        await enqueueNotifications(tx, companyId, [{ accountId: row.accountId, denomination: row.costDenomination, topic: 'balance_change', balance: '0' }], now);
+        await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination: row.costDenomination, amount: row.costAmount }], now);
       }
     }
     return updated;
@@ -346,12 +346,25 @@ export async function listEvents({ db, companyId, q, now }: { db: Db; companyId:
   return toPage(rows, q.limit);
 }
 
-/** Flips holds past their hour to cancelled (reads already treat them so). */
+/**
+ * Flips holds past their hour to cancelled (reads already treat them so), and notifies the rise
+ * of `available` they left behind, in the same transaction.
+ */
 export async function expireHolds(db: Db, now: Date): Promise<number> {
-  const rows = await db
-    .update(events)
-    .set({ state: 'cancelled', updatedAt: now })
-    .where(and(eq(events.state, 'pending'), lte(events.expiresAt, now)))
-    .returning({ id: events.id });
-  return rows.length;
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .update(events)
+      .set({ state: 'cancelled', updatedAt: now })
+      .where(and(eq(events.state, 'pending'), lte(events.expiresAt, now)))
+      .returning({ companyId: events.companyId, accountId: events.accountId, denomination: events.costDenomination, amount: events.costAmount, expiresAt: events.expiresAt });
+    const released = new Map<string, { companyId: string; accountId: string; denomination: string; amount: Units; lapsedAt: Date }>();
+    for (const r of rows) {
+      if (r.amount === null || !r.denomination) continue;
+      const k = key(r.accountId, r.denomination);
+      const prev = released.get(k);
+      released.set(k, { companyId: r.companyId, accountId: r.accountId, denomination: r.denomination, amount: add(prev?.amount ?? '0', r.amount), lapsedAt: prev && prev.lapsedAt > r.expiresAt! ? prev.lapsedAt : r.expiresAt! });
+    }
+    await releaseHolds(tx, [...released.values()], now);
+    return rows.length;
+  });
 }

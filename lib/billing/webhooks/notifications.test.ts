@@ -1,0 +1,171 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
+
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret';
+const t = useTestDatabase();
+
+type Co = Awaited<ReturnType<typeof newCompany>>;
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  for (const r of receivers.splice(0)) {
+    r.release();
+    await r.close();
+  }
+});
+
+/** A receiver with a topic webhook subscribed to `topics`; it records what it got, in order. */
+async function listen(co: Co, topics: string[]) {
+  const r = await startReceiver();
+  receivers.push(r);
+  const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
+  expect(w.status).toBe(200);
+  for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
+  return {
+    /** Sends what is due, then answers the topics received so far, in order. */
+    async got() {
+      await advance(0);
+      return r.requests.map((q) => q.json.topic as string);
+    },
+    /** The balances carried by the deliveries of one topic so far. */
+    balances: (topic: string) => r.requests.filter((q) => q.json.topic === topic).map((q) => q.json.balance as string),
+  };
+}
+
+async function advance(seconds: number) {
+  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+async function newAccount(co: Co, extra: Record<string, unknown> = {}) {
+  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io', ...extra } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data.id as string;
+}
+
+async function event(co: Co, account: string, amount: number, opts: { state?: 'pending'; gate?: boolean; denomination?: string } = {}) {
+  return co.call('POST', `/v1/accounts/${account}/events`, {
+    body: { type: 'q', cost_override_amount: amount, cost_override_denomination: opts.denomination ?? 'credits', ...(opts.state && { state: opts.state }), ...(opts.gate && { gate_on_balance: true }) },
+  });
+}
+
+async function spend(co: Co, account: string, amount: number, denomination = 'credits') {
+  const r = await event(co, account, amount, { denomination });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+async function grant(co: Co, account: string, amount: number) {
+  expect((await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount } })).status).toBe(200);
+}
+
+const count = (topics: string[], topic: string) => topics.filter((x) => x === topic).length;
+
+describe('crossing notifications are armed again by whatever raised the balance', () => {
+  it('a cancelled hold that had pushed the balance below zero: the next overdraft notifies again', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['negative_balance', 'pause_balance']);
+    const account = await newAccount(co);
+    await grant(co, account, 10);
+    const hold = await event(co, account, 15, { state: 'pending' });
+    expect(hold.body.data.balance).toMatchObject({ amount: 10, pending: 15, available: -5 });
+    expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
+
+    expect((await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body: { state: 'cancelled' } })).status).toBe(200);
+    expect(await hook.got()).toHaveLength(2);
+    await spend(co, account, 12);
+    const topics = await hook.got();
+    expect(count(topics, 'negative_balance')).toBe(2);
+    expect(count(topics, 'pause_balance')).toBe(2);
+    expect(hook.balances('negative_balance')).toEqual(['10', '-2']);
+  });
+
+  it('an expired hold that had pushed the balance below zero: the next overdraft notifies again', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['negative_balance']);
+    const account = await newAccount(co);
+    await grant(co, account, 10);
+    expect((await event(co, account, 15, { state: 'pending' })).status).toBe(200);
+    expect(await hook.got()).toEqual(['negative_balance']);
+    await advance(3601); // the hold expires
+    await spend(co, account, 12);
+    expect(await hook.got()).toEqual(['negative_balance', 'negative_balance']);
+  });
+
+  it('a refused gated event pauses once until the balance is raised; a top-up arms it again', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['pause_balance', 'negative_balance']);
+    const account = await newAccount(co);
+    await grant(co, account, 2);
+    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect(await hook.got()).toEqual(['pause_balance']);
+    await spend(co, account, 1); // a lower balance is no reason to pause again
+    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect(await hook.got()).toEqual(['pause_balance']);
+
+    await grant(co, account, 2); // 3 now: still short of 5, but raised since the pause
+    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect(await hook.got()).toEqual(['pause_balance', 'pause_balance']);
+    expect(hook.balances('pause_balance')).toEqual(['2', '3']);
+  });
+
+  it('a balance that went below zero is paused already: a refused gated event sends no second pause_balance', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['pause_balance', 'negative_balance']);
+    const account = await newAccount(co);
+    await spend(co, account, 3);
+    expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
+    expect((await event(co, account, 1, { gate: true })).status).toBe(402);
+    expect(await hook.got()).toHaveLength(2);
+    // back above zero, then below again: both fire again
+    await grant(co, account, 5);
+    await spend(co, account, 4);
+    expect(count(await hook.got(), 'pause_balance')).toBe(2);
+    expect(count(await hook.got(), 'negative_balance')).toBe(2);
+  });
+
+  it('a daily plan that went negative is reset by its renewal; going negative again notifies again', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['negative_balance', 'balance_change']);
+    const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Daily', billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] } });
+    expect(plan.status, JSON.stringify(plan.body)).toBe(200);
+    const account = await newAccount(co, { plan_id: plan.body.data.id });
+    await spend(co, account, 12, 'calls');
+    expect((await hook.got()).filter((x) => x === 'negative_balance')).toHaveLength(1);
+    await advance(86400); // renewed: back to 10
+    expect((await co.call('GET', `/v1/accounts/${account}/balance/calls`)).body.data.amount).toBe(10);
+    await spend(co, account, 11, 'calls');
+    expect(count(await hook.got(), 'negative_balance')).toBe(2);
+    expect(hook.balances('negative_balance')).toEqual(['-2', '-1']);
+  });
+});
+
+describe('plan grants and resets are balance changes', () => {
+  it('plan start, renewal and plan change each send balance_change with the new level', async () => {
+    const co = await newCompany(t);
+    const r = await startReceiver();
+    receivers.push(r);
+    const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
+    await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/balance_change`);
+    const daily = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Daily', billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] } });
+    const bigger = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Bigger', billing_period: 'day', balances: [{ amount: 25, denomination: 'calls' }] } });
+    const account = await newAccount(co, { plan_id: daily.body.data.id });
+    const sent = async () => {
+      await advance(0);
+      return r.requests.map((q) => [q.json.topic, q.json.balance]);
+    };
+    expect(await sent()).toEqual([['balance_change', '10']]);
+
+    await spend(co, account, 4, 'calls');
+    expect(await sent()).toEqual([['balance_change', '10'], ['balance_change', '6']]);
+    await advance(86400);
+    expect(await sent()).toEqual([['balance_change', '10'], ['balance_change', '6'], ['balance_change', '10']]);
+
+    const changed = await co.call('POST', `/v1/accounts/${account}/changeplan`, { body: { plan_id: bigger.body.data.id } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect((await sent()).slice(3)).toEqual([['balance_change', '25']]);
+  });
+});
