@@ -24,7 +24,7 @@ async function chargeRefill(args: {
   db: Db;
   company: Company;
   account: typeof accounts.$inferSelect;
-  balance: Balance | { id: string; denomination: string };
+  balance: Balance;
   amount: string;
   usd: number;
   periodic: boolean;
@@ -50,7 +50,7 @@ async function chargeRefill(args: {
   });
   // An unknown outcome (processor unreachable) is not a failure yet: reconciliation decides.
   if (!outcome.ok && outcome.charge.status === 'failed') {
-    await enqueueNotifications(db, company.id, [{ accountId: account.id, denomination: balance.denomination, topic: 'refill_failed', balance: '0', detail: { charge_id: outcome.charge.id, amount, usd_charge: usd, failure_code: outcome.charge.failureCode } }], now);
+    await enqueueNotifications(db, company.id, [{ accountId: account.id, denomination: balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { charge_id: outcome.charge.id, amount, usd_charge: usd, failure_code: outcome.charge.failureCode } }], now);
   }
   return outcome;
 }

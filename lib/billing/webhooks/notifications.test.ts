@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
 const t = useTestDatabase();
+useLocalStripe();
 
 type Co = Awaited<ReturnType<typeof newCompany>>;
 
@@ -167,5 +168,19 @@ describe('plan grants and resets are balance changes', () => {
     const changed = await co.call('POST', `/v1/accounts/${account}/changeplan`, { body: { plan_id: bigger.body.data.id } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     expect((await sent()).slice(3)).toEqual([['balance_change', '25']]);
+  });
+});
+
+describe('refill_failed', () => {
+  it('carries the balance the refill was meant to raise', async () => {
+    const co = await newPayingCompany(t);
+    const hook = await listen(co, ['refill_failed']);
+    const account = await newAccount(co, { token: 'tok_chargeDeclined' });
+    await grant(co, account, 50);
+    const set = await co.call('PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    await spend(co, account, 42.5);
+    expect(await hook.got()).toEqual(['refill_failed']);
+    expect(hook.balances('refill_failed')).toEqual(['7.5']);
   });
 });
