@@ -128,7 +128,7 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         from ev cross join flags f join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = 'balance_change'
         where f.amount is not null and ev.state in ('complete', 'pending')
           and not exists (select 1 from webhook_deliveries d
-            where d.coalesce_key = s.webhook_id || ':' || ${accountId} || ':' || f.denomination and d.status = 'pending' and d.attempts = 0)
+            where d.coalesce_key = s.webhook_id || ':' || ${accountId} || ':' || f.denomination and d.status = 'pending')
         returning id
       )
       select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,

@@ -165,6 +165,29 @@ describe('delivering webhooks', () => {
     ]);
   });
 
+  it('keeps coalescing balance_change while the receiver fails, and sends the balance once when it is back', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await newAccount(co);
+    await grant(co, account, 10);
+    await advance(0);
+    expect(r.requests).toHaveLength(1);
+    // while it waits for its retry, every kind of change merges into it
+    await spend(co, account, 1); // one event, one statement
+    const batch = await co.call('POST', '/v1/events', { body: [1, 1].map((amount) => ({ account_id: account, type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits' })) });
+    expect(batch.status).toBe(200);
+    await grant(co, account, 0.5);
+    const waiting = await deliveries(co, hook.id);
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]).toMatchObject({ status: 'pending', attempts: 1, payload: { balance: '7.5' } });
+
+    r.answer(() => ({ status: 200 }));
+    await advance(30);
+    expect(r.requests.map((q) => q.json.balance)).toEqual(['10', '7.5']);
+    expect((await deliveries(co, hook.id)).map((d) => [d.status, d.attempts])).toEqual([['succeeded', 2]]);
+  });
+
   it('retries failures on the schedule, attempts in order, until the receiver answers 2xx', async () => {
     const co = await newCompany(t);
     const r = await receiver((n) => ({ status: n < 2 ? 500 : 200 }));

@@ -7,8 +7,10 @@ export type Notification = { accountId: string; denomination: string; topic: Top
 /**
  * Writes one delivery per subscribed webhook into the outbox, in the caller's transaction, so a
  * rolled-back change never notifies. `balance_change` is coalesced: while one is still waiting
- * for a webhook, account and denomination, no second one is queued (the send carries the
- * balance at send time). One statement, whatever the number of notifications.
+ * for a webhook, account and denomination (`pending`: not sent yet, or waiting for a retry after
+ * failed attempts; not while one is being sent), no second one is queued, since the send carries
+ * the balance at send time. single.ts applies the same rule. One statement, whatever the number
+ * of notifications.
  */
 export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
   if (!items.length) return;
@@ -25,7 +27,7 @@ export async function enqueueNotifications(db: Db, companyId: string, items: Not
     join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
     where v.topic <> 'balance_change' or not exists (
       select 1 from webhook_deliveries d
-      where d.coalesce_key = s.webhook_id || ':' || v.account_id || ':' || v.denomination and d.status = 'pending' and d.attempts = 0)
+      where d.coalesce_key = s.webhook_id || ':' || v.account_id || ':' || v.denomination and d.status = 'pending')
     order by v.ord`,
   );
 }
