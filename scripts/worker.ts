@@ -14,7 +14,7 @@ startWorker();
 console.log(`worker running (pid ${process.pid})`);
 const keepAlive = setInterval(() => {}, 1 << 30);
 const stop = async () => {
-  stopWorker();
+  await stopWorker();
   clearInterval(keepAlive);
   await database.close();
   process.exit(0);

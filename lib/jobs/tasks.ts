@@ -9,5 +9,5 @@ registerTask({ name: 'plan-renewals', run: renewDuePlans, nextDue: nextRenewalDu
 registerTask({ name: 'monthly-refills', run: queueDueRefills, nextDue: nextRefillDue });
 registerJobHandler('periodic_refill', runPeriodicRefill);
 registerJobHandler('threshold_refill', runThresholdRefill);
-import { deliverDueWebhooks, nextWebhookDue } from '../billing/webhooks/delivery';
-registerTask({ name: 'webhook-deliveries', run: deliverDueWebhooks, nextDue: nextWebhookDue });
+import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from '../billing/webhooks/delivery';
+registerTask({ name: 'webhook-deliveries', run: deliverDueWebhooks, nextDue: nextWebhookDue, stop: stopDeliveries });

@@ -3,9 +3,19 @@ import { isTestClock, now as clockNow, setTestTime } from '../clock';
 import { expireHolds } from '../billing/events/events';
 import { claimJobs, failJob, finishJob, type Job } from './queue';
 
-/** Work that runs when due. Each returns how many items it handled (0 means nothing was due). */
-/** `nextDue` answers the earliest time strictly after `after` at which the task has work. */
-export type Task = { name: string; run: (db: Db, now: Date) => Promise<number>; nextDue?: (db: Db, after: Date) => Promise<Date | null> };
+/**
+ * Work that runs when due. Each returns how many items it handled (0 means nothing was due).
+ * `background` is set by the worker loop: a task may then leave work running after it returns
+ * (webhook sends), and `stop` ends that. `nextDue` answers the earliest time strictly after
+ * `after` at which the task has work.
+ */
+export type RunOptions = { background?: boolean };
+export type Task = {
+  name: string;
+  run: (db: Db, now: Date, opts?: RunOptions) => Promise<number>;
+  nextDue?: (db: Db, after: Date) => Promise<Date | null>;
+  stop?: () => Promise<void>;
+};
 export type JobHandler = (db: Db, job: Job, now: Date) => Promise<void>;
 
 type Registry = { tasks: Task[]; handlers: Map<string, JobHandler> };
@@ -53,13 +63,13 @@ async function loadTasks(): Promise<void> {
   await import('./tasks');
 }
 
-/** Runs everything due at `now` until nothing is left. */
-export async function runDueWork(db: Db, now: Date): Promise<number> {
+/** Runs everything due at `now` until nothing is left (in the background, until nothing more can start). */
+export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Promise<number> {
   await loadTasks();
   let total = 0;
   for (let round = 0; round < 1000; round++) {
     let handled = 0;
-    for (const task of registry.tasks) handled += await task.run(db, now);
+    for (const task of registry.tasks) handled += await task.run(db, now, opts);
     total += handled;
     if (!handled) break;
   }
@@ -115,7 +125,7 @@ export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
   return clockNow();
 }
 
-type LoopState = { timer?: NodeJS.Timeout; running: boolean };
+type LoopState = { timer?: NodeJS.Timeout; running: boolean; current?: Promise<void> };
 const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false });
 
 /** The in-process worker loop: ticks every WORKER_INTERVAL_MS (default 1 s). */
@@ -126,21 +136,27 @@ export function startWorker(): void {
   loop.timer.unref?.();
 }
 
-export function stopWorker(): void {
+/** Stops ticking; resolves once the running tick and the work it left running (sends in flight) are done. */
+export async function stopWorker(): Promise<void> {
   if (loop.timer) clearInterval(loop.timer);
   loop.timer = undefined;
+  await loop.current;
+  for (const task of registry.tasks) await task.stop?.();
 }
 
 export async function tick(): Promise<void> {
   if (loop.running) return;
   loop.running = true;
-  try {
-    const { db } = await getDatabase();
-    await syncTestClock(db);
-    await runDueWork(db, clockNow());
-  } catch (err) {
-    console.error('worker tick failed:', err);
-  } finally {
-    loop.running = false;
-  }
+  loop.current = (async () => {
+    try {
+      const { db } = await getDatabase();
+      await syncTestClock(db);
+      await runDueWork(db, clockNow(), { background: true });
+    } catch (err) {
+      console.error('worker tick failed:', err);
+    } finally {
+      loop.running = false;
+    }
+  })();
+  await loop.current;
 }

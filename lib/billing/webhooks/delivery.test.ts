@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
-import { now } from '../../clock';
+import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
 import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
@@ -339,6 +339,31 @@ describe('delivering webhooks', () => {
     slow.release();
     await worker;
     expect(slow.requests).toHaveLength(1);
+  });
+
+  it('two hanging receivers with many deliveries waiting still leave room for the others', async () => {
+    const co = await newCompany(t);
+    const hanging = [await receiver(() => 'hang'), await receiver(() => 'hang')];
+    for (const h of hanging) await topicWebhook(co, h.url, ['negative_balance']);
+    for (let i = 0; i < 6; i++) await spend(co, await newAccount(co), 1);
+    // the healthy receiver's delivery is due a second after all twelve of theirs
+    setTestTime(now().getTime() + 1000);
+    const fast = await receiver();
+    await topicWebhook(co, fast.url, ['negative_balance']);
+    await spend(co, await newAccount(co), 1);
+
+    const worker = runDueWork(t.database.db, now());
+    await fast.waitFor(1, 3000);
+    for (const h of hanging) {
+      expect(h.requests.length).toBeGreaterThan(0);
+      expect(h.requests.every((q) => !q.answered)).toBe(true);
+    }
+    for (const h of hanging) {
+      h.answer(() => ({ status: 200 }));
+      h.release();
+    }
+    await worker;
+    for (const h of hanging) expect(h.requests).toHaveLength(7); // the seventh account went negative too
   });
 
   it('counts no answer within the timeout as a failed attempt', async () => {

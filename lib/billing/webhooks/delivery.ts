@@ -22,15 +22,17 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
 // A claimed delivery is `sending` with next_attempt_at as its lease: if the worker dies
 // mid-send, another takes it over when the lease ends. Far longer than the send timeout.
 const leaseMs = () => Math.max(60_000, sendTimeoutMs() + 30_000);
-// Sends in flight per worker, and per webhook within them, so one hanging receiver holds at
-// most PER_WEBHOOK slots and everyone else's deliveries keep flowing through the rest.
-const CONCURRENCY = 10;
-const PER_WEBHOOK = 5;
-// While sends are in flight, how often the worker looks for newly due deliveries.
-const POLL_MS = 200;
-// A run stops claiming after this long (real time) and returns once its sends finish, so a
-// steady stream of deliveries cannot starve the worker's other tasks; the next run goes on.
-const RUN_BUDGET_MS = 5_000;
+// Sends in flight per process, and per webhook within them. A hanging receiver holds at most
+// PER_WEBHOOK slots (each for up to the send timeout): it takes CONCURRENCY / PER_WEBHOOK
+// receivers hanging at once to hold up everyone else's deliveries.
+const CONCURRENCY = 32;
+const PER_WEBHOOK = 4;
+// How often the background sender looks for newly due deliveries (a finished send looks at once),
+// and how long a waiting run sleeps between looks while sends are in flight.
+const POLL_MS = 250;
+// After a failed attempt the background sender leaves the webhook alone this long: its other due
+// deliveries are not all tried against a receiver that is down right now (retries are scheduled).
+const FAILING_PAUSE_MS = 1_000;
 const USER_AGENT = 'billing-webhooks/1 (Standard Webhooks)';
 
 /** A receiver must answer 2xx within this (10 s; WEBHOOK_TIMEOUT_MS overrides it, e.g. in tests). */
@@ -169,37 +171,94 @@ const dueNow = (at: Date) =>
   and(inArray(webhookDeliveries.status, ['pending', 'sending']), lte(webhookDeliveries.nextAttemptAt, at));
 
 /**
- * Claims up to `limit` due deliveries, at most `room(webhook)` per webhook. Candidates are read
- * without locks, then taken with FOR UPDATE SKIP LOCKED and re-checked, in the claiming UPDATE
- * itself: any number of workers claim side by side, and each delivery goes to one of them.
+ * The sends of this process, shared by every caller: the background sender of the worker loop and
+ * the runs that wait for their sends (the test clock, tests). `used` counts slots in flight or
+ * reserved by a claim under way; `perWebhook` the same per webhook, so concurrent claims never go
+ * over either limit.
  */
-async function claim(db: Db, at: Date, limit: number, skip: Set<string>, room: (webhookId: string) => number): Promise<Delivery[]> {
+type Pool = {
+  used: number;
+  perWebhook: Map<string, number>;
+  waiters: Set<() => void>;
+  sender: { db: Db; timer: NodeJS.Timeout } | null;
+  filling: boolean;
+  again: boolean;
+  pausedUntil: Map<string, number>;
+};
+const pool: Pool = ((globalThis as { __billingWebhookPool?: Pool }).__billingWebhookPool ??= {
+  used: 0,
+  perWebhook: new Map(),
+  waiters: new Set(),
+  sender: null,
+  filling: false,
+  again: false,
+  pausedUntil: new Map(),
+});
+
+function holdSlot(webhookId: string): void {
+  pool.perWebhook.set(webhookId, (pool.perWebhook.get(webhookId) ?? 0) + 1);
+}
+function releaseSlot(webhookId: string): void {
+  const n = (pool.perWebhook.get(webhookId) ?? 1) - 1;
+  if (n > 0) pool.perWebhook.set(webhookId, n);
+  else pool.perWebhook.delete(webhookId);
+}
+function notify(): void {
+  for (const wake of [...pool.waiters]) wake();
+}
+/** Resolves when a send finishes, or after `ms`. */
+function changed(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      pool.waiters.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    pool.waiters.add(wake);
+  });
+}
+
+/**
+ * Claims up to `limit` due deliveries, at most PER_WEBHOOK in flight per webhook, none for the
+ * webhooks in `skip`. Candidates are read without locks, then taken with FOR UPDATE SKIP LOCKED
+ * and re-checked, in the claiming UPDATE itself: any number of workers claim side by side, and
+ * each delivery goes to one of them. Per-webhook slots are reserved before the UPDATE and given
+ * back for what it did not take.
+ */
+async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<Delivery[]> {
+  const excluded = [...new Set([...skip, ...[...pool.perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id)])];
   const candidates = await db
     .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId })
     .from(webhookDeliveries)
-    .where(and(dueNow(at), skip.size ? notInArray(webhookDeliveries.webhookId, [...skip]) : undefined))
+    .where(and(dueNow(at), excluded.length ? notInArray(webhookDeliveries.webhookId, excluded) : undefined))
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
     .limit(limit * 4);
-  const picked: string[] = [];
-  const taken = new Map<string, number>();
+  const picked: { id: string; webhookId: string }[] = [];
   for (const c of candidates) {
     if (picked.length >= limit) break;
-    const n = taken.get(c.webhookId) ?? 0;
-    if (n >= room(c.webhookId)) continue;
-    taken.set(c.webhookId, n + 1);
-    picked.push(c.id);
+    if ((pool.perWebhook.get(c.webhookId) ?? 0) >= PER_WEBHOOK) continue;
+    holdSlot(c.webhookId);
+    picked.push(c);
   }
   if (!picked.length) return [];
-  const lockable = db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(and(inArray(webhookDeliveries.id, picked), dueNow(at)))
-    .for('update', { skipLocked: true });
-  return db
-    .update(webhookDeliveries)
-    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
-    .where(inArray(webhookDeliveries.id, lockable))
-    .returning();
+  let rows: Delivery[] = [];
+  try {
+    const lockable = db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(inArray(webhookDeliveries.id, picked.map((p) => p.id)), dueNow(at)))
+      .for('update', { skipLocked: true });
+    rows = await db
+      .update(webhookDeliveries)
+      .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
+      .where(inArray(webhookDeliveries.id, lockable))
+      .returning();
+  } finally {
+    const taken = new Set(rows.map((r) => r.id));
+    for (const p of picked) if (!taken.has(p.id)) releaseSlot(p.webhookId);
+  }
+  return rows;
 }
 
 async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
@@ -217,45 +276,114 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
 }
 
 /**
- * The worker task: sends every due delivery, up to CONCURRENCY at a time, and returns when
- * none is due or in flight (or its time budget is spent and its sends finished). Claims commit before anything is sent, so no lock or transaction
- * is held across the network; a slow receiver therefore never slows event ingestion (which
- * only writes outbox rows) and holds only its own slots here. A webhook whose attempt failed
- * gets no further claims in this run (the next run retries what is due).
+ * Claims what is due into the free slots and starts sending it; returns how many it claimed
+ * without waiting for the sends. Claims commit before anything is sent, so no lock or
+ * transaction is held across the network. Each finished send frees its slot and, while the
+ * background sender runs, claims the next due delivery at once.
  */
-export async function deliverDueWebhooks(db: Db, now: Date): Promise<number> {
-  const inFlight = new Set<Promise<void>>();
-  const perWebhook = new Map<string, number>();
+async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: string) => void): Promise<number> {
+  const free = CONCURRENCY - pool.used;
+  if (free <= 0) return 0;
+  pool.used += free;
+  let started = 0;
+  try {
+    const claimed = await claim(db, at, free, skip);
+    let hooks: Map<string, Webhook>;
+    try {
+      hooks = await webhooksById(db, claimed.map((d) => d.webhookId));
+    } catch (err) {
+      for (const d of claimed) releaseSlot(d.webhookId);
+      throw err;
+    }
+    for (const d of claimed) {
+      started++;
+      void sendClaimed(db, d, hooks.get(d.webhookId))
+        .then((ok) => {
+          if (!ok) onFailed(d.webhookId);
+        })
+        .catch((err) => console.error(`webhook delivery ${d.id} could not be recorded:`, err))
+        .finally(() => {
+          releaseSlot(d.webhookId);
+          pool.used--;
+          notify();
+          kick();
+        });
+    }
+    return claimed.length;
+  } finally {
+    // No wake-up here: only a finished send frees what a waiting run waits for (waking runs on
+    // every claim would let them claim in turn forever, as the embedded database never yields).
+    pool.used -= free - started;
+  }
+}
+
+const pauseFailing = (webhookId: string) => pool.pausedUntil.set(webhookId, performance.now() + FAILING_PAUSE_MS);
+function pausedWebhooks(): string[] {
+  const t = performance.now();
+  for (const [id, until] of pool.pausedUntil) if (until <= t) pool.pausedUntil.delete(id);
+  return [...pool.pausedUntil.keys()];
+}
+
+/** One claim round of the background sender at a time; a request meanwhile runs one more after it. */
+function kick(): void {
+  if (!pool.sender) return;
+  if (pool.filling) {
+    pool.again = true;
+    return;
+  }
+  pool.filling = true;
+  void (async () => {
+    try {
+      do {
+        pool.again = false;
+        if (!pool.sender) break;
+        await fill(pool.sender.db, clockNow(), pausedWebhooks(), pauseFailing);
+      } while (pool.again);
+    } catch (err) {
+      console.error('webhook delivery claim failed:', err);
+    } finally {
+      pool.filling = false;
+    }
+  })();
+}
+
+/**
+ * The worker task. In the worker loop (`background`), it starts this process's background
+ * sender if needed, which claims due deliveries every POLL_MS and whenever a send finishes, and
+ * returns after one claim without waiting for any send: a hanging receiver holds only its own
+ * slots for its timeout, never the loop, so everyone else's deliveries go out within about a
+ * second. Otherwise (the test clock, tests) it sends every due delivery and returns when none is
+ * due or in flight; a webhook whose attempt failed then gets no further claims in this run (the
+ * next run retries what is due). Either way a slow receiver never slows event ingestion, which
+ * only writes outbox rows.
+ */
+export async function deliverDueWebhooks(db: Db, now: Date, opts: { background?: boolean } = {}): Promise<number> {
+  if (opts.background) {
+    if (!pool.sender) {
+      const timer = setInterval(kick, POLL_MS);
+      timer.unref?.();
+      pool.sender = { db, timer };
+    }
+    pool.sender.db = db;
+    return fill(db, later(now, clockNow()), pausedWebhooks(), pauseFailing);
+  }
   const failing = new Set<string>();
-  const stopClaimingAt = performance.now() + RUN_BUDGET_MS;
   let handled = 0;
   for (;;) {
-    const free = performance.now() < stopClaimingAt ? CONCURRENCY - inFlight.size : 0;
-    let claimed: Delivery[] = [];
-    if (free > 0) {
-      const skip = new Set([...failing, ...[...perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id)]);
-      claimed = await claim(db, later(now, clockNow()), free, skip, (id) => PER_WEBHOOK - (perWebhook.get(id) ?? 0));
-      const hooks = await webhooksById(db, claimed.map((d) => d.webhookId));
-      for (const d of claimed) {
-        perWebhook.set(d.webhookId, (perWebhook.get(d.webhookId) ?? 0) + 1);
-        const p: Promise<void> = sendClaimed(db, d, hooks.get(d.webhookId))
-          .then((ok) => {
-            if (!ok) failing.add(d.webhookId);
-          })
-          .catch((err) => console.error(`webhook delivery ${d.id} could not be recorded:`, err))
-          .finally(() => {
-            inFlight.delete(p);
-            perWebhook.set(d.webhookId, (perWebhook.get(d.webhookId) ?? 1) - 1);
-          });
-        inFlight.add(p);
-      }
-      handled += claimed.length;
-    }
-    if (claimed.length && inFlight.size < CONCURRENCY) continue;
-    if (!inFlight.size) break;
-    await Promise.race([...inFlight, new Promise((r) => setTimeout(r, POLL_MS))]);
+    const claimed = await fill(db, later(now, clockNow()), [...failing], (id) => failing.add(id));
+    handled += claimed;
+    if (claimed && pool.used < CONCURRENCY) continue;
+    if (!pool.used) break;
+    await changed(POLL_MS);
   }
   return handled;
+}
+
+/** Stops the background sender and returns once every send in flight is recorded. */
+export async function stopDeliveries(): Promise<void> {
+  if (pool.sender) clearInterval(pool.sender.timer);
+  pool.sender = null;
+  while (pool.used) await changed(POLL_MS);
 }
 
 /** When the next delivery (or lease) falls due after `after`, so the test clock steps through retries in order. */
