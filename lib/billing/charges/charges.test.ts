@@ -265,6 +265,25 @@ describe('charges whose outcome is unknown', () => {
     expect((await counts(fresh)).payment_intents).toBe(2);
   });
 
+  it('a refill charge that fails only at reconciliation still sends refill_failed (and payment_failed)', async () => {
+    const fresh = await newPayingCompany(t);
+    const hook = (await fresh.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } })).body.data.id;
+    for (const topic of ['refill_failed', 'payment_failed']) await fresh.call('POST', `/v1/companies/{company}/webhooks/${hook}/subscribe/${topic}`);
+    const bad = await account(fresh, { token: 'tok_chargeDeclined' });
+    await fresh.call('POST', `/v1/accounts/${bad.id}/balance/credits`, { body: { amount: 3 } });
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const set = await fresh.call('PUT', `/v1/accounts/${bad.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 500, refill_period: 'monthly' } });
+    expect(set.status).toBe(502);
+    const topics = async () => (await fresh.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data.map((d: { topic: string }) => d.topic).sort();
+    expect(await topics()).toEqual([]);
+    const [charge] = await chargesOf(fresh, bad.id);
+    await fetch(`${local.url}/__control/payment_intents/${charge.processor_payment_intent_id}/complete`, { method: 'POST' });
+    await reconcileAfter(300);
+    expect((await chargesOf(fresh, bad.id))[0]).toMatchObject({ id: charge.id, status: 'failed' });
+    expect(await topics()).toEqual(['payment_failed', 'refill_failed']);
+    expect(await creditsOf(fresh, bad.id)).toBe(3);
+  });
+
   it('a retried request with the same Idempotency-Key after a timeout pays once and grants once', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { plans } from '../../db/schema';
+import { balances, plans } from '../../db/schema';
+import { enqueueNotifications } from '../webhooks/outbox';
 import { moveBalance } from '../balances/balances';
 import { startPlanPeriod } from '../plans/attach';
 import type { Charge, Effect } from './charges';
@@ -34,5 +35,12 @@ export async function applyFailure(db: Db, charge: Charge, effect: Effect, now: 
   if (effect.kind === 'renew_plan' && effect.attempt !== undefined) {
     const { failRenewal } = await import('../plans/renewals');
     await failRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), attempt: effect.attempt, now });
+  }
+  if (effect.kind === 'refill') {
+    // Whenever the failure becomes known (at once, or when a pending charge is reconciled).
+    const [b] = await db.select({ denomination: balances.denomination, amount: balances.amount }).from(balances).where(eq(balances.id, effect.balance_id));
+    if (b) {
+      await enqueueNotifications(db, charge.companyId, [{ accountId: charge.accountId, denomination: b.denomination, topic: 'refill_failed', balance: b.amount, detail: { charge_id: charge.id, amount: effect.amount, usd_charge: charge.amount, failure_code: charge.failureCode } }], now);
+    }
   }
 }

@@ -48,10 +48,8 @@ async function chargeRefill(args: {
     workKey: args.workKey,
     idempotencyKey: args.idempotencyKey,
   });
-  // An unknown outcome (processor unreachable) is not a failure yet: reconciliation decides.
-  if (!outcome.ok && outcome.charge.status === 'failed') {
-    await enqueueNotifications(db, company.id, [{ accountId: account.id, denomination: balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { charge_id: outcome.charge.id, amount, usd_charge: usd, failure_code: outcome.charge.failureCode } }], now);
-  }
+  // refill_failed is queued with the failure itself (charges/effects.ts), also when a pending
+  // charge fails later at reconciliation.
   return outcome;
 }
 
