@@ -152,10 +152,12 @@ export async function applyChange(db: Db, change: Change, now: Date): Promise<Le
  * ledger row. It is a balance change like any other: `balance_change`, and crossings re-armed
  * (a reset is no usage, so no plan threshold alert).
  */
-export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units }, now: Date): Promise<LedgerRow | null> {
+export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units; measured?: Units }, now: Date): Promise<LedgerRow | null> {
   await ensureBalances(db, [change], now);
   const locked = (await lockForMove(db, change, now))!;
-  const delta = sub(change.level, locked.amount);
+  // With `measured` (the amount when a plan charge was priced), the balance moves by
+  // level − measured: usage recorded since then counts against the new level.
+  const delta = sub(change.level, change.measured ?? locked.amount);
   if (delta === '0') return null;
   const row = await applyChange(db, { ...change, amount: delta }, now);
   await notifyMoved(db, change, row, locked, now, { planAlert: null });

@@ -3,8 +3,7 @@ import type { Db } from '../../db/client';
 import { accounts, balances } from '../../db/schema';
 import type { Flag } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
-import { applyChange, setLevel } from '../balances/balances';
-import { isZero, sub } from '../../money';
+import { setLevel } from '../balances/balances';
 import { CADENCE, computePeriodEnd, computePlanCharge, includedAmounts, type BillingPeriod } from './periods';
 import { planBalances, type Plan } from './plans';
 
@@ -60,9 +59,7 @@ export async function startPlanPeriod(
   }
   for (const inc of included) {
     const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
-    const from = args.measured?.[inc.denomination];
-    if (from === undefined) await setLevel(db, { ...change, level: inc.amount }, now);
-    else if (!isZero(sub(inc.amount, from))) await applyChange(db, { ...change, amount: sub(inc.amount, from) }, now);
+    await setLevel(db, { ...change, level: inc.amount, measured: args.measured?.[inc.denomination] }, now);
     await db
       .update(balances)
       .set({ managedByPlanId: plan.id, includedAmount: inc.amount, updatedAt: now })
