@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { query, sql, type Db } from '../../db/client';
+import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { cmp, sub, type Units } from '../../money';
 import { enqueueNotifications, type Notification } from '../webhooks/outbox';
@@ -41,6 +41,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
   const out: Notification[] = [];
   const enter: Enter[] = [];
   const leave: { balanceId: string; kinds: string[]; raisedAt?: Date }[] = [];
+  const refillCrossed = new Set<string>();
   for (const m of moved) {
     const changed = cmp(m.amount, m.startAmount) !== 0 || (m.pending !== null && m.startPending !== null && cmp(m.pending, m.startPending) !== 0);
     if (!changed) continue;
@@ -61,28 +62,51 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     }
     if (threshold && cmp(after, threshold) < 0 && cmp(before, threshold) >= 0) {
       enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold } }] });
-      await queueThresholdRefill(db, m.id, now);
+      refillCrossed.add(m.id);
     }
   }
   enter.push(...(await planThresholdCrossings(db, moved)));
-  for (const r of rejected) {
-    const [b] = await query<{ id: string }>(db, sql`select id from balances where account_id = ${r.accountId} and denomination = ${r.denomination}`);
-    if (b) enter.push({ balanceId: b.id, kind: 'paused', n: [r] });
-  }
-  for (const l of leave) {
-    const kinds = sql.join(l.kinds.map((k) => sql`${k}`), sql`, `);
-    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands.
-    const stands = l.raisedAt ? sql`kind = 'paused' and created_at > ${l.raisedAt.toISOString()}::timestamptz` : sql`false`;
-    await query(db, sql`delete from notification_states where balance_id = ${l.balanceId} and kind in (${kinds}) and not (${stands})`);
-  }
-  for (const e of enter) {
-    const inserted = await query(
+  if (rejected.length) {
+    // One statement for all refused items of a batch: the balances they were refused on.
+    const rows = await query<{ id: string; account_id: string; denomination: string }>(
       db,
-      sql`insert into notification_states (balance_id, kind, period, created_at) values (${e.balanceId}, ${e.kind}, ${e.period ?? ''}, ${now.toISOString()}::timestamptz)
-        on conflict do nothing returning balance_id`,
+      sql`select b.id, b.account_id, b.denomination from balances b
+        join unnest(${textArray(rejected.map((r) => r.accountId))}, ${textArray(rejected.map((r) => r.denomination))}) as v(account_id, denomination)
+          on b.account_id = v.account_id and b.denomination = v.denomination`,
     );
-    if (inserted.length || e.always) out.push(...e.n);
+    const ids = new Map(rows.map((b) => [key(b.account_id, b.denomination), b.id]));
+    for (const r of rejected) {
+      const id = ids.get(key(r.accountId, r.denomination));
+      if (id) enter.push({ balanceId: id, kind: 'paused', n: [r] });
+    }
   }
+  if (leave.length) {
+    const flat = leave.flatMap((l) => l.kinds.map((kind) => ({ balanceId: l.balanceId, kind, raisedAt: l.raisedAt?.toISOString() ?? null })));
+    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands.
+    await query(
+      db,
+      sql`delete from notification_states n
+        using unnest(${textArray(flat.map((f) => f.balanceId))}, ${textArray(flat.map((f) => f.kind))}, ${textArray(flat.map((f) => f.raisedAt))}::timestamptz[]) as v(balance_id, kind, raised_at)
+        where n.balance_id = v.balance_id and n.kind = v.kind and not (n.kind = 'paused' and v.raised_at is not null and n.created_at > v.raised_at)`,
+    );
+  }
+  if (enter.length) {
+    const inserted = await query<{ balance_id: string; kind: string; period: string }>(
+      db,
+      sql`insert into notification_states (balance_id, kind, period, created_at)
+        select v.balance_id, v.kind, v.period, ${now.toISOString()}::timestamptz
+        from unnest(${textArray(enter.map((e) => e.balanceId))}, ${textArray(enter.map((e) => e.kind))}, ${textArray(enter.map((e) => e.period ?? ''))}) as v(balance_id, kind, period)
+        on conflict do nothing returning balance_id, kind, period`,
+    );
+    // A state entered by this statement notifies once, through its first entry.
+    const fresh = new Set(inserted.map((r) => stateKey(r.balance_id, r.kind, r.period)));
+    for (const e of enter) {
+      const k = stateKey(e.balanceId, e.kind, e.period ?? '');
+      if (fresh.delete(k) || e.always) out.push(...e.n);
+    }
+  }
+  const refills = moved.filter((m) => refillCrossed.has(m.id)).map((m) => m.id);
+  if (refills.length) await queueThresholdRefills(db, refills, now);
   await enqueueNotifications(db, companyId, out, now);
 }
 
@@ -122,10 +146,19 @@ async function planThresholdCrossings(db: Db, moved: Moved[]): Promise<{ balance
 
 /** One threshold refill in flight per balance: the partial unique index on jobs enforces it. */
 export async function queueThresholdRefill(db: Db, balanceId: string, now: Date): Promise<void> {
+  await queueThresholdRefills(db, [balanceId], now);
+}
+
+async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): Promise<void> {
+  const at = now.toISOString();
   await query(
     db,
     sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
-      values (${newId('job')}, 'threshold_refill', ${balanceId}, ${JSON.stringify({ balance_id: balanceId })}::jsonb, 'queued', ${now.toISOString()}::timestamptz, 0, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
+      select v.id, 'threshold_refill', v.balance_id, jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
+      from unnest(${textArray(balanceIds.map(() => newId('job')))}, ${textArray(balanceIds)}) as v(id, balance_id)
       on conflict do nothing`,
   );
 }
+
+const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
+const stateKey = (balanceId: string, kind: string, period: string) => `${balanceId}\u0000${kind}\u0000${period}`;

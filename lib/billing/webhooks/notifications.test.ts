@@ -64,6 +64,25 @@ async function grant(co: Co, account: string, amount: number) {
 const count = (topics: string[], topic: string) => topics.filter((x) => x === topic).length;
 
 describe('crossing notifications are armed again by whatever raised the balance', () => {
+  it('a batch notifies once per balance and crossing, however many of its items were refused or went below zero', async () => {
+    const co = await newCompany(t);
+    const r = await startReceiver();
+    receivers.push(r);
+    const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
+    for (const topic of ['negative_balance', 'pause_balance']) await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`);
+    const [a, b, c] = [await newAccount(co), await newAccount(co), await newAccount(co)];
+    for (const acct of [a, b, c]) await grant(co, acct, 1);
+    const item = (account_id: string, gate: boolean) => ({ account_id, type: 'q', cost_override: { amount: 5, denomination: 'credits' }, ...(gate && { gate_on_balance: true }) });
+    // a: three refusals; b: three overdrafts (one crossing below zero); c: a refusal and an overdraft,
+    // one pause for both since they happen in one call.
+    const batch = await co.call('POST', '/v1/events', { body: [item(a, true), item(b, false), item(a, true), item(b, false), item(c, true), item(a, true), item(b, false), item(c, false)] });
+    expect(batch.status).toBe(200);
+    expect(batch.body.data.map((e: { state: string }) => e.state)).toEqual(['rejected', 'complete', 'rejected', 'complete', 'rejected', 'rejected', 'complete', 'complete']);
+    await advance(0);
+    const got = r.requests.map((q) => `${q.json.topic} ${q.json.account_id === a ? 'a' : q.json.account_id === b ? 'b' : 'c'}`).sort();
+    expect(got).toEqual(['negative_balance b', 'negative_balance c', 'pause_balance a', 'pause_balance b', 'pause_balance c']);
+  });
+
   it('a cancelled hold that had pushed the balance below zero: the next overdraft notifies again', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['negative_balance', 'pause_balance']);
