@@ -20,3 +20,21 @@ BEGIN
   );
 END
 $$;
+--> statement-breakpoint
+-- The same for many balances at once (a batch), one query instead of one call per balance.
+-- Callers pass arrays aggregated from the locked rows, so it runs after every lock is taken.
+CREATE OR REPLACE FUNCTION live_pending_many(p_account_ids text[], p_denominations text[], p_now timestamptz)
+RETURNS TABLE (account_id text, denomination text, pending numeric)
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+BEGIN
+  RETURN QUERY
+    SELECT e.account_id, e.cost_denomination, sum(e.cost_amount)
+    FROM events e
+    JOIN unnest(p_account_ids, p_denominations) AS v(account_id, denomination)
+      ON e.account_id = v.account_id AND e.cost_denomination = v.denomination
+    WHERE e.state = 'pending' AND e.expires_at > p_now
+    GROUP BY e.account_id, e.cost_denomination;
+END
+$$;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql, type SQL } from 'drizzle-orm';
+import { Placeholder, sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
 
@@ -24,6 +25,36 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
+/** A statement turned into SQL text once, with named placeholders (`sql.placeholder('x')`). */
+export type Compiled = { text: string; params: unknown[] };
+
+/**
+ * Builds a hot statement's SQL text once. Running it skips drizzle's query builder and goes
+ * straight to the driver as a prepared statement: on the one-statement event path that
+ * per-call work cost more than the statement itself (bench/README.md).
+ */
+export function compile(statement: SQL): Compiled {
+  const q = new PgDialect().sqlToQuery(statement);
+  return { text: q.sql, params: q.params };
+}
+
+type DriverClient = {
+  unsafe?: (text: string, params: unknown[], options: { prepare: boolean }) => Promise<unknown[]>;
+  query?: (text: string, params: unknown[]) => Promise<{ rows: unknown[] }>;
+};
+
+/** Runs a compiled statement on a database handle or an open transaction, with these values. */
+export async function runCompiled<T = Record<string, unknown>>(db: Db, statement: Compiled, values: Record<string, unknown>): Promise<T[]> {
+  const params = statement.params.map((p) => {
+    if (!(p instanceof Placeholder)) return p;
+    if (!(p.name in values)) throw new Error(`no value for placeholder ${p.name}`);
+    return values[p.name];
+  });
+  const client = (db as unknown as { session: { client: DriverClient } }).session.client;
+  if (client.unsafe) return (await client.unsafe(statement.text, params, { prepare: true })) as T[];
+  return (await client.query!(statement.text, params)).rows as T[];
+}
+
 export async function openPostgres(url: string, opts: { max?: number; migrate?: boolean } = {}): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -34,7 +65,7 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
     // int8 as a JS number, as PGlite does: cents stay exact far beyond any real balance.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   });
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const db = drizzle(preparing(client), { schema }) as unknown as Db;
   if (opts.migrate !== false) {
     const { migrate } = await import('drizzle-orm/postgres-js/migrator');
     // Several app and worker processes may start together: one migrates, the others wait.
@@ -48,6 +79,39 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
     }
   }
   return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
+}
+
+type PgClient = import('postgres').Sql;
+
+/**
+ * The postgres.js client as drizzle should use it: every statement with parameters is a named
+ * prepared statement, parsed once per connection, and PostgreSQL may keep its plan. drizzle
+ * sends unnamed statements otherwise, which PostgreSQL parses and plans on every call: for the
+ * one-statement event path that planning cost more than running it (bench/README.md).
+ */
+function preparing(client: PgClient): PgClient {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === 'unsafe') {
+        return (query: string, args?: unknown[], options: Record<string, unknown> = {}) =>
+          target.unsafe(query, args as never, { ...options, prepare: Boolean(args?.length) || Boolean(options.prepare) });
+      }
+      if (prop === 'begin') {
+        return (...a: unknown[]) => {
+          const fn = a[a.length - 1] as (tx: PgClient) => unknown;
+          return (target.begin as (...b: unknown[]) => unknown)(...a.slice(0, -1), (tx: PgClient) => fn(preparing(tx)));
+        };
+      }
+      if (prop === 'savepoint') {
+        return (...a: unknown[]) => {
+          const fn = a[a.length - 1] as (tx: PgClient) => unknown;
+          return ((target as unknown as { savepoint: (...b: unknown[]) => unknown }).savepoint)(...a.slice(0, -1), (tx: PgClient) => fn(preparing(tx)));
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /**

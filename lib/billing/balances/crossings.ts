@@ -20,6 +20,8 @@ export type Moved = {
   planAlert?: { included: string; pct: string; period: Date } | null;
   /** When the rise took effect, if before now (a hold that lapsed earlier): a pause recorded after it stands. */
   raisedAt?: Date;
+  /** false when the caller knows the balance has no notification state (nothing to clear). */
+  hasStates?: boolean;
 };
 
 type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean };
@@ -55,7 +57,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     if (cmp(after, '0') >= 0) clear.push('negative');
     if (threshold && cmp(after, threshold) >= 0) clear.push('refill_threshold');
     if (cmp(after, before) > 0) clear.push('paused');
-    if (clear.length) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
+    if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
     if (cmp(after, '0') < 0 && cmp(before, '0') >= 0) {
       enter.push({ balanceId: m.id, kind: 'negative', always: true, n: [{ ...base, topic: 'negative_balance' }] });
       enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }] });
@@ -126,7 +128,7 @@ async function planThresholdCrossings(db: Db, moved: Moved[]): Promise<{ balance
     db,
     sql`select b.id, b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
       from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
-      where b.id in (${sql.join(unknown.map((m) => sql`${m.id}`), sql`, `)})
+      where b.id = any(${textArray(unknown.map((m) => m.id))})
         and b.included_amount > 0 and p.threshold_alert_percentage is not null and a.last_plan_renewal is not null`,
   )));
   const out: { balanceId: string; kind: string; period: string; n: Notification[] }[] = [];

@@ -41,7 +41,17 @@ export function serializeEvent(e: EventRow, now: Date) {
 }
 
 type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy };
-type BalanceState = { id: string; amount: Units; pending: Units; startAmount: Units; startPending: Units; threshold: Units | null; planManaged: boolean };
+type BalanceState = {
+  id: string;
+  amount: Units;
+  pending: Units;
+  startAmount: Units;
+  startPending: Units;
+  threshold: Units | null;
+  planManaged: boolean;
+  planAlert: { included: string; pct: string; period: Date } | null;
+  hasStates: boolean;
+};
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -141,19 +151,41 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
       const pairAccounts = textArray(pairs.map(([a]) => a));
       const pairDenominations = textArray(pairs.map(([, d]) => d));
-      const locked = await query<{ id: string; account_id: string; denomination: string; amount: string; refill_threshold: string | null; plan_managed: boolean; pending: string }>(
+      const locked = await query<{
+        id: string;
+        account_id: string;
+        denomination: string;
+        amount: string;
+        refill_threshold: string | null;
+        plan_managed: boolean;
+        pending: string;
+        included: string | null;
+        pct: string | null;
+        period: string | Date | null;
+        has_states: boolean;
+      }>(
         tx,
         // A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
         sql`with locked as materialized (
           select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
-            b.managed_by_plan_id is not null as plan_managed
+            b.managed_by_plan_id is not null as plan_managed, b.managed_by_plan_id, b.included_amount::text as included
           from balances b join unnest(${pairAccounts}, ${pairDenominations}) as v(account_id, denomination)
             on b.account_id = v.account_id and b.denomination = v.denomination
           order by b.account_id, b.denomination for update of b
         )
-        -- live_pending reads with a fresh snapshot, after the lock: holds committed while we waited count.
-        select l.*, live_pending(l.account_id, l.denomination, ${now.toISOString()}::timestamptz)::text as pending
-        from locked l`,
+        -- Read with a fresh snapshot once every lock is held (its arguments need all locked rows):
+        -- holds committed while we waited count.
+        -- With what the crossing checks need, so they send no query of their own: the plan alert
+        -- inputs, and whether the balance has any notification state to clear.
+        select l.id, l.account_id, l.denomination, l.amount, l.refill_threshold, l.plan_managed, l.included, coalesce(p.pending, 0)::text as pending,
+          pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
+          exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
+        from locked l
+        left join plans pl on pl.id = l.managed_by_plan_id
+        left join accounts a on a.id = l.account_id and l.managed_by_plan_id is not null
+        left join live_pending_many(
+          (select array_agg(account_id) from locked), (select array_agg(denomination) from locked), ${now.toISOString()}::timestamptz
+        ) p on p.account_id = l.account_id and p.denomination = l.denomination`,
       );
       for (const b of locked) {
         states.set(key(b.account_id, b.denomination), {
@@ -164,6 +196,8 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           startPending: b.pending,
           threshold: b.refill_threshold,
           planManaged: b.plan_managed,
+          planAlert: b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null,
+          hasStates: b.has_states,
         });
       }
     }

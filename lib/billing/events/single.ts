@@ -1,4 +1,4 @@
-import { query, sql, type Db } from '../../db/client';
+import { compile, runCompiled, sql, type Compiled, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { add, type Units } from '../../money';
 import type { BatchItem } from '../../api/schemas/events';
@@ -34,7 +34,10 @@ type Row = {
   crossing: boolean | null;
 };
 
-const d = (v: string | Date | null) => (v === null ? null : new Date(v));
+const d = (x: string | Date | null) => (x === null ? null : new Date(x));
+const v = (name: string) => sql.placeholder(name);
+/** The statement below as SQL text: built on first use, then prepared once per connection. */
+let singleEvent: Compiled | undefined;
 
 /**
  * One event in one statement: price (override or the plan's rule), lock the balance, gate on
@@ -58,19 +61,17 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
   // needs are just `balance_change`, written by the same statement. Anything else returns
   // `crossing` and the transactional path records the event with all its notifications.
   {
-    const [row] = await query<Row>(
-      db,
-      sql`with acct as (
-        select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${accountId} and a.company_id = ${companyId}
+    const [row] = await runCompiled<Row>(db, (singleEvent ??= compile(sql`with acct as (
+        select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${v('accountId')} and a.company_id = ${v('companyId')}
       ), rule as (
         select (r->>'amount')::numeric as amount, r->>'denomination' as denomination
         from acct join plans p on p.id = acct.plan_id cross join lateral jsonb_array_elements(p.billing_rules) r
-        where r->>'type' = ${input.type} limit 1
+        where r->>'type' = ${v('type')} limit 1
       ), price as (
         select acct.id as account_id,
-          coalesce(${ovrAmount}::numeric, (select amount from rule)) as amount,
-          coalesce(${ovrDenomination}::text, (select denomination from rule)) as denomination,
-          case when ${ovrAmount}::numeric is not null then 'override' when exists (select 1 from rule) then 'plan' else 'none' end as priced_by
+          coalesce(${v('ovrAmount')}::numeric, (select amount from rule)) as amount,
+          coalesce(${v('ovrDenomination')}::text, (select denomination from rule)) as denomination,
+          case when ${v('ovrAmount')}::numeric is not null then 'override' when exists (select 1 from rule) then 'plan' else 'none' end as priced_by
         from acct
       ), bal as materialized (
         select b.* from balances b join price on b.account_id = price.account_id and b.denomination = price.denomination
@@ -78,12 +79,12 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       ), pend as (
         -- Read on the locked row with a fresh snapshot (live_pending is volatile): holds that
         -- other transactions committed while this statement waited for the lock count.
-        select coalesce((select live_pending(bal.account_id, bal.denomination, ${at}::timestamptz) from bal), 0) as s
+        select coalesce((select live_pending(bal.account_id, bal.denomination, ${v('at')}::timestamptz) from bal), 0) as s
       ), alert as (
         select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
       ), decide0 as (
         select price.*, bal.id as balance_id, bal.amount as start_amount, pend.s as pending, bal.refill_threshold, bal.included_amount,
-          case when price.amount is not null and ${gate}::boolean and price.amount > bal.amount - pend.s then 'rejected' else ${requested}::text end as state
+          case when price.amount is not null and ${v('gate')}::boolean and price.amount > bal.amount - pend.s then 'rejected' else ${v('requested')}::text end as state
         from price left join bal on true cross join pend
       ), decide as (
         select d0.*,
@@ -106,29 +107,29 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         from decide dd
       ), ev as (
         insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
-        select ${eventId}, ${companyId}, f.account_id, ${input.type}, f.state, f.amount, f.denomination, f.priced_by, ${gate}::boolean, ${JSON.stringify(metadata)}::jsonb, ${idem}::text,
-          ${at}::timestamptz, ${at}::timestamptz, case when f.state = 'pending' then ${expires}::timestamptz end
+        select ${v('eventId')}, ${v('companyId')}, f.account_id, ${v('type')}, f.state, f.amount, f.denomination, f.priced_by, ${v('gate')}::boolean, ${v('metadata')}::jsonb, ${v('idem')}::text,
+          ${v('at')}::timestamptz, ${v('at')}::timestamptz, case when f.state = 'pending' then ${v('expires')}::timestamptz end
         from flags f where (f.amount is null or f.balance_id is not null) and not f.crossing
         on conflict (company_id, idempotency_key) where idempotency_key is not null do nothing
         returning state
       ), upd as (
-        update balances b set amount = b.amount - f.amount, updated_at = ${at}::timestamptz
+        update balances b set amount = b.amount - f.amount, updated_at = ${v('at')}::timestamptz
         from flags f, ev where b.id = f.balance_id and ev.state = 'complete' and f.amount is not null
         returning b.amount
       ), led as (
         insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-        select ${newId('tx')}, ${accountId}, ${companyId}, f.balance_id, f.denomination, 'event', ${`Event ${input.type}`}, -f.amount, upd.amount + f.amount, upd.amount, ${eventId}, null, ${at}::timestamptz
+        select ${v('txId')}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, ${v('at')}::timestamptz
         from upd, flags f
         returning id
       ), hook as (
         insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
-        select ${newId('whd')} || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, 'balance_change', ${accountId}, f.denomination,
-          jsonb_build_object('balance', f.after_amount::text, 'detail', '{}'::jsonb), 'pending', 0, ${at}::timestamptz,
-          s.webhook_id || ':' || ${accountId} || ':' || f.denomination, ${at}::timestamptz, ${at}::timestamptz
-        from ev cross join flags f join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = 'balance_change'
+        select ${v('deliveryId')} || '_' || substr(md5(s.webhook_id), 1, 8), ${v('companyId')}, s.webhook_id, 'balance_change', ${v('accountId')}, f.denomination,
+          jsonb_build_object('balance', f.after_amount::text, 'detail', '{}'::jsonb), 'pending', 0, ${v('at')}::timestamptz,
+          s.webhook_id || ':' || ${v('accountId')} || ':' || f.denomination, ${v('at')}::timestamptz, ${v('at')}::timestamptz
+        from ev cross join flags f join webhook_subscriptions s on s.company_id = ${v('companyId')} and s.topic = 'balance_change'
         where f.amount is not null and ev.state in ('complete', 'pending')
           and not exists (select 1 from webhook_deliveries d
-            where d.coalesce_key = s.webhook_id || ':' || ${accountId} || ':' || f.denomination and d.status = 'pending')
+            where d.coalesce_key = s.webhook_id || ':' || ${v('accountId')} || ':' || f.denomination and d.status = 'pending')
         returning id
       )
       select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,
@@ -137,8 +138,23 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         b.refill_usd_amount as b_refill_usd_amount, b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill,
         b.next_periodic_refill as b_next_periodic_refill, b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id,
         b.included_amount::text as b_included_amount, b.created_at as b_created_at, b.updated_at as b_updated_at
-      from flags f left join bal b on b.id = f.balance_id`,
-    );
+      from flags f left join bal b on b.id = f.balance_id`)), {
+      accountId,
+      companyId,
+      type: input.type,
+      ovrAmount,
+      ovrDenomination,
+      at,
+      gate,
+      requested,
+      eventId,
+      metadata: JSON.stringify(metadata),
+      idem,
+      expires,
+      txId: newId('tx'),
+      description: `Event ${input.type}`,
+      deliveryId: newId('whd'),
+    });
     if (!row) return 'not_found';
     // Nothing written: a new balance, a repeated idempotency key, or a crossing.
     if (!row.inserted) return null;
