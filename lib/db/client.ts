@@ -51,7 +51,7 @@ export async function runCompiled<T = Record<string, unknown>>(db: Db, statement
     return values[p.name];
   });
   const client = (db as unknown as { session: { client: DriverClient } }).session.client;
-  if (client.unsafe) return (await client.unsafe(statement.text, params, { prepare: true })) as T[];
+  if (client.unsafe) return (await client.unsafe(statement.text, params, { prepare: preparedStatements() })) as T[];
   return (await client.query!(statement.text, params)).rows as T[];
 }
 
@@ -83,6 +83,9 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
 
 type PgClient = import('postgres').Sql;
 
+/** DATABASE_PREPARE=0 for connection poolers that cannot keep prepared statements (PgBouncer in transaction mode). */
+const preparedStatements = () => process.env.DATABASE_PREPARE !== '0';
+
 /**
  * The postgres.js client as drizzle should use it: every statement with parameters is a named
  * prepared statement, parsed once per connection, and PostgreSQL may keep its plan. drizzle
@@ -90,6 +93,7 @@ type PgClient = import('postgres').Sql;
  * one-statement event path that planning cost more than running it (bench/README.md).
  */
 function preparing(client: PgClient): PgClient {
+  if (!preparedStatements()) return client;
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop === 'unsafe') {
