@@ -144,6 +144,37 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       return true;
     });
 
+    const row = (p: Priced, id: string, state: string): EventRow => ({
+      id,
+      companyId,
+      accountId: p.item.account_id,
+      type: p.item.type,
+      state,
+      costAmount: p.cost?.amount ?? null,
+      costDenomination: p.cost?.denomination ?? null,
+      pricedBy: p.pricedBy,
+      gateOnBalance: p.item.gate_on_balance ?? false,
+      metadata: p.item.metadata ?? {},
+      idempotencyKey: p.item.idempotency_key ?? null,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: state === 'pending' ? new Date(now.getTime() + HOLD_MS) : null,
+    });
+    // Events whose state does not hang on the balance (all but gated ones) are written before
+    // the balances are locked, so the locks are held only for the ledger and balance writes:
+    // concurrent batches over the same accounts wait on each other for less.
+    const ids = toInsert.map(() => newId('ev'));
+    const early = toInsert.map((p, i) => (p.cost && p.item.gate_on_balance ? null : row(p, ids[i], p.item.state ?? 'complete')));
+    const earlyRows = early.filter((r): r is EventRow => r !== null);
+    if (earlyRows.length) await insertEvents(tx, earlyRows);
+    // Those holds are visible to this transaction's pending read below; the loop adds them in order.
+    const ownHolds = new Map<string, Units>();
+    for (const r of earlyRows) {
+      if (r.state !== 'pending' || !r.costAmount || !r.costDenomination) continue;
+      const k = key(r.accountId, r.costDenomination);
+      ownHolds.set(k, add(ownHolds.get(k) ?? '0', r.costAmount));
+    }
+
     const billed = toInsert.filter((p) => p.cost);
     const states = new Map<string, BalanceState>();
     if (billed.length) {
@@ -188,12 +219,14 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         ) p on p.account_id = l.account_id and p.denomination = l.denomination`,
       );
       for (const b of locked) {
-        states.set(key(b.account_id, b.denomination), {
+        const k = key(b.account_id, b.denomination);
+        const pending = sub(b.pending, ownHolds.get(k) ?? '0');
+        states.set(k, {
           id: b.id,
           amount: b.amount,
-          pending: b.pending,
+          pending,
           startAmount: b.amount,
-          startPending: b.pending,
+          startPending: pending,
           threshold: b.refill_threshold,
           planManaged: b.plan_managed,
           planAlert: b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null,
@@ -205,29 +238,17 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     const eventRows: EventRow[] = [];
     const ledger: LedgerInsert[] = [];
     const rejectedOn: Notification[] = [];
-    for (const p of toInsert) {
-      const requested = p.item.state ?? 'complete';
-      let state: string = requested;
+    const lateRows: EventRow[] = [];
+    for (const [i, p] of toInsert.entries()) {
       const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
-      if (p.cost && st && p.item.gate_on_balance && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0) state = 'rejected';
-      const id = newId('ev');
-      const row: EventRow = {
-        id,
-        companyId,
-        accountId: p.item.account_id,
-        type: p.item.type,
-        state,
-        costAmount: p.cost?.amount ?? null,
-        costDenomination: p.cost?.denomination ?? null,
-        pricedBy: p.pricedBy,
-        gateOnBalance: p.item.gate_on_balance ?? false,
-        metadata: p.item.metadata ?? {},
-        idempotencyKey: p.item.idempotency_key ?? null,
-        createdAt: now,
-        updatedAt: now,
-        expiresAt: state === 'pending' ? new Date(now.getTime() + HOLD_MS) : null,
-      };
-      eventRows.push(row);
+      let r = early[i];
+      if (!r) {
+        const refused = p.cost && st && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0;
+        r = row(p, ids[i], refused ? 'rejected' : (p.item.state ?? 'complete'));
+        lateRows.push(r);
+      }
+      const { id, state } = r;
+      eventRows.push(r);
       if (!p.cost || !st) continue;
       if (state === 'rejected') {
         rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount });
@@ -254,7 +275,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       }
     }
 
-    if (eventRows.length) await insertEvents(tx, eventRows);
+    if (lateRows.length) await insertEvents(tx, lateRows);
     if (ledger.length) await insertLedger(tx, ledger);
     const moved = [...states.values()].filter((s) => s.amount !== s.startAmount);
     if (moved.length) {
