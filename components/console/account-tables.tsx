@@ -1,7 +1,9 @@
+import Link from 'next/link';
 import type { Charge } from '@/lib/billing/charges/charges';
+import { effectiveState, type EventRow } from '@/lib/billing/events/events';
 import type { LedgerRow } from '@/lib/billing/balances/balances';
 import { formatCents, formatUnits } from '@/lib/console/format';
-import { Badge, Table, Td, Time } from './ui';
+import { Badge, Table, Td, Time, linkClass } from './ui';
 
 export function LedgerTable({ rows }: { rows: LedgerRow[] }) {
   return (
@@ -35,6 +37,37 @@ export function ChargesTable({ rows }: { rows: Charge[] }) {
           </Td>
           <Td>{c.description}</Td>
           <Td>{c.failureMessage ?? ''}</Td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+/**
+ * Events as the console lists them. With `names`, an account column links each event to its
+ * account; `detailed` adds how it was priced and its id.
+ */
+export function EventsTable({ caption, rows, at, names, detailed = false, ids = false }: { caption: string; rows: EventRow[]; at: Date; names?: Map<string, string>; detailed?: boolean; ids?: boolean }) {
+  const head = ['Time', ...(names ? ['Account'] : []), 'Type', 'State', 'Cost', ...(detailed ? ['Priced by'] : []), ...(detailed || ids ? ['Id'] : [])];
+  return (
+    <Table caption={caption} head={head}>
+      {rows.map((e) => (
+        <tr key={e.id}>
+          <Td><Time value={e.createdAt} /></Td>
+          {names && (
+            <Td>
+              <Link href={`/console/accounts/${e.accountId}`} className={linkClass}>
+                {names.get(e.accountId) ?? e.accountId}
+              </Link>
+            </Td>
+          )}
+          <Td>{e.type}</Td>
+          <Td>
+            <Badge value={effectiveState(e, at)} />
+          </Td>
+          <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
+          {detailed && <Td>{e.pricedBy}</Td>}
+          {(detailed || ids) && <Td mono>{e.id}</Td>}
         </tr>
       ))}
     </Table>

@@ -166,6 +166,25 @@ export function SecretBox({ label, value }: { label: string; value: string }) {
   );
 }
 
+/** A field's hint and error, with the ids its control's aria-describedby names. */
+function FieldNotes({ id, hint, error, indent }: { id: string; hint?: React.ReactNode; error?: string | null; indent?: boolean }) {
+  const pad = indent ? 'ml-6 ' : '';
+  return (
+    <>
+      {hint && (
+        <p id={`${id}-hint`} className={`${pad}mt-1 text-xs text-slate-700`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} className={`${pad}mt-1 text-sm text-red-800`}>
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
 function useField(name: string) {
   const { state, formId, claim } = useContext(FormCtx);
   claim(name);
@@ -188,16 +207,7 @@ export function Field({ name, label, hint, className, ...rest }: InputProps) {
         {label}
       </label>
       <input id={id} name={name} aria-invalid={error ? true : undefined} aria-describedby={describedBy} className={inputClass} {...rest} />
-      {hint && (
-        <p id={`${id}-hint`} className="mt-1 text-xs text-slate-700">
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p id={`${id}-error`} className="mt-1 text-sm text-red-800">
-          {error}
-        </p>
-      )}
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }
@@ -224,16 +234,7 @@ export function SelectField({
           </option>
         ))}
       </select>
-      {hint && (
-        <p id={`${id}-hint`} className="mt-1 text-xs text-slate-700">
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p id={`${id}-error`} className="mt-1 text-sm text-red-800">
-          {error}
-        </p>
-      )}
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }
@@ -249,16 +250,7 @@ export function CheckboxField({ name, label, hint, className, ...rest }: InputPr
           {label}
         </label>
       </div>
-      {hint && (
-        <p id={`${id}-hint`} className="ml-6 mt-1 text-xs text-slate-700">
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p id={`${id}-error`} className="ml-6 mt-1 text-sm text-red-800">
-          {error}
-        </p>
-      )}
+      <FieldNotes id={id} hint={hint} error={error} indent />
     </div>
   );
 }

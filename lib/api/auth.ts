@@ -6,9 +6,12 @@ import { ApiError } from '../errors';
 
 export type Company = typeof companies.$inferSelect;
 
-const cache = new Map<string, { company: Company; keyId: string; at: number }>();
+// Process-wide (route handlers and console actions are separate module instances in one
+// process), so revoking a key anywhere in the process drops it at once. Other processes keep
+// it for at most CACHE_MS, measured in real time (the test clock may stand still).
+type AuthCache = { keys: Map<string, { company: Company; keyId: string; at: number }>; lastUsedWritten: Map<string, number> };
+const { keys: cache, lastUsedWritten } = ((globalThis as { __billingAuthCache?: AuthCache }).__billingAuthCache ??= { keys: new Map(), lastUsedWritten: new Map() });
 const CACHE_MS = 5_000;
-const lastUsedWritten = new Map<string, number>();
 
 export function unauthorized(message = 'Invalid company id or API key.'): ApiError {
   return new ApiError('unauthorized', message, null, {}, { 'WWW-Authenticate': 'Basic realm="billing"' });
@@ -26,7 +29,8 @@ export async function authenticateCompany(db: Db, header: string | null, nowMs: 
   const key = decoded.slice(colon + 1);
   const keyHash = sha256(key);
   const hit = cache.get(keyHash);
-  if (hit && nowMs - hit.at < CACHE_MS && hit.company.id === companyId) return hit.company;
+  const realMs = performance.now();
+  if (hit && realMs - hit.at < CACHE_MS && hit.company.id === companyId) return hit.company;
   const rows = await db
     .select({ company: companies, keyId: apiKeys.id })
     .from(apiKeys)
@@ -35,7 +39,7 @@ export async function authenticateCompany(db: Db, header: string | null, nowMs: 
     .limit(1);
   const row = rows[0];
   if (!row || !safeEqual(row.company.id, companyId)) throw unauthorized();
-  cache.set(keyHash, { company: row.company, keyId: row.keyId, at: nowMs });
+  cache.set(keyHash, { company: row.company, keyId: row.keyId, at: realMs });
   // Last use is informational: write it at most once a minute per key.
   if (nowMs - (lastUsedWritten.get(row.keyId) ?? 0) > 60_000) {
     lastUsedWritten.set(row.keyId, nowMs);

@@ -4,12 +4,13 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { Decimal } from '@/lib/money';
-import { listEvents, effectiveState } from '@/lib/billing/events/events';
+import { listEvents } from '@/lib/billing/events/events';
 import { accountTotals, dailyTotals, type Count } from '@/lib/console/dashboard';
 import { accountNames } from '@/lib/console/queries';
 import { formatCents, formatCount, formatUnits } from '@/lib/console/format';
 import { DailyChart } from '@/components/console/daily-chart';
-import { Badge, Empty, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
+import { Empty, PageHeader, Section, linkClass } from '@/components/console/ui';
+import { EventsTable } from '@/components/console/account-tables';
 
 export const metadata = { title: 'Dashboard' };
 
@@ -108,23 +109,7 @@ async function RecentEvents({ companyId }: { companyId: string }) {
   const names = await accountNames({ db, companyId, ids: page.items.map((e) => e.accountId) });
   if (!page.items.length) return <Empty>No events yet. Send one with <code>POST /v1/accounts/&#123;account_id&#125;/events</code>.</Empty>;
   return (
-    <Table caption="Latest events" head={['Time', 'Account', 'Type', 'State', 'Cost']}>
-      {page.items.map((e) => (
-        <tr key={e.id}>
-          <Td><Time value={e.createdAt} /></Td>
-          <Td>
-            <Link href={`/console/accounts/${e.accountId}`} className={linkClass}>
-              {names.get(e.accountId) ?? e.accountId}
-            </Link>
-          </Td>
-          <Td>{e.type}</Td>
-          <Td>
-            <Badge value={effectiveState(e, at)} />
-          </Td>
-          <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
-        </tr>
-      ))}
-    </Table>
+    <EventsTable caption="Latest events" rows={page.items} at={at} names={names} />
   );
 }
 

@@ -3,12 +3,12 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { eventListQuery } from '@/lib/api/schemas/events';
-import { effectiveState, listEvents } from '@/lib/billing/events/events';
+import { listEvents } from '@/lib/billing/events/events';
 import { describeIssue } from '@/lib/api/zod-errors';
 
 import { accountNames } from '@/lib/console/queries';
-import { formatUnits } from '@/lib/console/format';
-import { Badge, Empty, PageHeader, Pager, Table, Td, linkClass , Time } from '@/components/console/ui';
+import { Empty, PageHeader, Pager, linkClass } from '@/components/console/ui';
+import { EventsTable } from '@/components/console/account-tables';
 
 export const metadata = { title: 'Events' };
 
@@ -150,25 +150,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
       ) : page.items.length === 0 ? (
         <Empty>{filtered ? 'No events match these filters.' : sp.after ? 'No older events.' : 'No events yet.'}</Empty>
       ) : (
-        <Table caption={filtered ? 'Events matching the filters' : 'Events'} head={['Time', 'Account', 'Type', 'State', 'Cost', 'Priced by', 'Id']}>
-          {page.items.map((e) => (
-            <tr key={e.id}>
-              <Td><Time value={e.createdAt} /></Td>
-              <Td>
-                <Link href={`/console/accounts/${e.accountId}`} className={linkClass}>
-                  {names.get(e.accountId) ?? e.accountId}
-                </Link>
-              </Td>
-              <Td>{e.type}</Td>
-              <Td>
-                <Badge value={effectiveState(e, at)} />
-              </Td>
-              <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
-              <Td>{e.pricedBy}</Td>
-              <Td mono>{e.id}</Td>
-            </tr>
-          ))}
-        </Table>
+        <EventsTable caption={filtered ? 'Events matching the filters' : 'Events'} rows={page.items} at={at} names={names} detailed />
       )}
       <Pager basePath="/console/events" params={filters} nextAfter={page.hasMore && last ? last.id : null} isFirst={!sp.after} label="Event pages" />
     </>

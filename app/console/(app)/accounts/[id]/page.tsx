@@ -5,7 +5,7 @@ import { now } from '@/lib/clock';
 import { sub } from '@/lib/money';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
-import { listEvents, effectiveState } from '@/lib/billing/events/events';
+import { listEvents } from '@/lib/billing/events/events';
 import { listCharges } from '@/lib/billing/charges/charges';
 import { listPlans } from '@/lib/billing/plans/plans';
 import { orNotFound } from '@/lib/console/forms';
@@ -13,8 +13,8 @@ import { latestCollectorLink } from '@/lib/console/queries';
 import { formatCents, formatDate, formatTime, formatUnits, planSummary } from '@/lib/console/format';
 import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
-import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
-import { ChargesTable, LedgerTable } from '@/components/console/account-tables';
+import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
+import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
 import { changePlanAction, collectorLinkAction, grantUnitsAction, removeRefillAction, setRefillAction } from '../actions';
 
 export const metadata = { title: 'Account' };
@@ -183,19 +183,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         {events.items.length === 0 ? (
           <Empty>No events yet.</Empty>
         ) : (
-          <Table caption="Latest events" head={['Time', 'Type', 'State', 'Cost', 'Id']}>
-            {events.items.map((e) => (
-              <tr key={e.id}>
-                <Td><Time value={e.createdAt} /></Td>
-                <Td>{e.type}</Td>
-                <Td>
-                  <Badge value={effectiveState(e, at)} />
-                </Td>
-                <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
-                <Td mono>{e.id}</Td>
-              </tr>
-            ))}
-          </Table>
+          <EventsTable caption="Latest events" rows={events.items} at={at} ids />
         )}
       </Section>
 
