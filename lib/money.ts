@@ -25,6 +25,9 @@ export function parseUnits(value: unknown): Units | null {
   return d.toFixed();
 }
 
+/** The canonical decimal string of a value (no exponent, no trailing zeros): `Units`. */
+export const toUnits = (value: Decimal.Value): Units => new Decimal(value).toFixed();
+
 export const add = (a: Units, b: Units): Units => new Decimal(a).plus(b).toFixed();
 export const sub = (a: Units, b: Units): Units => new Decimal(a).minus(b).toFixed();
 export const neg = (a: Units): Units => new Decimal(a).neg().toFixed();

@@ -6,7 +6,7 @@ import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db
 import { newId } from '../../ids';
 import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
-import { Decimal, stringifyJson, unitsOut } from '../../money';
+import { stringifyJson, toUnits, unitsOut } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { DeliveryListQuery } from '../../api/schemas/webhooks';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
@@ -45,8 +45,6 @@ export type Delivery = typeof webhookDeliveries.$inferSelect;
 type Stored = { balance?: string; detail?: Record<string, unknown> };
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
-const decimal = (v: string) => new Decimal(v).toFixed();
-
 /**
  * The body a receiver gets, per registration style. Variant A (`type`): company_id,
  * callback_id (the delivery id, also the `webhook-id` header), account_id, type,
@@ -69,7 +67,7 @@ export function renderPayload(w: Pick<Webhook, 'id' | 'companyId' | 'style'>, d:
       ...detail,
     };
   }
-  return { webhook_id: w.id, topic: d.topic, account_id: d.accountId, denomination: d.denomination, balance: decimal(balance), ...detail };
+  return { webhook_id: w.id, topic: d.topic, account_id: d.accountId, denomination: d.denomination, balance: toUnits(balance), ...detail };
 }
 
 /**
