@@ -38,6 +38,25 @@ const creditsOf = async (co: Co, accountId: string) => {
   return r.status === 404 ? null : r.body.data.amount;
 };
 
+/** A direct chargeAccount request for one account's card, granting `units` credits on success. */
+async function chargeRequest(co: Co, accountId: string, cents: number, units: string, extra: { reason?: string; description?: string; workKey?: string; idempotencyKey?: string } = {}) {
+  const { getAccount } = await import('../accounts/accounts');
+  const description = extra.description ?? 'direct charge';
+  const type = extra.reason === 'refill_monthly' ? 'refill' : 'deposit';
+  return {
+    db: t.database.db,
+    company: co.company,
+    account: await getAccount({ db: t.database.db, companyId: co.company.id, accountId }),
+    amount: cents,
+    reason: extra.reason ?? 'deposit',
+    description,
+    effects: [{ kind: 'grant' as const, denomination: 'credits', amount: units, type, description }],
+    now: new Date(),
+    ...(extra.workKey && { workKey: extra.workKey }),
+    ...(extra.idempotencyKey && { idempotencyKey: extra.idempotencyKey }),
+  };
+}
+
 describe('processor customers and cards', () => {
   let co: Co;
   beforeAll(async () => {
@@ -183,19 +202,7 @@ describe('charges', () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
     const { chargeAccount } = await import('./charges');
-    const { getAccount } = await import('../accounts/accounts');
-    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
-    const req = {
-      db: t.database.db,
-      company: fresh.company,
-      account: acct,
-      amount: 250,
-      reason: 'refill_monthly',
-      description: 'retried work',
-      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '25', type: 'refill', description: 'retried work' }],
-      now: new Date(),
-      workKey: 'job:retried-work',
-    };
+    const req = await chargeRequest(fresh, a.id, 250, '25', { reason: 'refill_monthly', description: 'retried work', workKey: 'job:retried-work' });
     const first = await chargeAccount(req);
     const second = await chargeAccount(req);
     expect(first.ok && second.ok).toBe(true);
@@ -331,19 +338,7 @@ describe('charges whose outcome is unknown', () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
     const { chargeAccount } = await import('./charges');
-    const { getAccount } = await import('../accounts/accounts');
-    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
-    const req = {
-      db: t.database.db,
-      company: fresh.company,
-      account: acct,
-      amount: 100,
-      reason: 'deposit',
-      description: 'keyed',
-      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '1', type: 'deposit', description: 'keyed' }],
-      now: new Date(),
-      idempotencyKey: 'k-1',
-    };
+    const req = await chargeRequest(fresh, a.id, 100, '1', { description: 'keyed', idempotencyKey: 'k-1' });
     const first = await chargeAccount(req);
     expect(first.ok).toBe(true);
     expect((await chargeAccount(req)).charge.id).toBe(first.charge.id);
@@ -361,20 +356,10 @@ describe('charges whose outcome is unknown', () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
     const { chargeAccount } = await import('./charges');
-    const { getAccount } = await import('../accounts/accounts');
-    const acct = await getAccount({ db: t.database.db, companyId: fresh.company.id, accountId: a.id });
+    const req = await chargeRequest(fresh, a.id, 100, '1', { description: 'raced' });
     await local.control('fail', { delay_ms: 400, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const running = chargeAccount({
-      db: t.database.db,
-      company: fresh.company,
-      account: acct,
-      amount: 100,
-      reason: 'deposit',
-      description: 'raced',
-      effects: [{ kind: 'grant' as const, denomination: 'credits', amount: '1', type: 'deposit', description: 'raced' }],
-      now: new Date(),
-    });
+    const running = chargeAccount(req);
     let row: { id: string } | undefined;
     for (let i = 0; i < 100 && !row; i++) {
       [row] = await t.database.db.select().from(chargeRows).where(eq(chargeRows.accountId, a.id));
