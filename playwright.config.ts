@@ -26,6 +26,6 @@ export default defineConfig({
     reuseExistingServer: false,
     timeout: 240_000,
     stdout: 'pipe',
-    env: { PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: '' },
+    env: { PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: '', WEBHOOK_ALLOW_PRIVATE: '1' },
   },
 });

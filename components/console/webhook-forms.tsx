@@ -31,7 +31,7 @@ function TopicBoxes({ topics, checked, legend }: { topics: TopicOption[]; checke
 export function NewWebhookForm({ action, topics }: { action: FormAction; topics: TopicOption[] }) {
   return (
     <ActionForm action={action} submitLabel="Create webhook" pendingLabel="Creating…" label="New webhook">
-      <Field name="url" label="URL" type="url" autoComplete="off" hint="Such as https://example.com/billing-webhooks. We POST JSON there; answer 2xx within 10 seconds or we retry for about a day." />
+      <Field name="url" label="URL" type="url" autoComplete="off" hint="Such as https://example.com/billing-webhooks. It must be reachable from the internet (private and loopback addresses are refused). We POST JSON there; answer 2xx within 10 seconds or we retry for about a day." />
       <div className="grid grid-cols-1 gap-3 sm:grid-cols-2">
         <Field name="username" label="Basic auth username (optional)" autoComplete="off" />
         <Field name="password" label="Basic auth password (optional)" type="password" autoComplete="new-password" />

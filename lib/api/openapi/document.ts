@@ -276,6 +276,9 @@ See the \`webhooks\` section: deliveries are signed per Standard Webhooks (\`web
 \`webhook-timestamp\`, \`webhook-signature\` with the webhook's \`whsec_\` secret) and carry
 Basic credentials when the webhook has them. A receiver must answer 2xx within 10 s;
 otherwise the delivery is retried with backoff for about a day, and every attempt is logged.
+Redirects are not followed. Webhook URLs must have a public host: loopback, private, link-local
+and other non-public addresses are refused at registration, and names that resolve to them fail
+their attempts as \`destination_not_allowed\`.
 
 The hosted card collector page (\`/collect/...\`) and its own submit call are not part of this
 API.

@@ -16,7 +16,7 @@ export const FIELD_DOCS: Record<string, string> = {
   billing_address_id: 'Free-form billing address reference; null clears it.',
   denomination: 'Balance denomination.',
   reason: 'Why the units are granted; recorded on the ledger entry.',
-  url: 'Absolute http or https URL the service POSTs deliveries to; no credentials in it.',
+  url: 'Absolute http or https URL the service POSTs deliveries to; no credentials in it, and a public host (loopback, private, link-local and other non-public addresses are refused).',
   username: 'HTTP Basic username sent with every delivery (no colon); null for none.',
   password: 'HTTP Basic password sent with every delivery; needs a username; null for none.',
 
@@ -87,7 +87,7 @@ export const FIELD_DOCS: Record<string, string> = {
 
   'WebhookUpdate.url': 'New target URL.',
   'WebhookTypeRegistration.type': 'Event type to deliver; one url may be registered for several types.',
-  'WebhookTypeRegistration.url': 'Absolute http or https URL the service POSTs deliveries to.',
+  'WebhookTypeRegistration.url': 'Absolute http or https URL the service POSTs deliveries to, with a public host.',
 
   'CompanyCreate.name': 'Company name.',
   'CompanyCreate.email': 'Contact email of the company.',

@@ -301,7 +301,7 @@ export const delivery = z
         z.strictObject({
           id: prefixed('wha', 'Attempt id'),
           response_status: z.int().nullable().describe('HTTP status the receiver answered, or null when none.'),
-          error: z.string().nullable().describe('Network error or timeout, or null.'),
+          error: z.string().nullable().describe('Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered.'),
           duration_ms: z.int().nullable().describe('How long the attempt took.'),
           created_at: timestamp('When the attempt was made'),
         }),

@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { listQuery } from '../pagination';
 import { TOPICS } from '../../billing/webhooks/topics';
+import { literalHostProblem } from '../../net/destinations';
 
 export const MAX_URL_LENGTH = 2048;
 
-/** Where we POST: http or https only, and never credentials in the URL (they go in username/password). */
+/**
+ * Where we POST: http or https only, never credentials in the URL (they go in username/password),
+ * and never a literal address inside the network (names are checked when a send connects).
+ */
 export const webhookUrl = z
   .string({ error: 'must be a string' })
   .trim()
@@ -24,6 +28,9 @@ export const webhookUrl = z
       ctx.addIssue({ code: 'custom', message: 'must not carry credentials; send them as username and password instead' });
     } else if (!url.hostname) {
       ctx.addIssue({ code: 'custom', message: 'must name a host' });
+    } else {
+      const problem = literalHostProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }
   });
 

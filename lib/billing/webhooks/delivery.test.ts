@@ -6,6 +6,11 @@ import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
 import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
+import { withoutPrivateDestinations } from '../../testing/destinations';
+import { systemResolver, type Resolver } from '../../net/destinations';
+import { useResolver } from './send';
+import { webhookAttempts } from '../../db/schema';
+import { newId } from '../../ids';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -377,7 +382,7 @@ describe('delivering webhooks', () => {
       const t0 = await advance(0);
       const [d] = await deliveries(co, hook.id);
       expect(d).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: new Date(t0.getTime() + 30_000).toISOString() });
-      expect(d.attempts_log).toMatchObject([{ response_status: null, error: 'no answer within 300 ms' }]);
+      expect(d.attempts_log).toMatchObject([{ response_status: null, error: 'timeout' }]);
       expect(d.attempts_log[0].duration_ms).toBeGreaterThanOrEqual(250);
       expect(d.attempts_log[0].duration_ms).toBeLessThan(5000);
     } finally {
@@ -385,10 +390,10 @@ describe('delivering webhooks', () => {
     }
   });
 
-  it('does not follow redirects, and logs unreachable receivers', async () => {
+  it('does not follow redirects, and logs them and unreachable receivers with coarse errors only', async () => {
     const co = await newCompany(t);
     const target = await receiver();
-    const r = await receiver(() => ({ status: 302, headers: { location: target.url } }));
+    const r = await receiver(() => ({ status: 302, headers: { location: `${target.url}?secret-place` } }));
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
     const closed = await receiver();
     const closedUrl = closed.url;
@@ -402,12 +407,24 @@ describe('delivering webhooks', () => {
     expect(target.requests).toHaveLength(0);
     const [d] = await deliveries(co, hook.id);
     expect(d).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(d.attempts_log[0]).toMatchObject({ response_status: 302 });
-    expect(d.attempts_log[0].error).toContain('redirect not followed');
+    // a 3xx is just its status: where it pointed is neither followed nor shown
+    expect(d.attempts_log[0]).toMatchObject({ response_status: 302, error: null });
     const [x] = await deliveries(co, dead.id);
     expect(x).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(x.attempts_log[0].response_status).toBeNull();
-    expect(x.attempts_log[0].error).toContain('ECONNREFUSED');
+    expect(x.attempts_log[0]).toMatchObject({ response_status: null, error: 'connection_failed' });
+    // the re-send answer says no more
+    const again = await co.call('POST', `/v1/companies/{company}/webhooks/${dead.id}/deliveries/${x.id}/retry`);
+    expect(again.body.data.attempts_log.map((a: any) => a.error)).toEqual(['connection_failed', 'connection_failed']);
+    const resent = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+    expect(resent.body.data.attempts_log.map((a: any) => [a.response_status, a.error])).toEqual([
+      [302, null],
+      [302, null],
+    ]);
+    for (const text of [JSON.stringify(await deliveries(co, hook.id)), JSON.stringify(resent.body), JSON.stringify(again.body)]) {
+      expect(text).not.toContain('secret-place');
+      expect(text).not.toMatch(/location|ECONNREFUSED|127\.0\.0\.1/i);
+    }
+    expect(target.requests).toHaveLength(0);
   });
 
   it('a receiver back from an outage gets its waiting retries at once', async () => {
@@ -449,5 +466,117 @@ describe('delivering webhooks', () => {
     expect((await co.call('DELETE', `/v1/companies/{company}/webhooks/${hook.id}`)).status).toBe(200);
     await advance(3600);
     expect(r.requests).toHaveLength(1);
+  });
+});
+
+describe('webhook destinations', () => {
+  /** Answers `address` for every name under `.example.test` (no DNS, no internet), the system's answer otherwise. */
+  function resolving(address: string, failing: string[] = []): Resolver {
+    return async (host, family) => {
+      if (failing.includes(host)) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: host });
+      if (host.endsWith('.example.test')) return [{ address, family: address.includes(':') ? 6 : 4 }];
+      return systemResolver(host, family);
+    };
+  }
+
+  it('a name that resolves inside the network is refused when the send connects, and nothing is sent', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    const restore = useResolver(resolving('127.0.0.1'));
+    try {
+      await withoutPrivateDestinations(async () => {
+        // a name is not judged at registration: it may resolve elsewhere by the time of a send
+        const hook = await topicWebhook(co, `http://hooks.example.test:${r.port}/hook`, ['negative_balance'], { username: 'u', password: 'p' });
+        const account = await newAccount(co);
+        await spend(co, account, 1);
+        await advance(0);
+        let [d] = await deliveries(co, hook.id);
+        expect(d).toMatchObject({ status: 'pending', attempts: 1 });
+        expect(d.attempts_log).toMatchObject([{ response_status: null, error: 'destination_not_allowed' }]);
+        const again = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+        expect(again.body.data.attempts_log.map((a: any) => a.error)).toEqual(['destination_not_allowed', 'destination_not_allowed']);
+        expect(r.requests).toHaveLength(0);
+
+        // the same name answering with the IPv4-mapped or IPv6 loopback is refused as well
+        useResolver(resolving('::ffff:127.0.0.1'));
+        expect((await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`)).body.data.attempts_log[2].error).toBe('destination_not_allowed');
+        useResolver(resolving('::1'));
+        expect((await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`)).body.data.attempts_log[3].error).toBe('destination_not_allowed');
+        expect(r.requests).toHaveLength(0);
+
+        // where private destinations are allowed, the same name reaches the receiver it resolves to
+        useResolver(resolving('127.0.0.1'));
+        process.env.WEBHOOK_ALLOW_PRIVATE = '1';
+        const sent = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+        expect(sent.body.data).toMatchObject({ status: 'succeeded' });
+        expect(r.requests).toHaveLength(1);
+        expect(r.requests[0].headers.host).toBe(`hooks.example.test:${r.port}`);
+        [d] = await deliveries(co, hook.id);
+        expect(d.attempts_log.map((a: any) => a.error)).toEqual(['destination_not_allowed', 'destination_not_allowed', 'destination_not_allowed', 'destination_not_allowed', null]);
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  it('a literal address inside the network stored before the rule is refused at send time', async () => {
+    const co = await newCompany(t);
+    const r = await receiver();
+    // registered where private destinations were allowed
+    const hook = await topicWebhook(co, r.url.replace('127.0.0.1', '2130706433'), ['negative_balance']);
+    const v6 = await topicWebhook(co, r.url.replace('127.0.0.1', '[::ffff:7f00:1]'), ['negative_balance']);
+    await withoutPrivateDestinations(async () => {
+      await spend(co, await newAccount(co), 1);
+      await advance(0);
+      for (const w of [hook, v6]) expect((await deliveries(co, w.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'destination_not_allowed' }]);
+      expect(r.requests).toHaveLength(0);
+    });
+  });
+
+  it('names that do not resolve, and TLS that fails, are logged as such', async () => {
+    const co = await newCompany(t);
+    const plain = await receiver();
+    const restore = useResolver(resolving('127.0.0.1', ['nowhere.example.test']));
+    try {
+      const lost = await topicWebhook(co, 'https://nowhere.example.test/hook', ['negative_balance']);
+      const tls = await topicWebhook(co, `https://127.0.0.1:${plain.port}/hook`, ['negative_balance']);
+      await spend(co, await newAccount(co), 1);
+      await advance(0);
+      expect((await deliveries(co, lost.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'dns_failed' }]);
+      expect((await deliveries(co, tls.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'tls_failed' }]);
+      expect(plain.requests).toHaveLength(0);
+    } finally {
+      restore();
+    }
+  });
+
+  it('attempts logged with raw network errors show only their kind', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    await spend(co, await newAccount(co), 1);
+    await advance(0);
+    const [d] = await deliveries(co, hook.id);
+    const raw = [
+      'redirect not followed (Location: http://10.0.0.7:8500/v1/agent)',
+      'no answer within 10000 ms',
+      'ECONNREFUSED: connect ECONNREFUSED 10.0.0.5:5432',
+      'ENOTFOUND: getaddrinfo ENOTFOUND db.internal',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate',
+      'ECONNRESET: read ECONNRESET',
+    ];
+    const at = now();
+    await t.database.db.insert(webhookAttempts).values(raw.map((error, i) => ({ id: newId('wha'), deliveryId: d.id, responseStatus: i === 0 ? 307 : null, error, durationMs: 5, createdAt: new Date(at.getTime() + i + 1) })));
+    const [shown] = await deliveries(co, hook.id);
+    expect(shown.attempts_log.map((a: any) => [a.response_status, a.error])).toEqual([
+      [500, null],
+      [307, null],
+      [null, 'timeout'],
+      [null, 'connection_failed'],
+      [null, 'dns_failed'],
+      [null, 'tls_failed'],
+      [null, 'connection_failed'],
+    ]);
+    expect(JSON.stringify(shown)).not.toMatch(/10\.0\.0|db\.internal|Location/);
   });
 });

@@ -10,11 +10,12 @@ import { stringifyJson, toUnits, unitsOut } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { DeliveryListQuery } from '../../api/schemas/webhooks';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
+import { postWebhook, SEND_ERRORS, type SendError } from './send';
 
 /**
- * Retry schedule after a failed attempt (non-2xx, redirect, network error or no answer within
- * the timeout): 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h. Ten attempts over about
- * 23.7 hours, then the delivery is `failed` (it can still be re-sent by API).
+ * Retry schedule after a failed attempt (non-2xx, redirect, network error, refused destination
+ * or no answer within the timeout): 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h. Ten
+ * attempts over about 23.7 hours, then the delivery is `failed` (it can still be re-sent by API).
  */
 export const RETRY_DELAYS_S = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 28800] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
@@ -85,14 +86,7 @@ async function liveBalance(db: Db, d: Delivery): Promise<string | null> {
   return row ? row.amount : null;
 }
 
-function describeError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
-  if (e?.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message ?? ''}`.trim();
-  return String(e?.cause?.message ?? e?.message ?? err);
-}
-
-type Outcome = { status: number | null; error: string | null; durationMs: number; at: Date; balance: string | null };
+type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null };
 
 /** One HTTP attempt. Never throws: every way it can go wrong becomes the attempt's outcome. */
 async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
@@ -114,13 +108,12 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
       'webhook-signature': new Signer(webhookSecret(w)).sign(d.id, timestamp, body),
     };
     if (w.username) headers.authorization = `Basic ${Buffer.from(`${w.username}:${webhookPassword(w) ?? ''}`).toString('base64')}`;
-    const res = await fetch(w.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    // We do not read what receivers answer, only the status: drop the body at once.
-    await res.body?.cancel().catch(() => {});
-    const error = res.status >= 300 && res.status < 400 ? `redirect not followed (Location: ${res.headers.get('location') ?? 'none'})` : null;
-    return { status: res.status, error, durationMs: Math.round(performance.now() - started), at, balance };
+    const sent = await postWebhook(w.url, headers, body, timeoutMs);
+    return { ...sent, durationMs: Math.round(performance.now() - started), at, balance };
   } catch (err) {
-    return { status: null, error: describeError(err, timeoutMs).slice(0, 500), durationMs: Math.round(performance.now() - started), at, balance };
+    // Reading the balance or signing failed: nothing went out, and the attempt is retried.
+    console.error(`webhook delivery ${d.id} could not be prepared:`, err);
+    return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance };
   }
 }
 
@@ -394,6 +387,19 @@ export async function nextWebhookDue(db: Db, after: Date): Promise<Date | null> 
   return row?.at ? new Date(row.at) : null;
 }
 
+/**
+ * An attempt's error as answers show it. Attempts logged before errors were coarse kept the raw
+ * network error (and a redirect's Location): those show only their kind.
+ */
+export function coarseError(stored: string | null): SendError | null {
+  if (stored === null || (SEND_ERRORS as readonly string[]).includes(stored)) return stored as SendError | null;
+  if (/^redirect not followed/.test(stored)) return null;
+  if (/^no answer within|TimeoutError|ETIMEDOUT|UND_ERR_.*TIMEOUT/.test(stored)) return 'timeout';
+  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/.test(stored)) return 'dns_failed';
+  if (/CERT|SSL|TLS|self[- ]signed/i.test(stored)) return 'tls_failed';
+  return 'connection_failed';
+}
+
 export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof webhookAttempts.$inferSelect)[], live: string | null = null) {
   return {
     id: d.id,
@@ -411,7 +417,7 @@ export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof web
     attempts_log: attempts.map((a) => ({
       id: a.id,
       response_status: a.responseStatus,
-      error: a.error,
+      error: coarseError(a.error),
       duration_ms: a.durationMs,
       created_at: a.createdAt.toISOString(),
     })),

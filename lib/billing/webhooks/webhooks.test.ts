@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { INTERNAL_URLS, PUBLIC_URLS, withoutPrivateDestinations } from '../../testing/destinations';
+import { createWebhook, registerByType, updateWebhook } from './webhooks';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -169,6 +171,43 @@ describe('registering webhooks', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.param).toBe(param);
     }
+  });
+
+  it('refuses urls that point inside the network, in every spelling, on create, update and type registration', async () => {
+    const c = await newCompany(t);
+    const w = (await c.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'https://hooks.example.com/ok' } })).body.data;
+    await withoutPrivateDestinations(async () => {
+      for (const url of INTERNAL_URLS) {
+        const calls: [string, string, unknown][] = [
+          ['POST', '/v1/companies/{company}/webhooks', { url, username: 'u', password: 'p' }],
+          ['PATCH', `/v1/companies/{company}/webhooks/${w.id}`, { url }],
+          ['POST', '/v1/webhooks', { type: 'negative_balance', url }],
+          ['POST', '/webhooks', { type: 'balance_change', url }],
+        ];
+        for (const [method, path, body] of calls) {
+          const r = await c.call(method, path, { body });
+          expect(r.status, `${method} ${path} ${url}`).toBe(400);
+          expect(r.body.error).toMatchObject({ type: 'invalid_request', param: 'url' });
+          expect(r.body.error.message).toMatch(/^url must not point to/);
+        }
+      }
+      // the domain functions refuse them too, whoever calls them
+      const db = t.database.db;
+      await expect(createWebhook({ db, companyId: c.company.id, input: { url: 'http://127.1/' } })).rejects.toMatchObject({ type: 'invalid_request', param: 'url' });
+      await expect(registerByType({ db, companyId: c.company.id, input: { type: 'threshold', url: 'http://[::1]/' } })).rejects.toMatchObject({ param: 'url' });
+      await expect(updateWebhook({ db, companyId: c.company.id, webhookId: w.id, input: { url: 'http://2130706433/' } })).rejects.toMatchObject({ param: 'url' });
+      // nothing was stored or changed
+      const list = await c.call('GET', '/v1/webhooks?limit=1000');
+      expect(list.body.data.map((x: { url: string }) => x.url)).toEqual(['https://hooks.example.com/ok']);
+
+      for (const url of PUBLIC_URLS.slice(0, 4)) {
+        const r = await c.call('PATCH', `/v1/companies/{company}/webhooks/${w.id}`, { body: { url } });
+        expect(r.status, url).toBe(200);
+      }
+    });
+    // where private destinations are allowed (development, the tests' own receivers) they register
+    const local = await c.call('POST', '/v1/webhooks', { body: { type: 'threshold', url: 'http://127.0.0.1:4747/hook' } });
+    expect(local.status).toBe(200);
   });
 
   it('deletes a webhook and its subscriptions', async () => {

@@ -8,10 +8,23 @@ import { decrypt, encrypt } from '../../crypto';
 import { conflict, invalid, notFound } from '../../errors';
 import { toPage, type ListQuery } from '../../api/pagination';
 import type { TypeRegistration, WebhookCreate, WebhookUpdate } from '../../api/schemas/webhooks';
+import { literalHostProblem } from '../../net/destinations';
 import { TOPICS, type Topic } from './topics';
 
 export type Webhook = typeof webhooks.$inferSelect;
 export type Style = 'topic' | 'type';
+
+/** The schemas refuse these already; checked again here for callers that build input themselves. */
+function requireAllowedUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid('url must be an absolute http or https URL.', 'url');
+  }
+  const problem = literalHostProblem(parsed);
+  if (problem) throw invalid(`url ${problem}.`, 'url');
+}
 
 /**
  * A Standard Webhooks secret: `whsec_` + standard base64 of 32 random bytes, the form the
@@ -69,6 +82,7 @@ async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, strin
 
 /** Variant B: a webhook with optional Basic credentials, subscribed to topics separately. */
 export async function createWebhook({ db, companyId, input }: { db: Db; companyId: string; input: WebhookCreate }): Promise<WebhookWithTopics> {
+  requireAllowedUrl(input.url);
   const at = now();
   const [webhook] = await db
     .insert(webhooks)
@@ -93,6 +107,7 @@ export async function createWebhook({ db, companyId, input }: { db: Db; companyI
  * changes nothing and returns the same webhook (with its secret, as the registration response).
  */
 export async function registerByType({ db, companyId, input }: { db: Db; companyId: string; input: TypeRegistration }): Promise<WebhookWithTopics> {
+  requireAllowedUrl(input.url);
   const at = now();
   return db.transaction(async (tx) => {
     await tx
@@ -133,6 +148,7 @@ export async function listWebhooks({ db, companyId, page }: { db: Db; companyId:
 }
 
 export async function updateWebhook({ db, companyId, webhookId, input }: { db: Db; companyId: string; webhookId: string; input: WebhookUpdate }): Promise<WebhookWithTopics> {
+  if (input.url !== undefined) requireAllowedUrl(input.url);
   const current = await getWebhook({ db, companyId, webhookId });
   const username = input.username !== undefined ? input.username : current.username;
   const clearing = input.username === null;

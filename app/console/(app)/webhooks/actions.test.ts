@@ -1,0 +1,34 @@
+import { describe, expect, it, vi } from 'vitest';
+import { newCompany, useTestDatabase } from '@/lib/testing/harness';
+import { withoutPrivateDestinations } from '@/lib/testing/destinations';
+import { requireUser } from '@/lib/auth';
+import { idle } from '@/lib/console/forms';
+import { createWebhookAction } from './actions';
+
+// The signed-in admin comes from a session cookie in the console; here it is the test's company.
+vi.mock('@/lib/auth', () => ({ requireUser: vi.fn() }));
+vi.mock('next/cache', () => ({ revalidatePath: () => {} }));
+
+const t = useTestDatabase();
+
+function form(url: string) {
+  const fd = new FormData();
+  fd.set('url', url);
+  fd.append('topics', 'negative_balance');
+  return fd;
+}
+
+describe('the console webhook form', () => {
+  it('refuses urls inside the network', async () => {
+    const co = await newCompany(t);
+    vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });
+    await withoutPrivateDestinations(async () => {
+      for (const url of ['http://127.0.0.1:5432/', 'http://169.254.169.254/latest/', 'http://[::ffff:10.0.0.1]/', 'http://2130706433/', 'http://localhost:3000/']) {
+        const state = await createWebhookAction(idle, form(url));
+        expect(state, url).toMatchObject({ status: 'error', errors: [{ param: 'url', message: expect.stringMatching(/^url must not point to/) }] });
+      }
+      expect((await co.call('GET', '/v1/webhooks')).body.data).toEqual([]);
+      expect((await createWebhookAction(idle, form('https://hooks.example.com/billing'))).status).toBe('ok');
+    });
+  });
+});

@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LookupAddress } from 'node:dns';
+import { guardedLookup, isPublicAddress, literalHostProblem, type Resolver } from './destinations';
+import { INTERNAL_URLS, PUBLIC_URLS } from '../testing/destinations';
+
+const allowed = process.env.WEBHOOK_ALLOW_PRIVATE;
+beforeEach(() => {
+  delete process.env.WEBHOOK_ALLOW_PRIVATE;
+});
+afterEach(() => {
+  if (allowed === undefined) delete process.env.WEBHOOK_ALLOW_PRIVATE;
+  else process.env.WEBHOOK_ALLOW_PRIVATE = allowed;
+});
+
+describe('destination addresses', () => {
+  it('refuses every literal spelling of an address inside the network', () => {
+    for (const url of INTERNAL_URLS) expect(literalHostProblem(new URL(url)), url).not.toBeNull();
+  });
+
+  it('lets public addresses and names through (names are judged when they resolve)', () => {
+    for (const url of PUBLIC_URLS) expect(literalHostProblem(new URL(url)), url).toBeNull();
+  });
+
+  it('WEBHOOK_ALLOW_PRIVATE=1 allows them', () => {
+    process.env.WEBHOOK_ALLOW_PRIVATE = '1';
+    for (const url of INTERNAL_URLS) expect(literalHostProblem(new URL(url)), url).toBeNull();
+    process.env.WEBHOOK_ALLOW_PRIVATE = 'yes';
+    expect(literalHostProblem(new URL('http://127.0.0.1/'))).not.toBeNull();
+  });
+
+  it('classifies resolved addresses as DNS answers carry them', () => {
+    const internal = ['127.0.0.1', '10.1.2.3', '169.254.169.254', '100.64.1.1', '0.0.0.0', '::1', '::', 'fe80::1%eth0', 'fd00::1', 'ff05::2', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '2001::1', '2001:db8::5', '3fff::1'];
+    const external = ['93.184.216.34', '1.1.1.1', '2606:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:93.184.216.34', '2001:4860:4860::8888'];
+    for (const a of internal) expect(isPublicAddress(a), a).toBe(false);
+    for (const a of external) expect(isPublicAddress(a), a).toBe(true);
+    expect(isPublicAddress('not-an-address')).toBe(false);
+  });
+});
+
+describe('the guarded lookup', () => {
+  function lookup(resolver: Resolver, all: boolean) {
+    return new Promise<{ err: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) => {
+      guardedLookup(resolver)('hooks.example.test', { all } as never, ((err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) =>
+        resolve({ err, address, family })) as never);
+    });
+  }
+  const answering = (...addresses: string[]): Resolver => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+  it('passes public answers on, in the form the socket asked for', async () => {
+    expect(await lookup(answering('93.184.216.34', '2606:4700::1111'), true)).toMatchObject({
+      err: null,
+      address: [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:4700::1111', family: 6 },
+      ],
+    });
+    expect(await lookup(answering('93.184.216.34'), false)).toMatchObject({ err: null, address: '93.184.216.34', family: 4 });
+  });
+
+  it('refuses a name when any address it resolves to is inside the network', async () => {
+    for (const answer of [['127.0.0.1'], ['10.0.0.5'], ['169.254.169.254'], ['::1'], ['::ffff:127.0.0.1'], ['93.184.216.34', '192.168.0.10']]) {
+      const r = await lookup(answering(...answer), true);
+      expect(r.err?.code, answer.join()).toBe('EDESTINATIONNOTALLOWED');
+    }
+    process.env.WEBHOOK_ALLOW_PRIVATE = '1';
+    expect((await lookup(answering('127.0.0.1'), true)).err).toBeNull();
+  });
+
+  it('passes resolution failures through', async () => {
+    const failing: Resolver = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND hooks.example.test'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' });
+    };
+    expect((await lookup(failing, true)).err?.code).toBe('ENOTFOUND');
+    expect((await lookup(answering(), true)).err?.code).toBe('ENOTFOUND');
+  });
+});
