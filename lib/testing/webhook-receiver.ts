@@ -2,10 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** What a test receiver saw: one HTTP request. */
-export type Received = { method: string; path: string; headers: Record<string, string>; body: string; json: any; answered: boolean };
+export type Received = { method: string; path: string; headers: Record<string, string>; body: string; json: any; answered: boolean; at: number; answeredAt: number | null };
 
-/** How to answer the n-th request (0-based): a status (and headers), or `hang` (never answer until released). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+/**
+ * How to answer the n-th request (0-based): a status (and headers), after `delayMs` if given, or
+ * `hang` (never answer until released).
+ */
+export type Answer = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP server on 127.0.0.1 (port 0) that records every request: the tests send
@@ -28,16 +31,19 @@ export async function startReceiver(answer: (n: number, req: Received) => Answer
       } catch {
         /* not JSON */
       }
-      const entry: Received = { method: req.method ?? '', path: req.url ?? '', headers, body, json, answered: false };
+      const entry: Received = { method: req.method ?? '', path: req.url ?? '', headers, body, json, answered: false, at: Date.now(), answeredAt: null };
       const n = requests.length;
       requests.push(entry);
       const a = behaviour(n, entry);
       const reply = (status: number, extra: Record<string, string> = {}) => {
+        if (res.destroyed) return;
         entry.answered = true;
+        entry.answeredAt = Date.now();
         res.writeHead(status, { 'content-type': 'text/plain', ...extra });
         res.end('ok');
       };
       if (a === 'hang') hanging.push(() => reply(200));
+      else if (a.delayMs) setTimeout(() => reply(a.status, a.headers), a.delayMs);
       else reply(a.status, a.headers);
     });
   });

@@ -278,7 +278,7 @@ Basic credentials when the webhook has them. A receiver must answer 2xx within 1
 otherwise the delivery is retried with backoff for about a day, and every attempt is logged.
 Redirects are not followed. Webhook URLs must have a public host: loopback, private, link-local
 and other non-public addresses are refused at registration, and names that resolve to them fail
-their attempts as \`destination_not_allowed\`.
+their attempts as \`destination_not_allowed\`. A company has at most 20 webhooks.
 
 The hosted card collector page (\`/collect/...\`) and its own submit call are not part of this
 API.

@@ -351,11 +351,12 @@ describe('delivering webhooks', () => {
     const hanging = [await receiver(() => 'hang'), await receiver(() => 'hang')];
     for (const h of hanging) await topicWebhook(co, h.url, ['negative_balance']);
     for (let i = 0; i < 6; i++) await spend(co, await newAccount(co), 1);
-    // the healthy receiver's delivery is due a second after all twelve of theirs
+    // the healthy receiver's delivery (another company's) is due a second after all twelve of theirs
     setTestTime(now().getTime() + 1000);
+    const other = await newCompany(t, { name: 'Other' });
     const fast = await receiver();
-    await topicWebhook(co, fast.url, ['negative_balance']);
-    await spend(co, await newAccount(co), 1);
+    await topicWebhook(other, fast.url, ['negative_balance']);
+    await spend(other, await newAccount(other), 1);
 
     const worker = runDueWork(t.database.db, now());
     await fast.waitFor(1, 3000);
@@ -368,7 +369,8 @@ describe('delivering webhooks', () => {
       h.release();
     }
     await worker;
-    for (const h of hanging) expect(h.requests).toHaveLength(7); // the seventh account went negative too
+    for (const h of hanging) expect(h.requests).toHaveLength(6);
+    expect(fast.requests).toHaveLength(1);
   });
 
   it('counts no answer within the timeout as a failed attempt', async () => {
@@ -578,5 +580,69 @@ describe('webhook destinations', () => {
       [null, 'connection_failed'],
     ]);
     expect(JSON.stringify(shown)).not.toMatch(/10\.0\.0|db\.internal|Location/);
+  });
+});
+
+describe('sharing the sender', () => {
+  it("one company's many slow receivers do not delay another company's delivery", async () => {
+    process.env.WEBHOOK_TIMEOUT_MS = '3000';
+    try {
+      const noisy = await newCompany(t, { name: 'Noisy' });
+      const slow = await receiver(() => ({ status: 200, delayMs: 2500 }));
+      for (let i = 0; i < 20; i++) await topicWebhook(noisy, `${slow.url}?n=${i}`, ['negative_balance']);
+      const accounts = Array.from({ length: 4 }, (_, i) => ({ accountId: `a_noisy${i}`, denomination: 'credits', topic: 'negative_balance' as const, balance: '-1' }));
+      await enqueueNotifications(t.database.db, noisy.company.id, accounts, now());
+      // the quiet company's delivery is due after all eighty of theirs
+      setTestTime(now().getTime() + 1000);
+      const quiet = await newCompany(t, { name: 'Quiet' });
+      const fast = await receiver();
+      await topicWebhook(quiet, fast.url, ['negative_balance']);
+      await enqueueNotifications(t.database.db, quiet.company.id, [{ accountId: 'a_quiet', denomination: 'credits', topic: 'negative_balance', balance: '-1' }], now());
+
+      const started = Date.now();
+      const worker = runDueWork(t.database.db, now());
+      await fast.waitFor(1, 5000);
+      expect(fast.requests[0].at - started).toBeLessThan(1000);
+      // the noisy company holds its share of the sender and no more
+      await slow.waitFor(8);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(slow.requests).toHaveLength(8);
+      expect(slow.requests.every((q) => !q.answered)).toBe(true);
+
+      slow.answer(() => ({ status: 200 }));
+      await worker;
+      expect(slow.requests).toHaveLength(80);
+    } finally {
+      delete process.env.WEBHOOK_TIMEOUT_MS;
+    }
+  });
+
+  it('a receiver that answers slowly gets one send at a time until it answers promptly again', async () => {
+    process.env.WEBHOOK_TIMEOUT_MS = '1000';
+    try {
+      const co = await newCompany(t);
+      const r = await receiver(() => ({ status: 200, delayMs: 600 }));
+      await topicWebhook(co, r.url, ['negative_balance']);
+      const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ accountId: `a_${prefix}${i}`, denomination: 'credits', topic: 'negative_balance' as const, balance: '-1' }));
+      await enqueueNotifications(t.database.db, co.company.id, batch('slow', 7), now());
+      await runDueWork(t.database.db, now());
+      expect(r.requests).toHaveLength(7);
+      const q = r.requests;
+      // unknown at first: four at once, the webhook's usual limit
+      for (const x of q.slice(1, 4)) expect(x.at).toBeLessThan(q[0].answeredAt!);
+      // each took more than half the timeout: from then on one at a time
+      for (let i = 5; i < 7; i++) expect(q[i].at).toBeGreaterThanOrEqual(q[i - 1].answeredAt!);
+
+      r.answer(() => ({ status: 200, delayMs: 150 }));
+      await enqueueNotifications(t.database.db, co.company.id, batch('prompt', 9), now());
+      await runDueWork(t.database.db, now());
+      const next = r.requests.slice(7);
+      expect(next).toHaveLength(9);
+      // the first prompt answer lifts the limit: sends overlap again
+      const overlapping = next.filter((x, i) => next.some((y, j) => j !== i && y.at < x.answeredAt! && x.at < y.answeredAt!));
+      expect(overlapping.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      delete process.env.WEBHOOK_TIMEOUT_MS;
+    }
   });
 });

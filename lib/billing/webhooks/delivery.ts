@@ -23,11 +23,21 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
 // A claimed delivery is `sending` with next_attempt_at as its lease: if the worker dies
 // mid-send, another takes it over when the lease ends. Far longer than the send timeout.
 const leaseMs = () => Math.max(60_000, sendTimeoutMs() + 30_000);
-// Sends in flight per process, and per webhook within them. A hanging receiver holds at most
-// PER_WEBHOOK slots (each for up to the send timeout): it takes CONCURRENCY / PER_WEBHOOK
-// receivers hanging at once to hold up everyone else's deliveries.
+// Sends in flight per process, per company and per webhook within them. One company's receivers,
+// however many and however slow, hold at most PER_COMPANY slots (each for up to the send
+// timeout), so the others always have room. A webhook whose last send took at least half the
+// timeout counts as slow: it gets PER_SLOW_WEBHOOK slot until a send is prompt again, and all
+// slow webhooks together get at most SLOW_SLOTS, the rest staying free for prompt receivers.
 const CONCURRENCY = 32;
+const PER_COMPANY = 8;
 const PER_WEBHOOK = 4;
+const PER_SLOW_WEBHOOK = 1;
+const SLOW_SLOTS = 16;
+// How long a slow send marks its webhook slow, when no prompt send clears it sooner.
+const SLOW_MEMORY_MS = 5 * 60_000;
+// Candidate reads per claim: one company with many due deliveries fills its own slots from the
+// first read, and the next read, without it, finds the other companies' deliveries.
+const CLAIM_READS = 4;
 // How often the background sender looks for newly due deliveries (a finished send looks at once),
 // and how long a waiting run sleeps between looks while sends are in flight.
 const POLL_MS = 250;
@@ -164,12 +174,16 @@ const dueNow = (at: Date) =>
 /**
  * The sends of this process, shared by every caller: the background sender of the worker loop and
  * the runs that wait for their sends (the test clock, tests). `used` counts slots in flight or
- * reserved by a claim under way; `perWebhook` the same per webhook, so concurrent claims never go
- * over either limit.
+ * reserved by a claim under way; `perWebhook`, `perCompany` and `slowUsed` the same per webhook,
+ * per company and for slow webhooks, so concurrent claims never go over any limit. `slowUntil`
+ * marks the webhooks whose last send was slow.
  */
 type Pool = {
   used: number;
   perWebhook: Map<string, number>;
+  perCompany: Map<string, number>;
+  slowUsed: number;
+  slowUntil: Map<string, number>;
   waiters: Set<() => void>;
   sender: { db: Db; timer: NodeJS.Timeout } | null;
   filling: boolean;
@@ -179,6 +193,9 @@ type Pool = {
 const pool: Pool = ((globalThis as { __billingWebhookPool?: Pool }).__billingWebhookPool ??= {
   used: 0,
   perWebhook: new Map(),
+  perCompany: new Map(),
+  slowUsed: 0,
+  slowUntil: new Map(),
   waiters: new Set(),
   sender: null,
   filling: false,
@@ -186,14 +203,44 @@ const pool: Pool = ((globalThis as { __billingWebhookPool?: Pool }).__billingWeb
   pausedUntil: new Map(),
 });
 
-function holdSlot(webhookId: string): void {
-  pool.perWebhook.set(webhookId, (pool.perWebhook.get(webhookId) ?? 0) + 1);
+/** What one claimed send holds besides its process slot; given back as it was taken. */
+type Slot = { webhookId: string; companyId: string; slow: boolean };
+
+function bump(map: Map<string, number>, key: string, by: number): void {
+  const n = (map.get(key) ?? 0) + by;
+  if (n > 0) map.set(key, n);
+  else map.delete(key);
 }
-function releaseSlot(webhookId: string): void {
-  const n = (pool.perWebhook.get(webhookId) ?? 1) - 1;
-  if (n > 0) pool.perWebhook.set(webhookId, n);
-  else pool.perWebhook.delete(webhookId);
+function holdSlot(s: Slot): void {
+  bump(pool.perWebhook, s.webhookId, 1);
+  bump(pool.perCompany, s.companyId, 1);
+  if (s.slow) pool.slowUsed++;
 }
+function releaseSlot(s: Slot): void {
+  bump(pool.perWebhook, s.webhookId, -1);
+  bump(pool.perCompany, s.companyId, -1);
+  if (s.slow) pool.slowUsed--;
+}
+
+function isSlow(webhookId: string): boolean {
+  const until = pool.slowUntil.get(webhookId);
+  if (until === undefined) return false;
+  if (until > performance.now()) return true;
+  pool.slowUntil.delete(webhookId);
+  return false;
+}
+/** A send that took half the timeout or more marks its webhook slow; a prompt one clears it. */
+function noteDuration(webhookId: string, o: Outcome): void {
+  if (o.error === 'timeout' || o.durationMs >= sendTimeoutMs() / 2) pool.slowUntil.set(webhookId, performance.now() + SLOW_MEMORY_MS);
+  else if (o.status !== null) pool.slowUntil.delete(webhookId);
+}
+/** Whether one more send of this webhook (and company) fits, counting what this claim reserved. */
+function fits(s: Slot): boolean {
+  if ((pool.perCompany.get(s.companyId) ?? 0) >= PER_COMPANY) return false;
+  if ((pool.perWebhook.get(s.webhookId) ?? 0) >= (s.slow ? PER_SLOW_WEBHOOK : PER_WEBHOOK)) return false;
+  return !s.slow || pool.slowUsed < SLOW_SLOTS;
+}
+
 function notify(): void {
   for (const wake of [...pool.waiters]) wake();
 }
@@ -211,34 +258,52 @@ function changed(ms: number): Promise<void> {
 }
 
 /**
- * Claims up to `limit` due deliveries, at most PER_WEBHOOK in flight per webhook, none for the
- * webhooks in `skip`. Candidates are read without locks, then taken with FOR UPDATE SKIP LOCKED
- * and re-checked, in the claiming UPDATE itself: any number of workers claim side by side, and
- * each delivery goes to one of them. Per-webhook slots are reserved before the UPDATE and given
- * back for what it did not take.
+ * Claims up to `limit` due deliveries within the per-company, per-webhook and slow limits, none
+ * for the webhooks in `skip`. Candidates are read without locks, then taken with FOR UPDATE SKIP
+ * LOCKED and re-checked, in the claiming UPDATE itself: any number of workers claim side by side,
+ * and each delivery goes to one of them. Slots are reserved before the UPDATE and given back for
+ * what it did not take.
  */
-async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<Delivery[]> {
-  const excluded = [...new Set([...skip, ...[...pool.perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id)])];
-  const candidates = await db
-    .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId })
-    .from(webhookDeliveries)
-    .where(and(dueNow(at), excluded.length ? notInArray(webhookDeliveries.webhookId, excluded) : undefined))
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(limit * 4);
-  const picked: { id: string; webhookId: string }[] = [];
-  for (const c of candidates) {
-    if (picked.length >= limit) break;
-    if ((pool.perWebhook.get(c.webhookId) ?? 0) >= PER_WEBHOOK) continue;
-    holdSlot(c.webhookId);
-    picked.push(c);
+async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{ rows: Delivery[]; slots: Map<string, Slot> }> {
+  const picked = new Map<string, Slot>();
+  const seen = new Set<string>();
+  for (let read = 0; read < CLAIM_READS && picked.size < limit; read++) {
+    const fullWebhooks = [...pool.perWebhook].filter(([id, n]) => n >= (isSlow(id) ? PER_SLOW_WEBHOOK : PER_WEBHOOK)).map(([id]) => id);
+    const slowWebhooks = pool.slowUsed >= SLOW_SLOTS ? [...pool.slowUntil.keys()].filter(isSlow) : [];
+    const excluded = [...new Set([...skip, ...fullWebhooks, ...slowWebhooks])];
+    const fullCompanies = [...pool.perCompany].filter(([, n]) => n >= PER_COMPANY).map(([id]) => id);
+    const candidates = await db
+      .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, companyId: webhookDeliveries.companyId })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          dueNow(at),
+          excluded.length ? notInArray(webhookDeliveries.webhookId, excluded) : undefined,
+          fullCompanies.length ? notInArray(webhookDeliveries.companyId, fullCompanies) : undefined,
+          seen.size ? notInArray(webhookDeliveries.id, [...seen]) : undefined,
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .limit(limit * 4);
+    if (!candidates.length) break;
+    for (const c of candidates) {
+      seen.add(c.id);
+      if (picked.size >= limit) break;
+      const slot: Slot = { webhookId: c.webhookId, companyId: c.companyId, slow: isSlow(c.webhookId) };
+      if (!fits(slot)) continue;
+      holdSlot(slot);
+      picked.set(c.id, slot);
+    }
+    // A short read saw everything due: reading again finds nothing new.
+    if (candidates.length < limit * 4) break;
   }
-  if (!picked.length) return [];
+  if (!picked.size) return { rows: [], slots: picked };
   let rows: Delivery[] = [];
   try {
     const lockable = db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
-      .where(and(inArray(webhookDeliveries.id, picked.map((p) => p.id)), dueNow(at)))
+      .where(and(inArray(webhookDeliveries.id, [...picked.keys()]), dueNow(at)))
       .for('update', { skipLocked: true });
     rows = await db
       .update(webhookDeliveries)
@@ -247,9 +312,9 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<D
       .returning();
   } finally {
     const taken = new Set(rows.map((r) => r.id));
-    for (const p of picked) if (!taken.has(p.id)) releaseSlot(p.webhookId);
+    for (const [id, slot] of picked) if (!taken.has(id)) releaseSlot(slot);
   }
-  return rows;
+  return { rows, slots: picked };
 }
 
 async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
@@ -263,7 +328,9 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
     await cancelOrphan(db, d);
     return true;
   }
-  return recordOutcome(db, d, await attempt(db, w, d));
+  const outcome = await attempt(db, w, d);
+  noteDuration(w.id, outcome);
+  return recordOutcome(db, d, outcome);
 }
 
 /**
@@ -278,12 +345,12 @@ async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: stri
   pool.used += free;
   let started = 0;
   try {
-    const claimed = await claim(db, at, free, skip);
+    const { rows: claimed, slots } = await claim(db, at, free, skip);
     let hooks: Map<string, Webhook>;
     try {
       hooks = await webhooksById(db, claimed.map((d) => d.webhookId));
     } catch (err) {
-      for (const d of claimed) releaseSlot(d.webhookId);
+      for (const d of claimed) releaseSlot(slots.get(d.id)!);
       throw err;
     }
     for (const d of claimed) {
@@ -294,7 +361,7 @@ async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: stri
         })
         .catch((err) => console.error(`webhook delivery ${d.id} could not be recorded:`, err))
         .finally(() => {
-          releaseSlot(d.webhookId);
+          releaseSlot(slots.get(d.id)!);
           pool.used--;
           notify();
           kick();

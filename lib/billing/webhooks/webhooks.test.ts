@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { INTERNAL_URLS, PUBLIC_URLS, withoutPrivateDestinations } from '../../testing/destinations';
-import { createWebhook, registerByType, updateWebhook } from './webhooks';
+import { query } from '../../db/client';
+import { createWebhook, MAX_WEBHOOKS_PER_COMPANY, registerByType, updateWebhook } from './webhooks';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -208,6 +210,36 @@ describe('registering webhooks', () => {
     // where private destinations are allowed (development, the tests' own receivers) they register
     const local = await c.call('POST', '/v1/webhooks', { body: { type: 'threshold', url: 'http://127.0.0.1:4747/hook' } });
     expect(local.status).toBe(200);
+  });
+
+  it(`allows at most ${MAX_WEBHOOKS_PER_COMPANY} webhooks per company, also when registrations race`, async () => {
+    const c = await newCompany(t);
+    expect((await c.call('GET', '/v1/webhooks')).body.data).toEqual([]);
+    const results = await Promise.all(
+      Array.from({ length: MAX_WEBHOOKS_PER_COMPANY + 6 }, (_, i) =>
+        i % 2 ? c.call('POST', '/v1/companies/{company}/webhooks', { body: { url: `https://hooks.example.com/${i}` } }) : c.call('POST', '/v1/webhooks', { body: { type: 'threshold', url: `https://hooks.example.com/${i}` } }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(MAX_WEBHOOKS_PER_COMPANY);
+    const refused = results.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(6);
+    for (const r of refused) {
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request', message: `A company can have at most ${MAX_WEBHOOKS_PER_COMPANY} webhooks; delete one before registering another.` });
+    }
+    const [row] = await query<{ n: number }>(t.database.db, sql`select count(*)::int as n from webhooks where company_id = ${c.company.id}`);
+    expect(Number(row.n)).toBe(MAX_WEBHOOKS_PER_COMPANY);
+
+    // another type at a url already registered adds no webhook, so it is still accepted
+    const typed = results.find((r, i) => r.status === 200 && i % 2 === 0)!.body.data;
+    const more = await c.call('POST', '/v1/webhooks', { body: { type: 'payment_failed', url: typed.url } });
+    expect(more.status).toBe(200);
+    expect(more.body.data.id).toBe(typed.id);
+    // other companies are not affected; deleting one makes room again
+    expect((await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'https://hooks.example.com/elsewhere' } })).status).toBe(200);
+    expect((await c.call('DELETE', `/v1/companies/{company}/webhooks/${typed.id}`)).status).toBe(200);
+    expect((await c.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'https://hooks.example.com/again' } })).status).toBe(200);
+    expect((await c.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'https://hooks.example.com/over' } })).status).toBe(400);
   });
 
   it('deletes a webhook and its subscriptions', async () => {

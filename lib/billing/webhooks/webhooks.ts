@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
-import { isUniqueViolation, type Db } from '../../db/client';
+import { isUniqueViolation, query, type Db } from '../../db/client';
 import { webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
@@ -14,6 +14,9 @@ import { TOPICS, type Topic } from './topics';
 export type Webhook = typeof webhooks.$inferSelect;
 export type Style = 'topic' | 'type';
 
+/** Webhooks one company may have: each one takes send slots and a share of the sender's time. */
+export const MAX_WEBHOOKS_PER_COMPANY = 20;
+
 /** The schemas refuse these already; checked again here for callers that build input themselves. */
 function requireAllowedUrl(url: string): void {
   let parsed: URL;
@@ -24,6 +27,21 @@ function requireAllowedUrl(url: string): void {
   }
   const problem = literalHostProblem(parsed);
   if (problem) throw invalid(`url ${problem}.`, 'url');
+}
+
+/**
+ * Held until the transaction ends, so concurrent registrations for one company count the
+ * webhooks one after another and never both take the last free place.
+ */
+async function lockCompanyWebhooks(tx: Db, companyId: string): Promise<void> {
+  await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${companyId}`}, 0))`);
+}
+
+async function requireRoomForWebhook(tx: Db, companyId: string): Promise<void> {
+  const [row] = await query<{ n: number }>(tx, sql`select count(*)::int as n from webhooks where company_id = ${companyId}`);
+  if (Number(row?.n ?? 0) >= MAX_WEBHOOKS_PER_COMPANY) {
+    throw invalid(`A company can have at most ${MAX_WEBHOOKS_PER_COMPANY} webhooks; delete one before registering another.`);
+  }
 }
 
 /**
@@ -84,21 +102,25 @@ async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, strin
 export async function createWebhook({ db, companyId, input }: { db: Db; companyId: string; input: WebhookCreate }): Promise<WebhookWithTopics> {
   requireAllowedUrl(input.url);
   const at = now();
-  const [webhook] = await db
-    .insert(webhooks)
-    .values({
-      id: newId('w'),
-      companyId,
-      url: input.url,
-      username: input.username ?? null,
-      passwordEnc: input.username && input.password != null ? encrypt(input.password) : null,
-      secretEnc: encrypt(newWebhookSecret()),
-      style: 'topic',
-      createdAt: at,
-      updatedAt: at,
-    })
-    .returning();
-  return { webhook, topics: [], created: true };
+  return db.transaction(async (tx) => {
+    await lockCompanyWebhooks(tx, companyId);
+    await requireRoomForWebhook(tx, companyId);
+    const [webhook] = await tx
+      .insert(webhooks)
+      .values({
+        id: newId('w'),
+        companyId,
+        url: input.url,
+        username: input.username ?? null,
+        passwordEnc: input.username && input.password != null ? encrypt(input.password) : null,
+        secretEnc: encrypt(newWebhookSecret()),
+        style: 'topic',
+        createdAt: at,
+        updatedAt: at,
+      })
+      .returning();
+    return { webhook, topics: [], created: true };
+  });
 }
 
 /**
@@ -110,6 +132,12 @@ export async function registerByType({ db, companyId, input }: { db: Db; company
   requireAllowedUrl(input.url);
   const at = now();
   return db.transaction(async (tx) => {
+    await lockCompanyWebhooks(tx, companyId);
+    const [existing] = await tx
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(and(eq(webhooks.companyId, companyId), eq(webhooks.url, input.url), eq(webhooks.style, 'type')));
+    if (!existing) await requireRoomForWebhook(tx, companyId);
     await tx
       .insert(webhooks)
       .values({ id: newId('w'), companyId, url: input.url, secretEnc: encrypt(newWebhookSecret()), style: 'type', createdAt: at, updatedAt: at })

@@ -3,6 +3,7 @@ import { newCompany, useTestDatabase } from '@/lib/testing/harness';
 import { withoutPrivateDestinations } from '@/lib/testing/destinations';
 import { requireUser } from '@/lib/auth';
 import { idle } from '@/lib/console/forms';
+import { MAX_WEBHOOKS_PER_COMPANY } from '@/lib/billing/webhooks/webhooks';
 import { createWebhookAction } from './actions';
 
 // The signed-in admin comes from a session cookie in the console; here it is the test's company.
@@ -19,7 +20,7 @@ function form(url: string) {
 }
 
 describe('the console webhook form', () => {
-  it('refuses urls inside the network', async () => {
+  it('refuses urls inside the network, and more webhooks than a company may have', async () => {
     const co = await newCompany(t);
     vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });
     await withoutPrivateDestinations(async () => {
@@ -28,7 +29,10 @@ describe('the console webhook form', () => {
         expect(state, url).toMatchObject({ status: 'error', errors: [{ param: 'url', message: expect.stringMatching(/^url must not point to/) }] });
       }
       expect((await co.call('GET', '/v1/webhooks')).body.data).toEqual([]);
-      expect((await createWebhookAction(idle, form('https://hooks.example.com/billing'))).status).toBe('ok');
+
+      for (let i = 0; i < MAX_WEBHOOKS_PER_COMPANY; i++) expect((await createWebhookAction(idle, form(`https://hooks.example.com/${i}`))).status).toBe('ok');
+      const over = await createWebhookAction(idle, form('https://hooks.example.com/over'));
+      expect(over).toMatchObject({ status: 'error', errors: [{ param: null, message: expect.stringContaining(`at most ${MAX_WEBHOOKS_PER_COMPANY} webhooks`) }] });
     });
   });
 });
