@@ -11,13 +11,13 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'embedded', include, env: { TEST_DB: 'embedded', APP_SECRET: 'test-secret', WEBHOOK_ALLOW_PRIVATE: '1' } } },
+      { extends: true, test: { name: 'embedded', include, env: { TEST_DB: 'embedded', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' } } },
       {
         extends: true,
         test: {
           name: 'postgres',
           include,
-          env: { TEST_DB: 'postgres', APP_SECRET: 'test-secret', WEBHOOK_ALLOW_PRIVATE: '1' },
+          env: { TEST_DB: 'postgres', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' },
           globalSetup: ['lib/testing/postgres-setup.ts'],
         },
       },

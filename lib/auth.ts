@@ -6,7 +6,7 @@ import { eq, sql } from 'drizzle-orm';
 import { getDb } from './db/client';
 import { admins, companies } from './db/schema';
 import { verifyPassword } from './crypto';
-import { appSecret } from './config';
+import { consoleSessionSecret } from './config';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
 
@@ -15,7 +15,7 @@ let options: NextAuthOptions | undefined;
 export function authOptions(): NextAuthOptions {
   if (options) return options;
   options = {
-    secret: appSecret(),
+    secret: consoleSessionSecret(),
     session: { strategy: 'jwt', maxAge: 12 * 60 * 60 },
     pages: { signIn: '/console/sign-in' },
     providers: [

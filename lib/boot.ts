@@ -12,7 +12,13 @@ import { createCompany } from './billing/companies/companies';
  * database, and start the in-process worker.
  */
 export async function boot(): Promise<void> {
-  appSecret();
+  try {
+    appSecret();
+  } catch (err) {
+    // A server that cannot seal or sign anything must not come up half-way.
+    console.error((err as Error).message);
+    process.exit(1);
+  }
   if (!process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = publicUrl();
   const database = await getDatabase();
   if (database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();

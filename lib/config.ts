@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 
 export function dataDir(): string {
   return process.env.DATA_DIR || '.data';
@@ -10,32 +10,72 @@ export function publicUrl(): string {
   return (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/$/, '');
 }
 
-let cachedSecret: string | undefined;
+/** Secrets shorter than this are refused: the service derives its encryption and signing keys from it. */
+export const MIN_SECRET_BYTES = 32;
+
+let generatedSecret: string | undefined;
 
 /**
- * APP_SECRET encrypts processor keys and signs console sessions. With the embedded database a
- * development secret is generated once into DATA_DIR; on PostgreSQL it must be configured,
- * since every process has to share it.
+ * APP_SECRET encrypts processor keys and webhook secrets and, through a derived key, signs
+ * console sessions. With the embedded database a development secret is generated once into
+ * DATA_DIR; on PostgreSQL it must be configured, since every process has to share it.
  */
 export function appSecret(): string {
-  if (cachedSecret) return cachedSecret;
-  if (process.env.APP_SECRET) return (cachedSecret = process.env.APP_SECRET);
-  if (process.env.DATABASE_URL) {
-    throw new Error('APP_SECRET must be set when running on PostgreSQL (DATABASE_URL).');
+  const configured = process.env.APP_SECRET;
+  if (configured) {
+    checkSecretLength('APP_SECRET', configured);
+    return configured;
   }
+  if (process.env.DATABASE_URL) {
+    throw new Error('APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.');
+  }
+  if (generatedSecret) return generatedSecret;
   const file = path.join(dataDir(), 'app-secret');
+  let secret: string;
   try {
-    cachedSecret = fs.readFileSync(file, 'utf8').trim();
+    secret = fs.readFileSync(file, 'utf8').trim();
   } catch {
     fs.mkdirSync(dataDir(), { recursive: true });
-    const secret = randomBytes(32).toString('base64url');
+    secret = randomBytes(32).toString('base64url');
     try {
       fs.writeFileSync(file, secret, { flag: 'wx', mode: 0o600 });
-      cachedSecret = secret;
     } catch {
-      cachedSecret = fs.readFileSync(file, 'utf8').trim();
+      secret = fs.readFileSync(file, 'utf8').trim();
     }
   }
-  if (!process.env.NEXTAUTH_SECRET) process.env.NEXTAUTH_SECRET = cachedSecret;
-  return cachedSecret;
+  checkSecretLength(`APP_SECRET (generated into ${file})`, secret);
+  return (generatedSecret = secret);
+}
+
+/**
+ * The secret APP_SECRET replaced, while stored values are re-encrypted (`npm run
+ * secrets:rotate`). Any length: it may be the short secret being retired.
+ */
+export function previousAppSecret(): string | null {
+  return process.env.APP_SECRET_PREVIOUS || null;
+}
+
+function checkSecretLength(name: string, value: string): void {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes < MIN_SECRET_BYTES) {
+    throw new Error(`${name} must be at least ${MIN_SECRET_BYTES} bytes long (it has ${bytes}): use a random value, e.g. \`openssl rand -base64 32\`.`);
+  }
+}
+
+const derived = new Map<string, string>();
+
+/**
+ * The key that signs console sessions: NEXTAUTH_SECRET when set, otherwise derived from
+ * APP_SECRET under its own label, so a leaked session key reveals nothing about the key that
+ * encrypts stored secrets.
+ */
+export function consoleSessionSecret(): string {
+  if (process.env.NEXTAUTH_SECRET) return process.env.NEXTAUTH_SECRET;
+  const secret = appSecret();
+  let key = derived.get(secret);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, '', 'billing console sessions', 32)).toString('base64url');
+    derived.set(secret, key);
+  }
+  return key;
 }

@@ -24,7 +24,7 @@ function companyCreate(args: string[], env: Record<string, string>) {
   const r = spawnSync(tsx, ['scripts/company-create.ts', ...args], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, APP_SECRET: 'test-secret', ...env },
+    env: { ...process.env, APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', ...env },
     timeout: 60_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -57,6 +57,10 @@ describe('npm run company:create', () => {
     const wrongKey = companyCreate(['--name', 'Hooli', '--email', 'a@hooli.test', '--processor-key', 'pk_test_1'], env);
     expect(wrongKey.status).toBe(2);
     expect(wrongKey.stderr).toMatch(/--processor-key/);
+    const shortSecret = companyCreate(['--name', 'Hooli', '--email', 'c@hooli.test'], { ...env, APP_SECRET: 'test-secret' });
+    expect(shortSecret.status).toBe(1);
+    expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
+    expect(shortSecret.stdout).toBe('');
   });
 });
 

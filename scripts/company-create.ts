@@ -4,6 +4,7 @@ import { getDatabase } from '../lib/db/client';
 import { companyCreate } from '../lib/api/schemas/companies';
 import { createCompany, serializeCompany } from '../lib/billing/companies/companies';
 import { describeIssue } from '../lib/api/zod-errors';
+import { appSecret } from '../lib/config';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +29,12 @@ if (!parsed.success) {
   console.error(`company:create: ${message.replace(/processor_key/, '--processor-key').replace(/processor_publishable_key/, '--publishable-key')}`);
   console.error('usage: npm run company:create -- --name NAME --email EMAIL [--processor-key sk_...] [--publishable-key pk_...] [--password PASSWORD]');
   process.exit(2);
+}
+try {
+  appSecret();
+} catch (err) {
+  console.error(`company:create: ${(err as Error).message}`);
+  process.exit(1);
 }
 const database = await getDatabase();
 const { company, apiKey } = await createCompany({ db: database.db, input: parsed.data });

@@ -8,7 +8,12 @@ if (!process.env.DATABASE_URL) {
   console.error('npm run worker needs DATABASE_URL: with the embedded database the server runs the work itself.');
   process.exit(2);
 }
-appSecret();
+try {
+  appSecret();
+} catch (err) {
+  console.error(`worker: ${(err as Error).message}`);
+  process.exit(1);
+}
 const database = await getDatabase();
 startWorker();
 console.log(`worker running (pid ${process.pid})`);

@@ -9,7 +9,7 @@ const onPostgres = process.env.TEST_DB === 'postgres';
 describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
   const servers: AppServer[] = [];
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, APP_SECRET: 'test-secret', WORKER: '0', RATE_LIMIT_PER_SECOND: '0' }));
+    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WORKER: '0', RATE_LIMIT_PER_SECOND: '0' }));
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));

@@ -1,0 +1,86 @@
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decrypt, encrypt, isSealedWithCurrentKey } from './crypto';
+import { appSecret, consoleSessionSecret } from './config';
+
+const OLD = 'old-secret-of-at-least-32-bytes-aaaaaaaaaa';
+const NEW = 'new-secret-of-at-least-32-bytes-bbbbbbbbbb';
+const saved = { APP_SECRET: process.env.APP_SECRET, APP_SECRET_PREVIOUS: process.env.APP_SECRET_PREVIOUS, NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET };
+
+afterEach(() => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+/** A value sealed the way stored values were sealed before they carried a key id. */
+function sealWithoutKeyId(plain: string, secret: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', createHash('sha256').update(`processor-keys:${secret}`).digest(), iv);
+  const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return [iv, cipher.getAuthTag(), data].map((b) => b.toString('base64url')).join('.');
+}
+
+describe('APP_SECRET', () => {
+  it('must be at least 32 bytes: a shorter one stops with a message naming it', () => {
+    process.env.APP_SECRET = 'test-secret';
+    expect(() => appSecret()).toThrow(/^APP_SECRET must be at least 32 bytes long \(it has 11\)/);
+    process.env.APP_SECRET = 'x'.repeat(31);
+    expect(() => appSecret()).toThrow(/APP_SECRET must be at least 32 bytes/);
+    process.env.APP_SECRET = 'x'.repeat(32);
+    expect(appSecret()).toBe('x'.repeat(32));
+  });
+
+  it('console sessions are signed with a key derived from it under a label, never with it', () => {
+    delete process.env.NEXTAUTH_SECRET;
+    process.env.APP_SECRET = OLD;
+    const a = consoleSessionSecret();
+    expect(a).not.toBe(OLD);
+    expect(a).not.toContain(OLD);
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(consoleSessionSecret()).toBe(a);
+    process.env.APP_SECRET = NEW;
+    expect(consoleSessionSecret()).not.toBe(a);
+    process.env.NEXTAUTH_SECRET = 'set-by-the-operator';
+    expect(consoleSessionSecret()).toBe('set-by-the-operator');
+  });
+});
+
+describe('sealed values and key rotation', () => {
+  it('carry the id of the key that sealed them; APP_SECRET_PREVIOUS opens old ones until they are sealed again', () => {
+    process.env.APP_SECRET = OLD;
+    delete process.env.APP_SECRET_PREVIOUS;
+    const sealed = encrypt('sk_test_rotate');
+    const parts = sealed.split('.');
+    expect(parts).toHaveLength(4);
+    expect(isSealedWithCurrentKey(sealed)).toBe(true);
+    expect(decrypt(sealed)).toBe('sk_test_rotate');
+    const legacy = sealWithoutKeyId('whsec_legacy', OLD);
+    expect(decrypt(legacy)).toBe('whsec_legacy');
+    expect(isSealedWithCurrentKey(legacy)).toBe(false);
+
+    // A new secret alone cannot open what the old one sealed, and says why.
+    process.env.APP_SECRET = NEW;
+    expect(() => decrypt(sealed)).toThrow(`sealed with key ${parts[0]}, which is neither APP_SECRET nor APP_SECRET_PREVIOUS`);
+    expect(() => decrypt(legacy)).toThrow();
+
+    process.env.APP_SECRET_PREVIOUS = OLD;
+    expect(decrypt(sealed)).toBe('sk_test_rotate');
+    expect(decrypt(legacy)).toBe('whsec_legacy');
+    expect(isSealedWithCurrentKey(sealed)).toBe(false);
+    const resealed = encrypt(decrypt(sealed));
+    expect(resealed.split('.')[0]).not.toBe(parts[0]);
+    expect(isSealedWithCurrentKey(resealed)).toBe(true);
+
+    delete process.env.APP_SECRET_PREVIOUS;
+    expect(decrypt(resealed)).toBe('sk_test_rotate');
+  });
+
+  it('a short secret being retired is accepted as APP_SECRET_PREVIOUS', () => {
+    const legacy = sealWithoutKeyId('rk_test_short', 'test-secret');
+    process.env.APP_SECRET = NEW;
+    process.env.APP_SECRET_PREVIOUS = 'test-secret';
+    expect(decrypt(legacy)).toBe('rk_test_short');
+  });
+});
