@@ -2,6 +2,10 @@
 import { signIn } from 'next-auth/react';
 import { useState } from 'react';
 
+// Answered as SIGN_IN_LOCKED (lib/auth.ts); the limits of lib/console/sign-in.ts, in words.
+const LOCKED =
+  'Too many failed sign-ins for this email or from your network: sign-in is paused for 15 minutes, whatever the password. Try again later.';
+
 export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -17,7 +21,8 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
       callbackUrl,
     });
     setBusy(false);
-    if (!res || res.error) setError('That email and password do not match an admin of any company.');
+    if (res?.error === 'SignInLocked') setError(LOCKED);
+    else if (!res || res.error) setError('That email and password do not match an admin of any company.');
     else window.location.assign(res.url ?? callbackUrl);
   }
   return (

@@ -2,13 +2,14 @@ import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import { redirect } from 'next/navigation';
-import { eq, sql } from 'drizzle-orm';
 import { getDb } from './db/client';
-import { admins, companies } from './db/schema';
-import { verifyPassword } from './crypto';
 import { consoleSessionSecret } from './config';
+import { attemptSignIn, clientAddress } from './console/sign-in';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
+
+/** The error code next-auth hands to the sign-in form when attempts are refused. */
+export const SIGN_IN_LOCKED = 'SignInLocked';
 
 let options: NextAuthOptions | undefined;
 
@@ -22,16 +23,13 @@ export function authOptions(): NextAuthOptions {
       CredentialsProvider({
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
-        async authorize(credentials) {
-          if (!credentials?.email || !credentials.password) return null;
-          const db = await getDb();
-          const [row] = await db
-            .select({ admin: admins, companyName: companies.name })
-            .from(admins)
-            .innerJoin(companies, eq(companies.id, admins.companyId))
-            .where(eq(sql`lower(${admins.email})`, credentials.email.trim().toLowerCase()));
-          if (!row || !verifyPassword(credentials.password, row.admin.passwordHash)) return null;
-          return { id: row.admin.id, email: row.admin.email, name: row.companyName, companyId: row.admin.companyId, role: row.admin.role };
+        async authorize(credentials, req) {
+          if (typeof credentials?.email !== 'string' || typeof credentials.password !== 'string' || !credentials.email || !credentials.password) return null;
+          const result = await attemptSignIn({ db: await getDb(), email: credentials.email, password: credentials.password, address: clientAddress(req.headers ?? {}) });
+          if (result.status === 'locked') throw new Error(SIGN_IN_LOCKED);
+          if (result.status === 'failed') return null;
+          const a = result.admin;
+          return { id: a.id, email: a.email, name: a.companyName, companyId: a.companyId, role: a.role };
         },
       }),
     ],

@@ -1,7 +1,13 @@
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { decrypt, encrypt, isSealedWithCurrentKey } from './crypto';
+import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decrypt, encrypt, hashPassword, isSealedWithCurrentKey, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
 import { appSecret, consoleSessionSecret } from './config';
+
+// Every scrypt call is recorded, so a test can see which work a check did.
+vi.mock('node:crypto', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:crypto')>();
+  return { ...real, scrypt: vi.fn(real.scrypt) };
+});
 
 const OLD = 'old-secret-of-at-least-32-bytes-aaaaaaaaaa';
 const NEW = 'new-secret-of-at-least-32-bytes-bbbbbbbbbb';
@@ -12,6 +18,7 @@ afterEach(() => {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
+  vi.mocked(scrypt).mockClear();
 });
 
 /** A value sealed the way stored values were sealed before they carried a key id. */
@@ -82,5 +89,36 @@ describe('sealed values and key rotation', () => {
     process.env.APP_SECRET = NEW;
     process.env.APP_SECRET_PREVIOUS = 'test-secret';
     expect(decrypt(legacy)).toBe('rk_test_short');
+  });
+});
+
+describe('password hashes', () => {
+  it('are made with async scrypt at N=2^17 and store their parameters; the event loop keeps turning meanwhile', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const hash = await hashPassword('correct horse battery');
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(3);
+    expect(hash).toMatch(/^scrypt\$n=131072,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(PASSWORD_PARAMS.N).toBeGreaterThanOrEqual(2 ** 17);
+    expect(needsRehash(hash)).toBe(false);
+    expect(vi.mocked(scrypt).mock.calls.at(-1)?.[3]).toMatchObject({ N: 2 ** 17, r: 8, p: 1 });
+    expect(await verifyPassword('correct horse battery', hash)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
+  });
+
+  it('made before parameters were stored (scrypt$salt$hash, N=2^14) still verify and ask to be upgraded', async () => {
+    const salt = randomBytes(16);
+    const legacy = `scrypt$${salt.toString('base64url')}$${scryptSync('old password 1', salt, 32).toString('base64url')}`;
+    expect(needsRehash(legacy)).toBe(true);
+    expect(await verifyPassword('old password 1', legacy)).toBe(true);
+    expect(await verifyPassword('old password 2', legacy)).toBe(false);
+  });
+
+  it('an unknown account is checked against a dummy hash at full cost, and never matches', async () => {
+    vi.mocked(scrypt).mockClear();
+    expect(await verifyPassword('anything at all', null)).toBe(false);
+    expect(vi.mocked(scrypt)).toHaveBeenCalledTimes(1);
+    expect(vi.mocked(scrypt).mock.calls[0][3]).toMatchObject({ N: PASSWORD_PARAMS.N, r: PASSWORD_PARAMS.r, p: PASSWORD_PARAMS.p });
   });
 });

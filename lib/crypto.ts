@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { appSecret, previousAppSecret } from './config';
 
 export function sha256(value: string): string {
@@ -80,18 +80,80 @@ export function isSealedWithCurrentKey(sealed: string): boolean {
   return parts.length === 4 && parts[0] === currentKey().id;
 }
 
-export function hashPassword(password: string): string {
-  const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32);
-  return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+/**
+ * scrypt at N = 2^17, r = 8 (128 MiB, about half a second on one core), run on libuv's
+ * threads so sign-ins never stall the event loop. The parameters are stored beside each hash
+ * (`scrypt$n=131072,r=8,p=1$salt$hash`), so they can be raised later; hashes made before
+ * that (`scrypt$salt$hash`) used Node's defaults.
+ */
+export const PASSWORD_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
+const LEGACY_PARAMS = { N: 2 ** 14, r: 8, p: 1 } as const;
+type ScryptParams = { N: number; r: number; p: number };
+
+// Each hash holds 128 MiB while it runs: more at once would only queue on libuv's threads
+// (which DNS and file work share) and multiply the memory.
+const MAX_CONCURRENT_HASHES = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function deriveKey(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
+  if (running >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await new Promise<Buffer>((resolve, reject) =>
+      scrypt(password, salt, length, { ...params, maxmem: 256 * params.N * params.r }, (err, key) => (err ? reject(err) : resolve(key))),
+    );
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
 }
 
-export function verifyPassword(password: string, stored: string): boolean {
-  const [scheme, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length);
-  return timingSafeEqual(expected, actual);
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await deriveKey(password, salt, 32, PASSWORD_PARAMS);
+  const { N, r, p } = PASSWORD_PARAMS;
+  return `scrypt$n=${N},r=${r},p=${p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+type ParsedHash = { params: ScryptParams; salt: Buffer; hash: Buffer };
+
+function parseHash(stored: string): ParsedHash | null {
+  const parts = stored.split('$');
+  if (parts[0] !== 'scrypt') return null;
+  if (parts.length === 3 && parts[1] && parts[2]) return { params: LEGACY_PARAMS, salt: Buffer.from(parts[1], 'base64url'), hash: Buffer.from(parts[2], 'base64url') };
+  if (parts.length !== 4) return null;
+  const m = /^n=(\d+),r=(\d+),p=(\d+)$/.exec(parts[1]);
+  if (!m || !parts[2] || !parts[3]) return null;
+  return { params: { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }, salt: Buffer.from(parts[2], 'base64url'), hash: Buffer.from(parts[3], 'base64url') };
+}
+
+/** Whether a stored hash was made with weaker parameters than new hashes get. */
+export function needsRehash(stored: string): boolean {
+  const parsed = parseHash(stored);
+  return !parsed || parsed.params.N < PASSWORD_PARAMS.N || parsed.params.r < PASSWORD_PARAMS.r || parsed.params.p < PASSWORD_PARAMS.p;
+}
+
+/**
+ * A hash no password matches (its bytes are random, not derived), with today's parameters:
+ * checking a password against it costs what checking a real one costs.
+ */
+const DUMMY_HASH = `scrypt$n=${PASSWORD_PARAMS.N},r=${PASSWORD_PARAMS.r},p=${PASSWORD_PARAMS.p}$${randomBytes(16).toString('base64url')}$${randomBytes(32).toString('base64url')}`;
+
+/**
+ * Checks a password against a stored hash, or against the dummy hash when there is none (an
+ * unknown email), so both take the same time. A hash with weaker parameters also pays for a
+ * dummy check at today's, so an old account does not answer faster than an unknown email.
+ */
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  const parsed = parseHash(stored ?? DUMMY_HASH);
+  if (!parsed) {
+    await verifyPassword(password, null);
+    return false;
+  }
+  const actual = await deriveKey(password, parsed.salt, parsed.hash.length, parsed.params);
+  if (stored && needsRehash(stored)) await verifyPassword(password, null);
+  return stored !== null && timingSafeEqual(parsed.hash, actual);
 }
 
 export function safeEqual(a: string, b: string): boolean {

@@ -57,11 +57,14 @@ describe('npm run company:create', () => {
     const wrongKey = companyCreate(['--name', 'Hooli', '--email', 'a@hooli.test', '--processor-key', 'pk_test_1'], env);
     expect(wrongKey.status).toBe(2);
     expect(wrongKey.stderr).toMatch(/--processor-key/);
+    const shortPassword = companyCreate(['--name', 'Hooli', '--email', 'b@hooli.test', '--password', 'elevenchars'], env);
+    expect(shortPassword.status).toBe(2);
+    expect(shortPassword.stderr).toContain('company:create: password must be at least 12 characters');
     const shortSecret = companyCreate(['--name', 'Hooli', '--email', 'c@hooli.test'], { ...env, APP_SECRET: 'test-secret' });
     expect(shortSecret.status).toBe(1);
     expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
     expect(shortSecret.stdout).toBe('');
-  });
+  }, 120_000); // six command processes, slow to start on a busy machine
 });
 
 describe.skipIf(t.kind === 'postgres' || process.env.TEST_DB === 'postgres')('the embedded database lock', () => {

@@ -1,11 +1,12 @@
 'use client';
 import { ActionForm, Field, type FormAction } from './action-form';
+import { MIN_PASSWORD_LENGTH } from '@/lib/password-policy';
 
 export function InviteForm({ action }: { action: FormAction }) {
   return (
     <ActionForm action={action} submitLabel="Invite admin" pendingLabel="Inviting…" label="Invite an admin" className="space-y-3">
       <Field name="email" label="Their email" type="email" autoComplete="off" />
-      <Field name="password" label="A password for them" type="password" autoComplete="new-password" hint="At least 8 characters. Tell them privately; they can change it after signing in." />
+      <Field name="password" label="A password for them" type="password" autoComplete="new-password" hint={`At least ${MIN_PASSWORD_LENGTH} characters. Tell them privately; they can change it after signing in.`} />
     </ActionForm>
   );
 }
@@ -16,7 +17,13 @@ export function ChangePasswordForm({ action, email }: { action: FormAction; emai
       {/* Lets password managers tie the new password to this sign-in. */}
       <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
       <Field name="current_password" label="Current password" type="password" autoComplete="current-password" />
-      <Field name="new_password" label="New password" type="password" autoComplete="new-password" hint="At least 8 characters." />
+      <Field
+        name="new_password"
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        hint={`At least ${MIN_PASSWORD_LENGTH} characters.`}
+      />
     </ActionForm>
   );
 }

@@ -9,9 +9,9 @@ import { verifyPassword } from '../crypto';
 import { effectiveState, listEvents } from '../billing/events/events';
 import type { EventListQuery } from '../api/schemas/events';
 import { accountTotals, clearDashboardCache, dailyTotals, EXACT_LIMIT } from './dashboard';
-import { formValues, orNotFound } from './forms';
+import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
 import { listAccountsOnPlan } from './queries';
-import { changePassword, inviteAdmin, listAdmins } from './team';
+import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange } from './team';
 
 const t = useTestDatabase();
 const DAY = 86_400_000;
@@ -266,7 +266,7 @@ describe('team', () => {
   it('only the owner invites; emails are unique; an admin changes their own password', async () => {
     const db = t.database.db;
     const c = await newCompany(t, { name: 'Team Co', password: 'owner password' });
-    const input = { email: `ops-${Date.now()}@team.test`, password: 'long enough' };
+    const input = { email: `ops-${Date.now()}@team.test`, password: 'long enough!' };
     await expect(inviteAdmin({ db, companyId: c.company.id, inviterRole: 'admin', input })).rejects.toMatchObject({ type: 'unauthorized' });
     const admin = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input });
     expect(admin.role).toBe('admin');
@@ -278,9 +278,26 @@ describe('team', () => {
     await expect(changePassword({ db, companyId: c.company.id, adminId: admin.id, input: { current_password: 'wrong', new_password: 'brand new pass' } })).rejects.toMatchObject({ param: 'current_password' });
     // Another company's admin id is not found here either.
     const other = await newCompany(t, { name: 'Elsewhere' });
-    await expect(changePassword({ db, companyId: other.company.id, adminId: admin.id, input: { current_password: 'long enough', new_password: 'brand new pass' } })).rejects.toMatchObject({ param: 'current_password' });
-    await changePassword({ db, companyId: c.company.id, adminId: admin.id, input: { current_password: 'long enough', new_password: 'brand new pass' } });
+    await expect(changePassword({ db, companyId: other.company.id, adminId: admin.id, input: { current_password: 'long enough!', new_password: 'brand new pass' } })).rejects.toMatchObject({ param: 'current_password' });
+    await changePassword({ db, companyId: c.company.id, adminId: admin.id, input: { current_password: 'long enough!', new_password: 'brand new pass' } });
     const [row] = await db.select().from(admins).where(sql`id = ${admin.id}`);
-    expect(verifyPassword('brand new pass', row.passwordHash)).toBe(true);
+    expect(await verifyPassword('brand new pass', row.passwordHash)).toBe(true);
+  });
+
+  it('every new password has at least 12 characters', () => {
+    const short = { email: 'short@team.test', password: 'eleven char' };
+    expect(parseForm(adminInvite, short)).toEqual([{ param: 'password', message: 'password must be at least 12 characters' }]);
+    expect(parseForm(adminInvite, { ...short, password: 'twelve chars' })).toEqual([]);
+    expect(parseForm(passwordChange, { current_password: 'x', new_password: 'eleven char' })).toEqual([{ param: 'new_password', message: 'new_password must be at least 12 characters' }]);
   });
 });
+
+/** The field errors a console form gets for these values. */
+function parseForm(schema: Parameters<typeof parseWith>[0], value: unknown) {
+  try {
+    parseWith(schema, value);
+    return [];
+  } catch (err) {
+    return (err as FormInvalid).errors;
+  }
+}

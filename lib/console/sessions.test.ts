@@ -1,10 +1,48 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { startAppServer } from '../testing/servers';
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../testing/harness';
+import { startAppServer, type AppServer } from '../testing/servers';
+import { signInAttempts } from '../db/schema';
+import { SIGN_IN_LIMITS } from './sign-in';
 
+const t = useTestDatabase();
 const onPostgres = process.env.TEST_DB === 'postgres';
+
+type Jar = Map<string, string>;
+const cookieHeader = (jar: Jar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+function keepCookies(jar: Jar, res: Response) {
+  for (const c of res.headers.getSetCookie()) {
+    const [pair] = c.split(';');
+    const i = pair.indexOf('=');
+    jar.set(pair.slice(0, i), pair.slice(i + 1));
+  }
+}
+
+/** next-auth's credentials sign-in over HTTP, as the sign-in form does it: null on success, else the error code. */
+async function signIn(base: string, email: string, password: string, jar: Jar = new Map(), forwardedFor = '192.0.2.10'): Promise<string | null> {
+  const csrf = await fetch(`${base}/api/auth/csrf`, { headers: { 'x-forwarded-for': forwardedFor } });
+  keepCookies(jar, csrf);
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const res = await fetch(`${base}/api/auth/callback/credentials`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar), 'x-forwarded-for': forwardedFor },
+    body: new URLSearchParams({ email, password, csrfToken, json: 'true', callbackUrl: `${base}/console` }),
+  });
+  keepCookies(jar, res);
+  const { url } = (await res.json()) as { url: string };
+  return new URL(url).searchParams.get('error');
+}
+
+/** A console page with this session: its status, and where a redirect leads. */
+async function page(base: string, jar: Jar, p = '/console/team') {
+  const res = await fetch(`${base}${p}`, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+  return { status: res.status, location: res.headers.get('location'), body: res.status === 200 ? await res.text() : '' };
+}
 
 describe.skipIf(onPostgres)('APP_SECRET at start', () => {
   it('a server with an APP_SECRET shorter than 32 bytes stops with a message naming it', async () => {
@@ -14,5 +52,35 @@ describe.skipIf(onPostgres)('APP_SECRET at start', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe.skipIf(!onPostgres)('console sign-in and sessions across two app processes on one PostgreSQL', () => {
+  const servers: AppServer[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) servers.push(await startAppServer({ DATABASE_URL: t.url!, WORKER: '0' }));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+  const [a, b] = [() => servers[0].url, () => servers[1].url];
+
+  it('failures on both processes add up: the email is locked out on each, right password or not', async () => {
+    const co = await newCompany(t, { password: 'the right password' });
+    const email = co.company.email;
+    for (let i = 0; i < SIGN_IN_LIMITS.email; i++) {
+      expect(await signIn(i % 2 ? a() : b(), email, `wrong ${i}`, new Map(), `198.51.100.${i}`)).toBe('CredentialsSignin');
+    }
+    expect(await signIn(a(), email, 'the right password')).toBe('SignInLocked');
+    expect(await signIn(b(), email, 'the right password')).toBe('SignInLocked');
+    const jar: Jar = new Map();
+    expect(await page(a(), jar)).toMatchObject({ status: 307, location: expect.stringContaining('/console/sign-in') });
+  });
+
+  it('the client address is the last X-Forwarded-For entry', async () => {
+    const email = `nobody-${randomBytes(3).toString('hex')}@nowhere.test`;
+    expect(await signIn(a(), email, 'a guess', new Map(), 'spoofed-by-client, 203.0.113.77')).toBe('CredentialsSignin');
+    const rows = await t.database.db.select().from(signInAttempts).where(eq(signInAttempts.key, '203.0.113.77'));
+    expect(rows.map((r) => r.scope)).toEqual(['address']);
   });
 });

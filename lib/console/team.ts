@@ -36,7 +36,7 @@ export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: D
   try {
     const [admin] = await db
       .insert(admins)
-      .values({ id: newId('u'), companyId, email: input.email, passwordHash: hashPassword(input.password), role: 'admin', createdAt: now() })
+      .values({ id: newId('u'), companyId, email: input.email, passwordHash: await hashPassword(input.password), role: 'admin', createdAt: now() })
       .returning({ id: admins.id, email: admins.email, role: admins.role, createdAt: admins.createdAt });
     return admin;
   } catch (err) {
@@ -47,6 +47,8 @@ export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: D
 
 export async function changePassword({ db, companyId, adminId, input }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange> }) {
   const [admin] = await db.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
-  if (!admin || !verifyPassword(input.current_password, admin.passwordHash)) throw invalid('That is not your current password.', 'current_password');
-  await db.update(admins).set({ passwordHash: hashPassword(input.new_password) }).where(eq(admins.id, admin.id));
+  // An unknown admin id costs the same check as a wrong password.
+  const matches = await verifyPassword(input.current_password, admin?.passwordHash ?? null);
+  if (!admin || !matches) throw invalid('That is not your current password.', 'current_password');
+  await db.update(admins).set({ passwordHash: await hashPassword(input.new_password) }).where(eq(admins.id, admin.id));
 }

@@ -93,7 +93,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'CompanyCreate.email': 'Contact email of the company.',
   'CompanyCreate.processor_key': "The company's Stripe secret (sk_...) or restricted (rk_...) key; needs write access to customers, payment intents and payment methods. Stored encrypted.",
   'CompanyCreate.processor_publishable_key': 'Stripe publishable key (pk_...) for the hosted card collector.',
-  'CompanyCreate.password': "Console owner's sign-in password (at least 8 characters).",
+  'CompanyCreate.password': "Console owner's sign-in password (12 to 200 characters).",
 
   'TestClockAdvance.seconds': 'Seconds to move the clock forward; 0 runs everything already due.',
 };

@@ -84,6 +84,14 @@ describe('registering companies', () => {
       expect(res.body.error.message).toBeTruthy();
     }
   });
+
+  it('a console password has at least 12 characters', async () => {
+    const short = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'X', email: 'short@x.io', password: 'elevenchars' } });
+    expect(short.status).toBe(400);
+    expect(short.body.error).toMatchObject({ type: 'invalid_request', param: 'password', message: 'password must be at least 12 characters' });
+    const long = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'X', email: 'long@x.io', password: 'twelve chars' } });
+    expect(long.status).toBe(200);
+  });
 });
 
 describe('API keys', () => {

@@ -57,16 +57,17 @@ export async function createCompany({ db, input }: { db: Db; input: CompanyInput
     createdAt: at,
   };
   const { secret, row } = newApiKeyRow(company.id, at);
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
   try {
     await db.transaction(async (tx) => {
       await tx.insert(companies).values(company);
       await tx.insert(apiKeys).values(row);
-      if (input.password) {
+      if (passwordHash) {
         await tx.insert(admins).values({
           id: newId('u'),
           companyId: company.id,
           email: input.email,
-          passwordHash: hashPassword(input.password),
+          passwordHash,
           role: 'owner',
           createdAt: at,
         });

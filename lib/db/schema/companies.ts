@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export const companies = pgTable('companies', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   email: text('email').notNull(),
-  // AES-256-GCM ciphertext (iv.tag.data, base64url) of the company's Stripe secret or restricted key.
+  // AES-256-GCM ciphertext (keyId.iv.tag.data, base64url; lib/crypto) of the company's Stripe secret or restricted key.
   processorKeyEnc: text('processor_key_enc'),
   processorPublishableKey: text('processor_publishable_key'),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -32,12 +32,34 @@ export const admins = pgTable(
     id: text('id').primaryKey(),
     companyId: text('company_id').notNull().references(() => companies.id),
     email: text('email').notNull(),
-    // scrypt$N$salt$hash
+    // scrypt$n=N,r=R,p=P$salt$hash (or scrypt$salt$hash, made with Node's defaults before parameters were stored)
     passwordHash: text('password_hash').notNull(),
     role: text('role').notNull().default('admin'),
+    // Console sessions carry the version they were signed in at; a password change raises it,
+    // which ends every session of this admin at their next request.
+    sessionVersion: integer('session_version').notNull().default(1),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (t) => [uniqueIndex('admins_email').on(sql`lower(${t.email})`)],
+);
+
+/**
+ * Console sign-in attempts, one row per attempt and scope ('email': the lower-cased email;
+ * 'address': the client address), kept while they count (15 minutes) or hold a lock. Rows are
+ * written before the password is checked, so parallel guesses count too; a success removes
+ * its own. In the database, so every process sees the same counts.
+ */
+export const signInAttempts = pgTable(
+  'sign_in_attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull(),
+    // Set on the failure that reached the limit: the scope's key is refused until then.
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('sign_in_attempts_key').on(t.scope, t.key, t.at), index('sign_in_attempts_at').on(t.at)],
 );
 
 export const idempotencyKeys = pgTable(
