@@ -22,8 +22,12 @@ export function ChangePasswordForm({ action, email }: { action: FormAction; emai
         label="New password"
         type="password"
         autoComplete="new-password"
-        hint={`At least ${MIN_PASSWORD_LENGTH} characters.`}
+        hint={`At least ${MIN_PASSWORD_LENGTH} characters. Every session of yours ends, this one too: you sign in again with the new password.`}
       />
     </ActionForm>
   );
+}
+
+export function RemoveAdminForm({ action, email }: { action: FormAction; email: string }) {
+  return <ActionForm action={action} submitLabel="Remove" confirm={`Remove ${email}`} variant="danger" pendingLabel="Removing…" label={`Remove ${email}`} className="space-y-2" />;
 }

@@ -11,7 +11,8 @@ import type { EventListQuery } from '../api/schemas/events';
 import { accountTotals, clearDashboardCache, dailyTotals, EXACT_LIMIT } from './dashboard';
 import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
 import { listAccountsOnPlan } from './queries';
-import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange } from './team';
+import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
+import { findSessionUser } from '../auth';
 
 const t = useTestDatabase();
 const DAY = 86_400_000;
@@ -289,6 +290,33 @@ describe('team', () => {
     expect(parseForm(adminInvite, short)).toEqual([{ param: 'password', message: 'password must be at least 12 characters' }]);
     expect(parseForm(adminInvite, { ...short, password: 'twelve chars' })).toEqual([]);
     expect(parseForm(passwordChange, { current_password: 'x', new_password: 'eleven char' })).toEqual([{ param: 'new_password', message: 'new_password must be at least 12 characters' }]);
+  });
+
+  it('a session ends at once when its admin changes password or is removed; the company keeps an owner', async () => {
+    const db = t.database.db;
+    const c = await newCompany(t, { name: 'Revoking Co', password: 'owner password' });
+    const [ownerRow] = await db.select().from(admins).where(sql`company_id = ${c.company.id}`);
+    const a = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { email: `rev-${Date.now()}@team.test`, password: 'first password' } });
+    const claims = (id: string, sv: number, companyId = c.company.id) => ({ sub: id, companyId, sv });
+    expect(await findSessionUser(db, claims(a.id, 1))).toEqual({ id: a.id, email: a.email, companyId: c.company.id, companyName: 'Revoking Co', role: 'admin' });
+    // A token from before session versions, or for another company, speaks for nobody.
+    expect(await findSessionUser(db, { sub: a.id, companyId: c.company.id })).toBeNull();
+    const other = await newCompany(t, { name: 'Elsewhere' });
+    expect(await findSessionUser(db, claims(a.id, 1, other.company.id))).toBeNull();
+
+    await changePassword({ db, companyId: c.company.id, adminId: a.id, input: { current_password: 'first password', new_password: 'second password' } });
+    expect(await findSessionUser(db, claims(a.id, 1))).toBeNull();
+    expect(await findSessionUser(db, claims(a.id, 2))).toMatchObject({ id: a.id });
+
+    const owner = { id: ownerRow.id, role: 'owner' };
+    await expect(removeAdmin({ db, companyId: c.company.id, actor: { id: a.id, role: 'admin' }, adminId: ownerRow.id })).rejects.toMatchObject({ type: 'unauthorized' });
+    await expect(removeAdmin({ db, companyId: c.company.id, actor: owner, adminId: ownerRow.id })).rejects.toMatchObject({ type: 'invalid_request', param: 'admin_id', message: expect.stringContaining('only owner') });
+    await expect(removeAdmin({ db, companyId: other.company.id, actor: owner, adminId: a.id })).rejects.toMatchObject({ type: 'not_found' });
+    expect(await findSessionUser(db, claims(a.id, 2))).toMatchObject({ id: a.id });
+    expect(await removeAdmin({ db, companyId: c.company.id, actor: owner, adminId: a.id })).toMatchObject({ id: a.id, email: a.email });
+    expect(await findSessionUser(db, claims(a.id, 2))).toBeNull();
+    expect((await listAdmins({ db, companyId: c.company.id })).map((x) => x.id)).toEqual([ownerRow.id]);
+    expect(await findSessionUser(db, claims(ownerRow.id, 1))).toMatchObject({ id: ownerRow.id, role: 'owner' });
   });
 });
 

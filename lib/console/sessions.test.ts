@@ -6,8 +6,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { startAppServer, type AppServer } from '../testing/servers';
-import { signInAttempts } from '../db/schema';
+import { admins, signInAttempts } from '../db/schema';
 import { SIGN_IN_LIMITS } from './sign-in';
+import { changePassword, inviteAdmin, removeAdmin } from './team';
 
 const t = useTestDatabase();
 const onPostgres = process.env.TEST_DB === 'postgres';
@@ -82,5 +83,33 @@ describe.skipIf(!onPostgres)('console sign-in and sessions across two app proces
     expect(await signIn(a(), email, 'a guess', new Map(), 'spoofed-by-client, 203.0.113.77')).toBe('CredentialsSignin');
     const rows = await t.database.db.select().from(signInAttempts).where(eq(signInAttempts.key, '203.0.113.77'));
     expect(rows.map((r) => r.scope)).toEqual(['address']);
+  });
+
+  it('a session ends at once, in every process, when its admin changes password or is removed', async () => {
+    const db = t.database.db;
+    const co = await newCompany(t, { name: 'Sessions Co', password: 'owner password 1' });
+    const [owner] = await db.select().from(admins).where(eq(admins.companyId, co.company.id));
+    const invited = await inviteAdmin({ db, companyId: co.company.id, inviterRole: 'owner', input: { email: `ses-${randomBytes(3).toString('hex')}@team.test`, password: 'first password' } });
+    const first: Jar = new Map();
+    const second: Jar = new Map();
+    expect(await signIn(a(), invited.email, 'first password', first)).toBeNull();
+    expect(await signIn(b(), invited.email, 'first password', second)).toBeNull();
+    const seen = await page(b(), first);
+    expect(seen.status).toBe(200);
+    expect(seen.body).toContain(invited.email);
+    expect((await page(a(), second)).status).toBe(200);
+
+    await changePassword({ db, companyId: co.company.id, adminId: invited.id, input: { current_password: 'first password', new_password: 'second password' } });
+    for (const base of [a(), b()]) {
+      for (const jar of [first, second]) expect(await page(base, jar)).toMatchObject({ status: 307, location: expect.stringContaining('/console/sign-in') });
+    }
+    expect(await signIn(a(), invited.email, 'first password', first)).toBe('CredentialsSignin');
+    expect(await signIn(a(), invited.email, 'second password', first)).toBeNull();
+    expect((await page(b(), first, '/console')).status).toBe(200);
+
+    await removeAdmin({ db, companyId: co.company.id, actor: { id: owner.id, role: 'owner' }, adminId: invited.id });
+    expect(await page(b(), first, '/console')).toMatchObject({ status: 307, location: expect.stringContaining('/console/sign-in') });
+    expect(await page(a(), first, '/console/accounts')).toMatchObject({ status: 307 });
+    expect(await signIn(a(), invited.email, 'second password')).toBe('CredentialsSignin');
   });
 });

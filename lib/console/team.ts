@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../db/client';
 import { admins } from '../db/schema';
 import { hashPassword, verifyPassword } from '../crypto';
 import { newId } from '../ids';
 import { now } from '../clock';
-import { ApiError, conflict, invalid } from '../errors';
+import { ApiError, conflict, invalid, notFound } from '../errors';
 import { email } from '../api/schemas/common';
 import { companyCreate } from '../api/schemas/companies';
 
@@ -45,10 +45,44 @@ export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: D
   }
 }
 
+/**
+ * Changes the signed-in admin's own password and raises their session version, so every
+ * session of theirs (this one included) ends: they sign in again with the new password.
+ */
 export async function changePassword({ db, companyId, adminId, input }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange> }) {
   const [admin] = await db.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
   // An unknown admin id costs the same check as a wrong password.
   const matches = await verifyPassword(input.current_password, admin?.passwordHash ?? null);
   if (!admin || !matches) throw invalid('That is not your current password.', 'current_password');
-  await db.update(admins).set({ passwordHash: await hashPassword(input.new_password) }).where(eq(admins.id, admin.id));
+  const passwordHash = await hashPassword(input.new_password);
+  // Only over the hash just checked: two changes at once cannot both pass with the same old password.
+  const [changed] = await db
+    .update(admins)
+    .set({ passwordHash, sessionVersion: sql`${admins.sessionVersion} + 1` })
+    .where(and(eq(admins.id, admin.id), eq(admins.passwordHash, admin.passwordHash)))
+    .returning({ id: admins.id });
+  if (!changed) throw invalid('Your password was changed meanwhile: sign in again.', 'current_password');
+}
+
+/**
+ * The owner removes an admin: the admin's sessions end at their next request. The company
+ * always keeps an owner, so the last one cannot be removed (nor remove themselves).
+ */
+export async function removeAdmin({ db, companyId, actor, adminId }: { db: Db; companyId: string; actor: { id: string; role: string }; adminId: string }) {
+  if (actor.role !== 'owner') throw new ApiError('unauthorized', 'Only the owner of the company can remove admins.');
+  return db.transaction(async (tx) => {
+    // Owners of the company, locked, so two owners removing each other cannot both succeed.
+    const owners = await tx
+      .select({ id: admins.id })
+      .from(admins)
+      .where(and(eq(admins.companyId, companyId), eq(admins.role, 'owner')))
+      .for('update');
+    const [target] = await tx.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
+    if (!target) throw notFound('admin', 'admin_id');
+    if (target.role === 'owner' && owners.length <= 1) {
+      throw invalid(target.id === actor.id ? 'You are the only owner: the company cannot be left without one.' : 'The company cannot be left without an owner.', 'admin_id');
+    }
+    await tx.delete(admins).where(eq(admins.id, target.id));
+    return { id: target.id, email: target.email, role: target.role };
+  });
 }

@@ -1,9 +1,10 @@
 'use server';
 import { revalidatePath } from 'next/cache';
+import { redirect } from 'next/navigation';
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { act, field, parseWith, type FormState } from '@/lib/console/forms';
-import { adminInvite, changePassword, inviteAdmin, passwordChange } from '@/lib/console/team';
+import { adminInvite, changePassword, inviteAdmin, passwordChange, removeAdmin } from '@/lib/console/team';
 
 export async function inviteAdminAction(_: FormState, fd: FormData): Promise<FormState> {
   return act(async () => {
@@ -15,11 +16,23 @@ export async function inviteAdminAction(_: FormState, fd: FormData): Promise<For
   });
 }
 
+/** Every session of the admin ends with the old password, this one too: they sign in again. */
 export async function changePasswordAction(_: FormState, fd: FormData): Promise<FormState> {
   return act(async () => {
     const user = await requireUser();
     const input = parseWith(passwordChange, { current_password: String(fd.get('current_password') ?? ''), new_password: String(fd.get('new_password') ?? '') });
     await changePassword({ db: await getDb(), companyId: user.companyId, adminId: user.id, input });
-    return 'Your password is changed.';
+    redirect('/console/sign-in?notice=password-changed');
+  });
+}
+
+export async function removeAdminAction(adminId: string, _: FormState, _fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const removed = await removeAdmin({ db: await getDb(), companyId: user.companyId, actor: user, adminId });
+    if (removed.id === user.id) redirect('/console/sign-in');
+    revalidatePath('/console/team');
+    // The form goes with the removed row, so the page itself tells how it went.
+    redirect('/console/team?removed=1');
   });
 }

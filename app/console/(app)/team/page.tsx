@@ -1,20 +1,29 @@
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { listAdmins } from '@/lib/console/team';
-import { ChangePasswordForm, InviteForm } from '@/components/console/team-forms';
+import { ChangePasswordForm, InviteForm, RemoveAdminForm } from '@/components/console/team-forms';
 import { Badge, PageHeader, Section, Table, Td, Time } from '@/components/console/ui';
-import { changePasswordAction, inviteAdminAction } from './actions';
+import { changePasswordAction, inviteAdminAction, removeAdminAction } from './actions';
 
 export const metadata = { title: 'Team' };
 
-export default async function TeamPage() {
+export default async function TeamPage({ searchParams }: { searchParams: Promise<{ removed?: string }> }) {
   const user = await requireUser();
+  const { removed } = await searchParams;
   const admins = await listAdmins({ db: await getDb(), companyId: user.companyId });
+  const owners = admins.filter((a) => a.role === 'owner').length;
+  // The company keeps an owner: the last one is not offered for removal.
+  const removable = (a: (typeof admins)[number]) => user.role === 'owner' && (a.role !== 'owner' || owners > 1);
   return (
     <>
       <PageHeader title="Team" description="Everyone who can sign in to this console. Every admin sees and changes all of the company's billing." />
+      {removed && (
+        <p role="status" className="mb-4 rounded border border-green-300 bg-green-50 p-3 text-sm text-green-900">
+          The admin is removed: their sessions have ended, and they can no longer sign in.
+        </p>
+      )}
       <Section title="Admins">
-        <Table caption="Admins" head={['Email', 'Role', 'Added']}>
+        <Table caption="Admins" head={user.role === 'owner' ? ['Email', 'Role', 'Added', ''] : ['Email', 'Role', 'Added']}>
           {admins.map((a) => (
             <tr key={a.id}>
               <Td className="break-all">
@@ -25,6 +34,7 @@ export default async function TeamPage() {
                 <Badge value={a.role} tone={a.role === 'owner' ? 'blue' : 'slate'} />
               </Td>
               <Td><Time value={a.createdAt} /></Td>
+              {user.role === 'owner' && <Td>{removable(a) && <RemoveAdminForm action={removeAdminAction.bind(null, a.id)} email={a.email} />}</Td>}
             </tr>
           ))}
         </Table>
