@@ -13,10 +13,13 @@ export type DbKind = 'embedded' | 'postgres';
 export interface Database {
   db: Db;
   kind: DbKind;
+  /** Applies the committed migrations not applied yet (PostgreSQL: under an advisory lock). */
+  migrate(): Promise<void>;
   close(): Promise<void>;
 }
 
-const migrationsFolder = path.join(process.cwd(), 'drizzle');
+/** The committed migrations: `drizzle/` beside the server (the repository, or /app in the image). */
+export const migrationsFolder = path.join(process.cwd(), 'drizzle');
 
 /** Runs raw SQL and returns rows, hiding the two drivers' different result shapes. */
 export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
@@ -66,19 +69,33 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   });
   const db = drizzle(preparing(client), { schema }) as unknown as Db;
+  const database: Database = {
+    db,
+    kind: 'postgres',
+    migrate: async () => {
+      const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+      // Several app and worker processes may start together: one migrates, the others wait.
+      // The lock is the session's: it needs a direct connection, not a transaction-mode pooler.
+      const lock = await client.reserve();
+      try {
+        await lock`select pg_advisory_lock(727274)`;
+        await migrate(drizzle(client, { schema }), { migrationsFolder });
+      } finally {
+        await lock`select pg_advisory_unlock(727274)`.catch(() => {});
+        lock.release();
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
   if (opts.migrate !== false) {
-    const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-    // Several app and worker processes may start together: one migrates, the others wait.
-    const lock = await client.reserve();
     try {
-      await lock`select pg_advisory_lock(727274)`;
-      await migrate(drizzle(client, { schema }), { migrationsFolder });
-    } finally {
-      await lock`select pg_advisory_unlock(727274)`;
-      lock.release();
+      await database.migrate();
+    } catch (err) {
+      await client.end({ timeout: 1 }).catch(() => {});
+      throw err;
     }
   }
-  return { db, kind: 'postgres', close: () => client.end({ timeout: 5 }) };
+  return database;
 }
 
 type PgClient = import('postgres').Sql;
@@ -122,7 +139,7 @@ function preparing(client: PgClient): PgClient {
  * Opens the embedded database. PGlite takes no lock of its own and two processes on one
  * directory silently corrupt it, so we hold an exclusive lock file for the process lifetime.
  */
-export async function openEmbedded(dataDir: string | null): Promise<Database> {
+export async function openEmbedded(dataDir: string | null, opts: { migrate?: boolean } = {}): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   let release = () => {};
@@ -136,16 +153,20 @@ export async function openEmbedded(dataDir: string | null): Promise<Database> {
   }
   await client.waitReady;
   const db = drizzle(client, { schema }) as unknown as Db;
-  const { migrate } = await import('drizzle-orm/pglite/migrator');
-  await migrate(drizzle(client, { schema }), { migrationsFolder });
-  return {
+  const database: Database = {
     db,
     kind: 'embedded',
+    migrate: async () => {
+      const { migrate } = await import('drizzle-orm/pglite/migrator');
+      await migrate(drizzle(client, { schema }), { migrationsFolder });
+    },
     close: async () => {
       await client.close();
       release();
     },
   };
+  if (opts.migrate !== false) await database.migrate();
+  return database;
 }
 
 export class DataDirLockedError extends Error {}
@@ -194,22 +215,63 @@ function isAlive(pid: number): boolean {
 type Holder = { promise?: Promise<Database>; database?: Database };
 const holder: Holder = ((globalThis as { __billingDb?: Holder }).__billingDb ??= {});
 
-/** The process-wide database, opened once (route handlers, pages and instrumentation share it). */
+/** MIGRATE=0: this process leaves migrating to `npm run db:migrate` (readiness then checks they are applied). */
+export const migratesAtStart = () => process.env.MIGRATE !== '0';
+
+/**
+ * The process-wide database, opened once (route handlers, pages and instrumentation share it).
+ * A failed open is not kept: the next caller tries again (PostgreSQL may come up after us).
+ */
 export function getDatabase(): Promise<Database> {
   if (!holder.promise) {
     const url = process.env.DATABASE_URL;
-    holder.promise = (url ? openPostgres(url) : openEmbedded(process.env.DATA_DIR || '.data')).then((d) => {
+    const migrate = migratesAtStart();
+    const opening = (url ? openPostgres(url, { migrate }) : openEmbedded(process.env.DATA_DIR || '.data', { migrate })).then((d) => {
       holder.database = d;
       return d;
     });
-    holder.promise.catch((err) => {
+    holder.promise = opening;
+    opening.catch((err) => {
       if (err instanceof DataDirLockedError) {
         console.error(err.message);
         process.exit(1);
       }
+      if (holder.promise === opening) holder.promise = undefined;
     });
   }
   return holder.promise;
+}
+
+/** Closes the process-wide database if it was opened; the next getDatabase opens it again. */
+export async function closeDatabase(): Promise<void> {
+  const opening = holder.promise;
+  holder.promise = undefined;
+  holder.database = undefined;
+  const database = await opening?.catch(() => null);
+  await database?.close();
+}
+
+type JournalEntry = { idx: number; when: number; tag: string };
+let journal: JournalEntry[] | undefined;
+
+/** The committed migrations, oldest first (drizzle/meta/_journal.json). */
+export function committedMigrations(): JournalEntry[] {
+  journal ??= (JSON.parse(fs.readFileSync(path.join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] }).entries;
+  return journal;
+}
+
+/**
+ * The committed migrations this database has not applied yet. drizzle applies, in order, every
+ * migration newer than the newest one it recorded, so the same rule tells what it would apply.
+ */
+export async function pendingMigrations(db: Db): Promise<JournalEntry[]> {
+  const [{ exists }] = await query<{ exists: boolean }>(db, sql`select to_regclass('drizzle.__drizzle_migrations') is not null as exists`);
+  let latest = -Infinity;
+  if (exists) {
+    const [row] = await query<{ latest: string | number | null }>(db, sql`select max(created_at) as latest from drizzle.__drizzle_migrations`);
+    if (row?.latest !== null && row?.latest !== undefined) latest = Number(row.latest);
+  }
+  return committedMigrations().filter((m) => m.when > latest);
 }
 
 export async function getDb(): Promise<Db> {

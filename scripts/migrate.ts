@@ -1,0 +1,28 @@
+// `npm run db:migrate` (or `node dist/migrate.mjs` in the image): applies the committed
+// migrations (drizzle/) and exits, as a deploy step before app and worker processes start with
+// MIGRATE=0. On PostgreSQL it takes a session advisory lock, so give it a direct connection
+// (not a transaction-mode pooler); several runs at once apply everything exactly once.
+import { committedMigrations, openEmbedded, openPostgres, pendingMigrations, type Database } from '../lib/db/client';
+
+const url = process.env.DATABASE_URL;
+let database: Database;
+try {
+  database = url ? await openPostgres(url, { max: 2, migrate: false }) : await openEmbedded(process.env.DATA_DIR || '.data', { migrate: false });
+} catch (err) {
+  console.error(`db:migrate: could not open the database: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
+try {
+  const pending = await pendingMigrations(database.db);
+  await database.migrate();
+  const left = await pendingMigrations(database.db);
+  if (left.length) throw new Error(`${left.length} migration(s) still not applied (first: ${left[0].tag})`);
+  const latest = committedMigrations().at(-1)?.tag ?? 'none';
+  const where = url ? 'PostgreSQL' : `the embedded database in ${process.env.DATA_DIR || '.data'}`;
+  console.log(pending.length ? `db:migrate: applied ${pending.length} migration(s) to ${where}; latest is ${latest}` : `db:migrate: ${where} is up to date (latest is ${latest})`);
+  await database.close();
+} catch (err) {
+  console.error(`db:migrate: ${err instanceof Error ? err.message : String(err)}`);
+  await database.close().catch(() => {});
+  process.exit(1);
+}
