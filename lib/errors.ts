@@ -11,7 +11,8 @@ export type ErrorType =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal'
-  | 'processor_error';
+  | 'processor_error'
+  | 'service_unavailable';
 
 export const STATUS: Record<ErrorType, number> = {
   invalid_request: 400,
@@ -26,6 +27,7 @@ export const STATUS: Record<ErrorType, number> = {
   rate_limited: 429,
   internal: 500,
   processor_error: 502,
+  service_unavailable: 503,
 };
 
 export class ApiError extends Error {

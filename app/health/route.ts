@@ -1,9 +1,7 @@
-import { ok, withPublic, methodsNotAllowed } from '@/lib/api/route';
-import { query, sql } from '@/lib/db/client';
+import { methodsNotAllowed } from '@/lib/api/route';
+import { probeResponse, readiness } from '@/lib/probes';
 
-// GET /health – no auth; proves the database answers
-export const GET = withPublic({}, async ({ db, dbKind }) => {
-  await query(db, sql`select 1`);
-  return ok({ status: 'ok', database: dbKind });
-});
+// GET /health – the readiness probe under its older name (same answer as /readyz).
+export const dynamic = 'force-dynamic';
+export const GET = () => probeResponse(readiness);
 export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -6,7 +6,7 @@ import { OPERATIONS } from './openapi/operations';
 const t = useTestDatabase();
 
 // Routes outside the company API: public pages and next-auth's own handler.
-const PUBLIC = [/^\/health$/, /^\/collect\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
+const PUBLIC = [/^\/(health|livez|readyz)$/, /^\/collect\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
 const OPERATOR = [/^\/v1\/companies$/, /^\/v1\/test_clock/];
 
 function concrete(path: string, companyId: string): string {

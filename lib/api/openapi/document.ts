@@ -24,6 +24,7 @@ const STATUS_RESPONSE: Record<number, string> = {
   429: 'RateLimited',
   500: 'InternalError',
   502: 'ProcessorError',
+  503: 'ServiceUnavailable',
 };
 
 const STATUS_WORDS: Record<number, string> = {
@@ -37,6 +38,7 @@ const STATUS_WORDS: Record<number, string> = {
   429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
   500: 'Internal error: never with a stack trace or SQL text; quote the request id.',
   502: 'The payment processor failed or timed out; nothing was charged twice.',
+  503: 'Not ready: the database does not answer, migrations are not applied, or the process is shutting down.',
 };
 
 const TYPES_BY_STATUS = new Map<number, ErrorType[]>();
@@ -234,7 +236,7 @@ Every endpoint is served under \`/v1\` (the form documented here). Every path al
 without the prefix (\`/accounts/...\`, \`/events\`, \`/webhooks\`, \`/companies/...\`,
 \`/plans/...\`, \`/test_clock\`, \`/openapi.json\`), with identical behaviour. \`autorefill\` is a
 synonym of \`auto_refill\` in both refill paths, and \`/v1/companies/{company_id}/plan\` of
-\`/v1/companies/{company_id}/plans\`. \`/health\` has no \`/v1\` form.
+\`/v1/companies/{company_id}/plans\`. The probes (\`/livez\`, \`/readyz\`, \`/health\`) have no \`/v1\` form.
 
 ## Authentication
 Company calls use HTTP Basic authentication: the username is the company id (\`c_...\`), the

@@ -283,6 +283,10 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
       charge_pending: true,
     },
   },
+  service_unavailable: {
+    summary: 'Not ready: the database does not answer, migrations are not applied, or the process is shutting down',
+    error: { type: 'service_unavailable', message: 'The service is shutting down.', param: null },
+  },
 };
 
 export const errorExampleBody = (type: ErrorType) => ({ error: { ...ERROR_EXAMPLES[type].error, request_id: IDS.request } });

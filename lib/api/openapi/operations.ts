@@ -51,7 +51,7 @@ export const TAGS = [
   { name: 'Charges', description: 'Every attempt to charge an account\'s card.' },
   { name: 'Webhooks', description: 'Registration, topic subscriptions, the delivery log and re-sends.' },
   { name: 'Test clock', description: 'Operator-only control of the service clock (BILLING_TEST_CLOCK=1).' },
-  { name: 'Service', description: 'Health and this document.' },
+  { name: 'Service', description: 'Probes (liveness, readiness) and this document.' },
 ] as const;
 export type Tag = (typeof TAGS)[number]['name'];
 
@@ -87,8 +87,23 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'get', path: '/health', operationId: 'getHealth', tag: 'Service', auth: 'public',
     summary: 'Health check',
-    description: 'No authentication. Answers once the database answers. Also served at `/health` only (there is no `/v1/health`).',
-    response: { schema: 'Health', description: 'The service and its database answer.', example: { status: 'ok', database: 'embedded' } },
+    description: 'No authentication. The readiness probe under its older name: the same answer as `/readyz`. Served at `/health` only (there is no `/v1/health`).',
+    response: { schema: 'Health', description: 'The service and its database answer, with every migration applied.', example: { status: 'ok', database: 'embedded' } },
+    errors: ['service_unavailable'],
+  },
+  {
+    method: 'get', path: '/livez', operationId: 'getLiveness', tag: 'Service', auth: 'public',
+    summary: 'Liveness probe',
+    description: 'No authentication, no database: 200 while the process runs and its event loop answers. Restart the process when it stops answering.',
+    response: { schema: 'Liveness', description: 'The process runs.', example: { status: 'ok' } },
+  },
+  {
+    method: 'get', path: '/readyz', operationId: 'getReadiness', tag: 'Service', auth: 'public',
+    summary: 'Readiness probe',
+    description:
+      'No authentication. 200 when the database answers and every committed migration is applied; otherwise 503 `service_unavailable` saying why, and 503 from the moment the process starts shutting down (SIGTERM), so a load balancer stops sending it requests.',
+    response: { schema: 'Health', description: 'Ready to serve.', example: { status: 'ok', database: 'postgres' } },
+    errors: ['service_unavailable'],
   },
   {
     method: 'get', path: '/v1/openapi.json', operationId: 'getOpenApiDocument', tag: 'Service', auth: 'public',

@@ -327,6 +327,8 @@ export const health = z
   })
   .describe('Service health.');
 
+export const liveness = z.strictObject({ status: z.literal('ok').describe('Always ok when the call succeeds.') }).describe('The process runs.');
+
 const ERROR_TYPES = Object.keys(STATUS) as [ErrorType, ...ErrorType[]];
 
 export const errorBody = z
@@ -375,6 +377,7 @@ export const RESPONSE_SCHEMAS = {
   CardCollectorLink: cardCollectorLink,
   TestClock: testClock,
   Health: health,
+  Liveness: liveness,
   Error: errorBody,
 } as const;
 export type ResponseSchemaName = keyof typeof RESPONSE_SCHEMAS;
