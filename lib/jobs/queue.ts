@@ -1,4 +1,4 @@
-import { query, sql, type Db } from '../db/client';
+import { query, sql, textArray, type Db } from '../db/client';
 import { newId } from '../ids';
 
 export type Job = { id: string; kind: string; dedupe_key: string | null; payload: Record<string, unknown>; attempts: number };
@@ -43,5 +43,15 @@ export async function failJob(db: Db, job: Job, error: string, now: Date, maxAtt
     db,
     sql`update jobs set status = ${done ? 'failed' : 'queued'}, last_error = ${error.slice(0, 1000)}, locked_until = null,
       run_at = ${retryAt.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz where id = ${job.id}`,
+  );
+}
+
+/** Gives claimed jobs back unrun (a worker that stops): queued again, the claim not counted as an attempt. */
+export async function releaseJobs(db: Db, ids: string[], now: Date) {
+  if (!ids.length) return;
+  await query(
+    db,
+    sql`update jobs set status = 'queued', attempts = greatest(attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
+      where id = any(${textArray(ids)}) and status = 'running'`,
   );
 }

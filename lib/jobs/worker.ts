@@ -1,15 +1,16 @@
-import { query, sql, getDatabase, type Db } from '../db/client';
+import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/client';
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
 import { expireHolds } from '../billing/events/events';
-import { claimJobs, failJob, finishJob, type Job } from './queue';
+import { claimJobs, failJob, finishJob, releaseJobs, type Job } from './queue';
 
 /**
  * Work that runs when due. Each returns how many items it handled (0 means nothing was due).
  * `background` is set by the worker loop: a task may then leave work running after it returns
- * (webhook sends), and `stop` ends that. `nextDue` answers the earliest time strictly after
- * `after` at which the task has work.
+ * (webhook sends), and `stop` ends that. `stopping` turns true when the process shuts down: a
+ * task that claimed several items finishes the one under way and gives the rest back. `nextDue`
+ * answers the earliest time strictly after `after` at which the task has work.
  */
-export type RunOptions = { background?: boolean };
+export type RunOptions = { background?: boolean; stopping?: () => boolean };
 export type Task = {
   name: string;
   run: (db: Db, now: Date, opts?: RunOptions) => Promise<number>;
@@ -35,9 +36,13 @@ registerTask({
 });
 registerTask({
   name: 'jobs',
-  run: async (db, now) => {
+  run: async (db, now, opts) => {
     const jobs = await claimJobs(db, now);
-    for (const job of jobs) {
+    for (const [i, job] of jobs.entries()) {
+      if (opts?.stopping?.()) {
+        await releaseJobs(db, jobs.slice(i).map((j) => j.id), now);
+        return i;
+      }
       const handler = registry.handlers.get(job.kind);
       try {
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
@@ -69,7 +74,10 @@ export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Prom
   let total = 0;
   for (let round = 0; round < 1000; round++) {
     let handled = 0;
-    for (const task of registry.tasks) handled += await task.run(db, now, opts);
+    for (const task of registry.tasks) {
+      if (opts.stopping?.()) return total + handled;
+      handled += await task.run(db, now, opts);
+    }
     total += handled;
     if (!handled) break;
   }
@@ -125,33 +133,45 @@ export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
   return clockNow();
 }
 
-type LoopState = { timer?: NodeJS.Timeout; running: boolean; current?: Promise<void> };
-const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false });
+type LoopState = { timer?: NodeJS.Timeout; running: boolean; stopping: boolean; migrated: boolean; current?: Promise<void> };
+const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false, stopping: false, migrated: false });
 
 /** The in-process worker loop: ticks every WORKER_INTERVAL_MS (default 1 s). */
 export function startWorker(): void {
   if (loop.timer) return;
+  loop.stopping = false;
   const interval = Number(process.env.WORKER_INTERVAL_MS ?? 1000);
   loop.timer = setInterval(() => void tick(), interval);
   loop.timer.unref?.();
 }
 
-/** Stops ticking; resolves once the running tick and the work it left running (sends in flight) are done. */
+/**
+ * Stops ticking and claiming; resolves once the running tick is done (what it claimed and did
+ * not start is given back) and the work it left running (sends in flight) is recorded.
+ */
 export async function stopWorker(): Promise<void> {
+  loop.stopping = true;
   if (loop.timer) clearInterval(loop.timer);
   loop.timer = undefined;
   await loop.current;
   for (const task of registry.tasks) await task.stop?.();
 }
 
+/** Until `npm run db:migrate` has run (MIGRATE=0), the loop waits instead of failing every tick. */
+async function schemaReady(db: Db): Promise<boolean> {
+  if (!loop.migrated) loop.migrated = (await pendingMigrations(db)).length === 0;
+  return loop.migrated;
+}
+
 export async function tick(): Promise<void> {
-  if (loop.running) return;
+  if (loop.running || loop.stopping) return;
   loop.running = true;
   loop.current = (async () => {
     try {
       const { db } = await getDatabase();
+      if (!(await schemaReady(db))) return;
       await syncTestClock(db);
-      await runDueWork(db, clockNow(), { background: true });
+      await runDueWork(db, clockNow(), { background: true, stopping: () => loop.stopping });
     } catch (err) {
       console.error('worker tick failed:', err);
     } finally {

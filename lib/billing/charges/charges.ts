@@ -403,7 +403,7 @@ export async function nextChargeCheck(db: Db, after: Date): Promise<Date | null>
  * One the processor has no trace of is created again under the same idempotency key, which
  * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
  */
-export async function reconcilePendingCharges(db: Db, now: Date): Promise<number> {
+export async function reconcilePendingCharges(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
   const due = await db
     .select({ id: charges.id, updatedAt: charges.updatedAt })
     .from(charges)
@@ -412,6 +412,7 @@ export async function reconcilePendingCharges(db: Db, now: Date): Promise<number
     .limit(20);
   let handled = 0;
   for (const d of due) {
+    if (opts.stopping?.()) break;
     // Moving updated_at is both the claim (a second worker's update matches nothing) and the back-off.
     const [charge] = await db
       .update(charges)

@@ -116,10 +116,18 @@ export async function pendingPlanCharge(db: Db, accountId: string): Promise<Char
   return row ?? null;
 }
 
-/** Renews every due plan: one charge (period + postpaid overage), then resets on success. */
-export async function renewDuePlans(db: Db, now: Date): Promise<number> {
+/**
+ * Renews every due plan: one charge (period + postpaid overage), then resets on success. A worker
+ * that stops gives back the leases of the accounts it has not started on.
+ */
+export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
   const claimed = await claimDueRenewals(db, now);
-  for (const { id } of claimed) {
+  for (const [i, { id }] of claimed.entries()) {
+    if (opts.stopping?.()) {
+      const rest = claimed.slice(i).map((c) => c.id);
+      await db.update(accounts).set({ renewalLockedUntil: null }).where(inArray(accounts.id, rest));
+      return i;
+    }
     try {
       await renewOne(db, id, now);
     } catch (err) {

@@ -339,7 +339,7 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
  * transaction is held across the network. Each finished send frees its slot and, while the
  * background sender runs, claims the next due delivery at once.
  */
-async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: string) => void): Promise<number> {
+async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: string) => void, background = false): Promise<number> {
   const free = CONCURRENCY - pool.used;
   if (free <= 0) return 0;
   pool.used += free;
@@ -349,6 +349,8 @@ async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: stri
     let hooks: Map<string, Webhook>;
     try {
       hooks = await webhooksById(db, claimed.map((d) => d.webhookId));
+      // The background sender was stopped meanwhile: what it claimed goes back unsent.
+      if (background && !pool.sender && claimed.length) await unclaim(db, claimed.splice(0), slots);
     } catch (err) {
       for (const d of claimed) releaseSlot(slots.get(d.id)!);
       throw err;
@@ -375,6 +377,18 @@ async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: stri
   }
 }
 
+/** Gives claimed deliveries back unsent: pending and due again, the claim not counted as an attempt. */
+async function unclaim(db: Db, claimed: Delivery[], slots: Map<string, Slot>): Promise<void> {
+  try {
+    await db
+      .update(webhookDeliveries)
+      .set({ status: 'pending', attempts: sql`greatest(${webhookDeliveries.attempts} - 1, 0)`, nextAttemptAt: clockNow(), updatedAt: clockNow() })
+      .where(and(inArray(webhookDeliveries.id, claimed.map((d) => d.id)), eq(webhookDeliveries.status, 'sending')));
+  } finally {
+    for (const d of claimed) releaseSlot(slots.get(d.id)!);
+  }
+}
+
 const pauseFailing = (webhookId: string) => pool.pausedUntil.set(webhookId, performance.now() + FAILING_PAUSE_MS);
 function pausedWebhooks(): string[] {
   const t = performance.now();
@@ -395,7 +409,7 @@ function kick(): void {
       do {
         pool.again = false;
         if (!pool.sender) break;
-        await fill(pool.sender.db, clockNow(), pausedWebhooks(), pauseFailing);
+        await fill(pool.sender.db, clockNow(), pausedWebhooks(), pauseFailing, true);
       } while (pool.again);
     } catch (err) {
       console.error('webhook delivery claim failed:', err);
@@ -423,7 +437,7 @@ export async function deliverDueWebhooks(db: Db, now: Date, opts: { background?:
       pool.sender = { db, timer };
     }
     pool.sender.db = db;
-    return fill(db, later(now, clockNow()), pausedWebhooks(), pauseFailing);
+    return fill(db, later(now, clockNow()), pausedWebhooks(), pauseFailing, true);
   }
   const failing = new Set<string>();
   let handled = 0;
