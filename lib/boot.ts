@@ -1,27 +1,48 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import { count } from 'drizzle-orm';
 import { getDatabase } from './db/client';
 import { companies } from './db/schema';
 import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
+import { migrationsApplied } from './probes';
+import { exitOnSignals, shutdownTimeoutMs } from './shutdown';
+
+type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean };
 
 /**
- * Server start: open (and migrate) the database, create the demo company on a fresh embedded
- * database, and start the in-process worker.
+ * Server start: open (and, unless MIGRATE=0, migrate) the database, create the demo company on a
+ * fresh embedded database, and start the in-process worker.
+ * Next.js serves no request before this resolves; when it throws, the process stops.
  */
 export async function boot(): Promise<void> {
   try {
     appSecret();
+    shutdownTimeoutMs();
   } catch (err) {
     // A server that cannot seal or sign anything must not come up half-way.
     console.error((err as Error).message);
     process.exit(1);
   }
   if (!process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = publicUrl();
+  const launcher = globalThis as Launcher;
+  // scripts/serve.mjs turns off Next.js' own signal handling (which exits 143 as soon as the
+  // HTTP server is closed) and hands us its HTTP servers: the stop sequence is ours.
+  if (process.env.NEXT_MANUAL_SIG_HANDLE && !launcher.__billingSignals) {
+    launcher.__billingSignals = true;
+    exitOnSignals(() => ({ servers: launcher.__billingHttpServers ?? [] }));
+  }
   const database = await getDatabase();
-  if (database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
+  let ready = false;
+  try {
+    ready = await migrationsApplied();
+    if (!ready) console.error('Migrations are not applied (MIGRATE=0): readiness answers 503 until `npm run db:migrate` has run.');
+  } catch (err) {
+    console.error('The database does not answer yet; readiness answers 503 until it does:', err instanceof Error ? err.message : err);
+  }
+  if (ready && database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
   if (process.env.WORKER !== '0') {
     const { startWorker } = await import('./jobs/worker');
     startWorker();

@@ -69,7 +69,7 @@ if (!env.STRIPE_API_URL) {
   }
 }
 
-const server = spawn(process.execPath, [nextBin, 'start', '-p', port], { stdio: 'inherit', env });
+const server = spawn(process.execPath, ['scripts/serve.mjs'], { stdio: 'inherit', env: { ...env, PORT: port } });
 children.push(server);
 const stop = (signal) => children.forEach((c) => c.exitCode === null && c.kill(signal));
 process.on('SIGINT', () => stop('SIGINT'));

@@ -1,28 +1,46 @@
-// `npm run worker`: time-driven work in its own process, next to any number of app processes
-// and other workers on one PostgreSQL (claims use FOR UPDATE SKIP LOCKED).
+// `npm run worker` (or `node dist/worker.mjs` in the image): time-driven work in its own process,
+// next to any number of app processes and other workers on one PostgreSQL (claims use FOR UPDATE
+// SKIP LOCKED). WORKER_HEALTH_PORT serves /livez and /readyz for an orchestrator. SIGTERM stops
+// claiming, gives back what was claimed and not started, finishes the webhook sends under way,
+// closes the database and exits 0 (lib/shutdown.ts).
+import type { Server } from 'node:http';
 import { getDatabase } from '../lib/db/client';
-import { startWorker, stopWorker } from '../lib/jobs/worker';
+import { startWorker } from '../lib/jobs/worker';
 import { appSecret } from '../lib/config';
+import { startProbeServer } from '../lib/probes';
+import { exitOnSignals, shutdownTimeoutMs } from '../lib/shutdown';
 
 if (!process.env.DATABASE_URL) {
   console.error('npm run worker needs DATABASE_URL: with the embedded database the server runs the work itself.');
   process.exit(2);
 }
+const rawPort = process.env.WORKER_HEALTH_PORT?.trim();
+if (rawPort && !(/^\d+$/.test(rawPort) && Number(rawPort) < 65536)) {
+  console.error(`WORKER_HEALTH_PORT must be a TCP port number (0 to 65535); got "${rawPort}".`);
+  process.exit(2);
+}
 try {
   appSecret();
+  shutdownTimeoutMs();
 } catch (err) {
-  console.error(`worker: ${(err as Error).message}`);
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(2);
+}
+const probes: Server[] = [];
+exitOnSignals(() => ({ keepOpen: probes }));
+try {
+  await getDatabase();
+} catch (err) {
+  console.error('Could not open and migrate the database:', err);
   process.exit(1);
 }
-const database = await getDatabase();
 startWorker();
+if (rawPort) {
+  const server = await startProbeServer(Number(rawPort), process.env.WORKER_HEALTH_HOST || '0.0.0.0');
+  probes.push(server);
+  const address = server.address();
+  console.log(`worker probes on port ${typeof address === 'object' && address ? address.port : rawPort} (/livez, /readyz)`);
+}
 console.log(`worker running (pid ${process.pid})`);
-const keepAlive = setInterval(() => {}, 1 << 30);
-const stop = async () => {
-  await stopWorker();
-  clearInterval(keepAlive);
-  await database.close();
-  process.exit(0);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+// The worker's own timers do not keep the process alive.
+setInterval(() => {}, 1 << 30);

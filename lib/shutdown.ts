@@ -1,0 +1,110 @@
+import type { Server } from 'node:http';
+import { closeDatabase } from './db/client';
+import { markStopping } from './probes';
+
+/**
+ * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
+ * finish the requests under way; the in-process worker stops claiming, gives back what it
+ * claimed and has not started, and finishes the webhook sends under way; then the database
+ * closes and the process exits 0. All of it within SHUTDOWN_TIMEOUT_MS (25 s by default, below
+ * Kubernetes' 30 s grace period); what is still running then is cut off (its leases expire and
+ * another process takes the work over) and the process exits 1.
+ */
+const DEFAULT_TIMEOUT_MS = 25_000;
+// Closing the pools gets this long on top of the timeout before the process exits regardless.
+const CLOSE_GRACE_MS = 5_000;
+// How often a draining server closes the keep-alive connections that went idle meanwhile.
+const IDLE_SWEEP_MS = 100;
+
+export function shutdownTimeoutMs(): number {
+  const raw = process.env.SHUTDOWN_TIMEOUT_MS;
+  if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS;
+  if (!/^\d+$/.test(raw.trim())) throw new Error(`SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds; got "${raw}".`);
+  return Number(raw);
+}
+
+type State = { started: boolean; done?: Promise<number> };
+const state: State = ((globalThis as { __billingShutdownState?: State }).__billingShutdownState ??= { started: false });
+
+/**
+ * Stops accepting connections and waits for the requests under way. Responses sent meanwhile say
+ * `Connection: close`, and keep-alive connections are closed as soon as they are idle; at the
+ * deadline every connection left is closed. Resolves true when everything finished in time.
+ */
+export function drainServer(server: Server, deadline: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    server.prependListener('request', (_req, res) => {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    });
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const cutoff = setTimeout(() => {
+      clearInterval(sweep);
+      server.closeAllConnections();
+      resolve(false);
+    }, Math.max(0, deadline - Date.now()));
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(cutoff);
+      resolve(true);
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function beforeDeadline(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+  });
+  const done = work.then(
+    () => true,
+    (err) => {
+      console.error('shutdown:', err);
+      return false;
+    },
+  );
+  return Promise.race([done, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs the stop sequence once (later calls get the same outcome) and resolves with the exit code:
+ * 0 when everything finished in time, 1 when something had to be cut off. `servers` are drained
+ * first; `keepOpen` (a probe port) stays up answering 503 until the end.
+ */
+export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[] } = {}): Promise<number> {
+  if (state.done) return state.done;
+  state.started = true;
+  markStopping();
+  state.done = (async () => {
+    const timeout = shutdownTimeoutMs();
+    const deadline = Date.now() + timeout;
+    const [http, worker] = await Promise.all([
+      Promise.all([...(opts.servers ?? [])].map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))).then((r) => r.every(Boolean)),
+      beforeDeadline(import('./jobs/worker').then((w) => w.stopWorker()), deadline),
+    ]);
+    if (!http) console.error(`shutdown: requests still running after ${timeout} ms were cut off`);
+    if (!worker) console.error(`shutdown: background work still running after ${timeout} ms was cut off; its leases expire and another process takes it over`);
+    const closed = await beforeDeadline(closeDatabase(), Math.max(deadline, Date.now()) + CLOSE_GRACE_MS);
+    for (const s of opts.keepOpen ?? []) {
+      s.closeAllConnections();
+      s.close();
+    }
+    return http && worker && closed ? 0 : 1;
+  })();
+  return state.done;
+}
+
+/** Whether a stop has begun in this process. */
+export function shutdownStarted(): boolean {
+  return state.started;
+}
+
+/** Stops on SIGTERM or SIGINT (once; a second signal changes nothing) and exits with the outcome. */
+export function exitOnSignals(opts: Parameters<typeof shutdown>[0] | (() => Parameters<typeof shutdown>[0]) = {}): void {
+  const stop = () => {
+    const options = typeof opts === 'function' ? opts() : opts;
+    void shutdown(options).then((code) => process.exit(code));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

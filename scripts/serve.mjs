@@ -1,0 +1,123 @@
+// The production server: `node scripts/serve.mjs` in the image (beside the standalone build's
+// server.js), and what `npm start` runs from the repository after `next build`.
+// WEB_CONCURRENCY=n serves with n processes on one port (node:cluster; PostgreSQL only), each
+// with its own database pool, and replaces a process that dies. Signals are the application's:
+// each process drains its requests, stops its worker and closes its database (lib/shutdown.ts),
+// and this primary exits once they all have.
+import cluster from 'node:cluster';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// In the image the standalone build is the application directory itself.
+const standaloneServer = path.join(root, 'server.js');
+// A process that dies sooner than this after starting is replaced after a pause, not in a loop.
+const QUICK_DEATH_MS = 5_000;
+const RESTART_PAUSE_MS = 1_000;
+
+function processCount() {
+  const raw = (process.env.WEB_CONCURRENCY ?? '').trim() || '1';
+  if (!/^[1-9]\d*$/.test(raw)) {
+    console.error(`WEB_CONCURRENCY must be a whole number of processes, 1 or more; got "${process.env.WEB_CONCURRENCY}".`);
+    process.exit(2);
+  }
+  return Number(raw);
+}
+
+function runPrimary(count) {
+  if (!process.env.DATABASE_URL) {
+    console.error(
+      `WEB_CONCURRENCY=${count} needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process ` +
+        '(it locks DATA_DIR). Unset WEB_CONCURRENCY, or set DATABASE_URL.',
+    );
+    process.exit(2);
+  }
+  const startedAt = new Map();
+  let stopping = false;
+  let failed = false;
+  const fork = () => {
+    if (stopping) return;
+    const child = cluster.fork();
+    startedAt.set(child.id, Date.now());
+    child.once('online', () => console.log(`serving process ${child.process.pid} started`));
+  };
+  cluster.on('exit', (child, code, signal) => {
+    const lived = Date.now() - (startedAt.get(child.id) ?? 0);
+    startedAt.delete(child.id);
+    if (stopping) {
+      if (code !== 0) failed = true;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    console.error(`serving process ${child.process.pid} ended (${signal ?? `exit code ${code}`}); starting another`);
+    setTimeout(fork, lived < QUICK_DEATH_MS ? RESTART_PAUSE_MS : 0);
+  });
+  const stop = (signal) => {
+    if (stopping) return;
+    stopping = true;
+    const children = Object.values(cluster.workers ?? {});
+    if (children.length === 0) process.exit(0);
+    for (const child of children) child.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGTERM'));
+  for (let i = 0; i < count; i++) fork();
+}
+
+async function runServer() {
+  // Next.js' own handler would close the HTTP server and exit 143 right away, cutting off the
+  // worker and the webhook sends under way; the application installs its stop sequence instead
+  // (lib/boot.ts) and drains the servers recorded here.
+  process.env.NEXT_MANUAL_SIG_HANDLE = 'true';
+  const servers = (globalThis.__billingHttpServers ??= new Set());
+  const createServer = http.createServer;
+  http.createServer = function (...args) {
+    const server = createServer.apply(this, args);
+    servers.add(server);
+    return server;
+  };
+  // Until the application has installed its stop sequence, a signal just ends the process.
+  const early = () => {
+    if (!globalThis.__billingSignals) process.exit(0);
+  };
+  process.on('SIGTERM', early);
+  process.on('SIGINT', early);
+
+  if (fs.existsSync(standaloneServer)) {
+    await import(pathToFileURL(standaloneServer).href);
+    return;
+  }
+  // From the repository: the same server over .next, with the configuration the build recorded
+  // (what the standalone server.js does).
+  const require = createRequire(import.meta.url);
+  const manifest = path.join(root, '.next', 'required-server-files.json');
+  if (!fs.existsSync(manifest)) {
+    console.error('No build found: run `npm run build` first (or `npm start`, which builds when needed).');
+    process.exit(2);
+  }
+  process.env.NODE_ENV = 'production';
+  process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(JSON.parse(fs.readFileSync(manifest, 'utf8')).config);
+  require('next');
+  const { startServer } = require('next/dist/server/lib/start-server');
+  const keepAliveTimeout = Number.parseInt(process.env.KEEP_ALIVE_TIMEOUT ?? '', 10);
+  await startServer({
+    dir: root,
+    isDev: false,
+    // As `next start`: every interface unless HOSTNAME says otherwise.
+    hostname: process.env.HOSTNAME || undefined,
+    port: Number.parseInt(process.env.PORT ?? '', 10) || 3000,
+    allowRetry: false,
+    keepAliveTimeout: Number.isFinite(keepAliveTimeout) && keepAliveTimeout >= 0 ? keepAliveTimeout : undefined,
+  });
+}
+
+const count = processCount();
+if (cluster.isPrimary && count > 1) runPrimary(count);
+else
+  await runServer().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
