@@ -2,6 +2,8 @@
 // every request). Synonym paths (`autorefill`, `.../plan`) are route files of their own.
 /** @type {import('next').NextConfig} */
 const nextConfig = {
+  // A self-contained server (.next/standalone) for the image: no node_modules install at deploy.
+  output: 'standalone',
   serverExternalPackages: ['@electric-sql/pglite', 'postgres'],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },

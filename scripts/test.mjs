@@ -1,5 +1,6 @@
-// `npm test`: lint, typecheck, unit and integration tests on PGlite and PostgreSQL, the
-// production build, and the browser tests. Runs every step, then prints one summary line.
+// `npm test`: lint, typecheck, the production build (once: the server and image tests start it),
+// unit and integration tests on PGlite and PostgreSQL, and the browser tests. Runs every step,
+// then prints one summary line.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
@@ -7,6 +8,8 @@ const steps = [
   ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0']],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
   ['build', ['node_modules/next/dist/bin/next', 'build']],
+  // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
+  ['bundle', ['scripts/bundle.mjs']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
 ];

@@ -1,0 +1,246 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
+import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
+import { freePort } from '../lib/testing/servers';
+import {
+  assembleImage,
+  buildPathInRepo,
+  emptyPostgresDatabase,
+  readDockerfile,
+  root,
+  runInImage,
+  runtimeStage,
+  startInImage,
+  startServer,
+  stop,
+  waitFor,
+  type Proc,
+} from '../lib/testing/image';
+
+const onPostgres = process.env.TEST_DB === 'postgres';
+const ADMIN = 'image-admin-token';
+
+/** The patterns of .dockerignore, as names at the top of the build context. */
+function dockerIgnored(name: string): boolean {
+  const patterns = fs
+    .readFileSync(path.join(root, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  let ignored = false;
+  for (const p of patterns) {
+    const negated = p.startsWith('!');
+    const re = new RegExp(`^${(negated ? p.slice(1) : p).replace(/\/$/, '').replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/|$)`);
+    if (re.test(name)) ignored = !negated;
+  }
+  return ignored;
+}
+
+describe.skipIf(onPostgres)('the Dockerfile', () => {
+  const stages = readDockerfile();
+  const runtime = runtimeStage(stages);
+
+  it('copies only paths that exist: the build context before the build, and the build outputs after it', () => {
+    expect(stages.map((s) => s.name)).toEqual(['build', 'runtime']);
+    const fromContext = stages.flatMap((s) => s.copies.filter((c) => !c.from));
+    expect(fromContext.length).toBeGreaterThan(0);
+    for (const c of fromContext) for (const src of c.sources) expect(fs.existsSync(path.join(root, src)), `COPY ${src}`).toBe(true);
+    const fromBuild = runtime.copies;
+    expect(fromBuild.length).toBeGreaterThanOrEqual(5);
+    for (const c of fromBuild) {
+      expect(c.from, `COPY ${c.sources.join(' ')}`).toBe('build');
+      for (const src of c.sources) expect(fs.existsSync(buildPathInRepo(stages, c.from!, src)), `COPY --from=build ${src} (npm run build makes it)`).toBe(true);
+    }
+    // What the image runs is among what it copies.
+    const copied = fromBuild.flatMap((c) => c.sources.map((s) => path.posix.relative('/app', s)));
+    for (const file of ['.next/standalone', '.next/static', 'drizzle', 'dist', 'scripts/serve.mjs']) expect(copied).toContain(file);
+    expect(runtime.cmd).toEqual(['node', 'scripts/serve.mjs']);
+  });
+
+  it('runs as a non-root user on Node 20, and keeps local builds, data and secrets out of the build context', () => {
+    const text = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(text.match(/^FROM node:20[-\w.]*slim\b/gm)?.length).toBe(2);
+    expect(text).toMatch(/^USER billing$/m);
+    for (const name of ['node_modules', '.next', 'dist', '.data', '.test-data', '.git', '.env', '.env.local']) expect(dockerIgnored(name), name).toBe(true);
+    for (const name of ['package.json', 'package-lock.json', 'app', 'lib', 'components', 'drizzle', 'scripts', 'next.config.mjs', 'instrumentation.ts', 'tsconfig.json', 'postcss.config.mjs']) {
+      expect(dockerIgnored(name), name).toBe(false);
+    }
+  });
+
+  it('compose runs the migration step, app containers that neither migrate nor work, and a worker, from the commands the image holds', () => {
+    const compose = fs.readFileSync(path.join(root, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(/image: postgres:15\b/);
+    expect(compose).toMatch(/^ {2}migrate:\n(?:.*\n)*? {4}command: \["node", "dist\/migrate\.mjs"\]/m);
+    expect(compose).toMatch(/^ {2}worker:\n(?:.*\n)*? {4}command: \["node", "dist\/worker\.mjs"\]/m);
+    expect(compose).toMatch(/^ {2}app:\n(?:.*\n)*? {6}WORKER: "0"/m);
+    expect(compose).toMatch(/^x-environment:[\s\S]*?MIGRATE: "0"/m);
+    expect(compose).toMatch(/condition: service_completed_successfully/);
+    for (const file of ['dist/migrate.mjs', 'dist/worker.mjs']) expect(fs.existsSync(path.join(root, file)), file).toBe(true);
+  });
+});
+
+describe('the image, started with plain node from only what the Dockerfile copies', () => {
+  let dir: string;
+  let stripe: LocalStripeServer;
+  let receiver: Receiver;
+  const procs: Proc[] = [];
+  const tmp: string[] = [];
+  let dbEnv: Record<string, string>;
+  let common: Record<string, string>;
+
+  beforeAll(async () => {
+    dir = assembleImage();
+    tmp.push(dir);
+    stripe = await startLocalStripe({ port: 0 });
+    receiver = await startReceiver();
+    if (onPostgres) {
+      dbEnv = { DATABASE_URL: await emptyPostgresDatabase() };
+    } else {
+      const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-data-'));
+      tmp.push(data);
+      dbEnv = { DATA_DIR: data };
+    }
+    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', WORKER_INTERVAL_MS: '200' };
+  });
+  afterAll(async () => {
+    for (const p of procs) p.signal('SIGKILL');
+    await receiver?.close();
+    await stripe?.close();
+    for (const d of tmp) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('holds no tsx, no TypeScript and no repository node_modules', () => {
+    expect(fs.existsSync(path.join(dir, 'node_modules/tsx'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'node_modules/typescript'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'lib'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'scripts/worker.ts'))).toBe(false);
+    expect(path.relative(root, dir).startsWith('..')).toBe(true);
+  });
+
+  it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', async () => {
+    let worker: Proc | undefined;
+    let workerProbes = '';
+    if (onPostgres) {
+      // A worker started before the migrations answers readiness 503, then 200 once they are applied.
+      const probePort = await freePort();
+      workerProbes = `http://127.0.0.1:${probePort}`;
+      worker = startInImage(dir, ['node', 'dist/worker.mjs'], { ...common, MIGRATE: '0', WORKER_HEALTH_PORT: String(probePort) });
+      procs.push(worker);
+      await waitFor(`${workerProbes}/livez`, worker);
+      const notYet = await fetch(`${workerProbes}/readyz`);
+      expect(notYet.status).toBe(503);
+      expect((await notYet.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/migration\(s\) not applied.*npm run db:migrate/) });
+
+      const first = await runInImage(dir, ['node', 'dist/migrate.mjs'], dbEnv);
+      expect(first.output).toMatch(/db:migrate: applied \d+ migration\(s\) to PostgreSQL/);
+      expect(first.status).toBe(0);
+      const again = await runInImage(dir, ['node', 'dist/migrate.mjs'], dbEnv);
+      expect(again.output).toMatch(/is up to date/);
+      expect(again.status).toBe(0);
+      await waitFor(`${workerProbes}/readyz`, worker);
+      expect(await (await fetch(`${workerProbes}/readyz`)).json()).toEqual({ data: { status: 'ok', database: 'postgres' } });
+      expect(await (await fetch(`${workerProbes}/livez`)).json()).toEqual({ data: { status: 'ok' } });
+    }
+
+    // The operator command, bundled (on the embedded database before the server holds DATA_DIR).
+    const made = await runInImage(dir, ['node', 'dist/company-create.mjs', '--name', 'Bundled', '--email', 'ops@bundled.test', '--json'], common);
+    expect(made.status, made.output).toBe(0);
+    const bundled = JSON.parse(made.output.trim().split('\n').pop()!);
+    expect(bundled.id).toMatch(/^c_/);
+
+    const server = await startServer(dir, onPostgres ? { ...common, MIGRATE: '0', WORKER: '0' } : common);
+    procs.push(server);
+    const { url } = server;
+    const kind = onPostgres ? 'postgres' : 'embedded';
+    expect(await (await fetch(`${url}/livez`)).json()).toEqual({ data: { status: 'ok' } });
+    await waitFor(`${url}/readyz`, server);
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.headers.get('request-id')).toMatch(/^req_/);
+    expect(await ready.json()).toEqual({ data: { status: 'ok', database: kind } });
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ data: { status: 'ok', database: kind } });
+
+    const json = async (method: string, p: string, auth: string, body?: unknown) => {
+      const res = await fetch(`${url}${p}`, {
+        method,
+        headers: { authorization: auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const me = await json('GET', '/v1/companies', `Basic ${Buffer.from(`${bundled.id}:${bundled.api_key}`).toString('base64')}`);
+    expect(me.status).toBe(200);
+    expect(me.body.data[0].id).toBe(bundled.id);
+
+    const company = await json('POST', '/v1/companies', `Bearer ${ADMIN}`, {
+      name: 'Image Co',
+      email: 'billing@image.test',
+      processor_key: 'sk_test_image',
+      processor_publishable_key: 'pk_test_image',
+      password: 'image-password-1',
+    });
+    expect(company.status, JSON.stringify(company.body)).toBe(200);
+    const auth = `Basic ${Buffer.from(`${company.body.data.id}:${company.body.data.api_key}`).toString('base64')}`;
+    const co = company.body.data.id;
+    const plan = await json('POST', `/v1/companies/${co}/plans`, auth, {
+      name: 'Pro',
+      charge_amount: 2000,
+      billing_period: 'month',
+      balances: [{ amount: 1000, denomination: 'tokens' }],
+      billing_rules: [{ type: 'chat', amount: 10, denomination: 'tokens' }],
+    });
+    expect(plan.status, JSON.stringify(plan.body)).toBe(200);
+    // Charges the card through the Stripe SDK bundled in the standalone build.
+    const account = await json('POST', `/v1/companies/${co}/accounts`, auth, { name: 'Ada', email: 'ada@image.test', plan_id: plan.body.data.id, token: 'tok_visa' });
+    expect(account.status, JSON.stringify(account.body)).toBe(200);
+    expect(account.body.data.plan_status).toBe('ACTIVE');
+    const acct = account.body.data.id;
+
+    const hook = await json('POST', `/v1/companies/${co}/webhooks`, auth, { url: receiver.url });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    expect((await json('POST', `/v1/companies/${co}/webhooks/${hook.body.data.id}/subscribe/negative_balance`, auth)).status).toBe(200);
+
+    const event = await json('POST', `/v1/accounts/${acct}/events`, auth, { type: 'chat' });
+    expect(event.status, JSON.stringify(event.body)).toBe(200);
+    expect(event.body.data.balance.amount).toBe(990);
+    const spend = await json('POST', `/v1/accounts/${acct}/events`, auth, { type: 'render', cost_override_amount: 2000, cost_override_denomination: 'tokens' });
+    expect(spend.status).toBe(200);
+    const balance = await json('GET', `/v1/accounts/${acct}/balance/tokens`, auth);
+    expect(balance.body.data.amount).toBe(-1010);
+
+    // The webhook goes out from the worker: the bundled worker process on PostgreSQL (the app
+    // has WORKER=0), the server's own on the embedded database.
+    const [delivered] = await receiver.waitFor(1, 20_000);
+    expect(delivered.json).toMatchObject({ topic: 'negative_balance', account_id: acct });
+
+    const signIn = await fetch(`${url}/console/sign-in`);
+    expect(signIn.status).toBe(200);
+    const page = await signIn.text();
+    expect(page).toContain('Sign in to the billing console');
+    expect(page).toMatch(/type="password"/);
+    const css = /href="(\/_next\/static\/[^"]+\.css)"/.exec(page)?.[1];
+    expect(css, 'the page links its stylesheet').toBeTruthy();
+    expect((await fetch(`${url}${css}`)).status).toBe(200);
+
+    expect(await stop(server)).toBe(0);
+    if (worker) {
+      expect(await stop(worker)).toBe(0);
+      expect(worker.output()).toMatch(/worker probes on port \d+/);
+    } else {
+      // PGlite closed and the DATA_DIR lock given back.
+      expect(fs.existsSync(path.join(dbEnv.DATA_DIR, 'LOCK'))).toBe(false);
+    }
+  });
+
+  it.skipIf(onPostgres)('refuses WEB_CONCURRENCY on the embedded database, and nonsense in it, with the reason', async () => {
+    const cmd = runtimeStage().cmd!;
+    const many = await runInImage(dir, cmd, { ...common, WEB_CONCURRENCY: '2' });
+    expect(many.status).toBe(2);
+    expect(many.output).toMatch(/WEB_CONCURRENCY=2 needs PostgreSQL \(DATABASE_URL\)/);
+    const bad = await runInImage(dir, cmd, { ...common, WEB_CONCURRENCY: 'lots' });
+    expect(bad.status).toBe(2);
+    expect(bad.output).toMatch(/WEB_CONCURRENCY must be a whole number/);
+  });
+});
