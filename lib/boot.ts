@@ -13,8 +13,8 @@ import { exitOnSignals, shutdownTimeoutMs } from './shutdown';
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean };
 
 /**
- * Server start: open (and, unless MIGRATE=0, migrate) the database, create the demo company on a
- * fresh embedded database, and start the in-process worker.
+ * Server start: open (and, unless MIGRATE=0, migrate) the database, take the shared test clock's
+ * time, create the demo company on a fresh embedded database, and start the in-process worker.
  * Next.js serves no request before this resolves; when it throws, the process stops.
  */
 export async function boot(): Promise<void> {
@@ -42,7 +42,11 @@ export async function boot(): Promise<void> {
   } catch (err) {
     console.error('The database does not answer yet; readiness answers 503 until it does:', err instanceof Error ? err.message : err);
   }
-  if (ready && database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
+  if (ready) {
+    const { syncTestClock } = await import('./jobs/worker');
+    await syncTestClock(database.db);
+    if (database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
+  }
   if (process.env.WORKER !== '0') {
     const { startWorker } = await import('./jobs/worker');
     startWorker();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleImage, emptyPostgresDatabase, runInImage, startServer, stop, waitFor, type Proc } from '../lib/testing/image';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
+const ADMIN = 'processes-admin-token';
 
 function isAlive(pid: number): boolean {
   try {
@@ -101,5 +102,31 @@ describe.skipIf(!onPostgres)('several processes on one PostgreSQL (the image)', 
     expect(await stop(server)).toBe(0);
     expect(isAlive(survivor), 'the other process, after the stop').toBe(false);
     expect(isAlive(replacement), 'the new process, after the stop').toBe(false);
+  });
+
+  it('with the test clock, a process started after the shared clock moved serves its first request on the shared time', async () => {
+    const env = { DATABASE_URL: databaseUrl, MIGRATE: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, BILLING_TEST_CLOCK: '1' };
+    const first = await startServer(dir, env);
+    procs.push(first);
+    const admin = async (base: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return (await res.json()) as any;
+    };
+    const advanced = await admin(first.url, 'POST', '/v1/test_clock/advance', { seconds: 40 * 86400 });
+    const shared = advanced.data.now as string;
+    expect(new Date(shared).getTime() - Date.now()).toBeGreaterThan(39 * 86400_000);
+
+    // The second process has no worker (whose tick would also read the clock): only its start can.
+    const second = await startServer(dir, { ...env, WORKER: '0' });
+    procs.push(second);
+    const company = await admin(second.url, 'POST', '/v1/companies', { name: 'Late Co', email: 'late@clock.test' });
+    expect(company.data.created_at).toBe(shared);
+
+    expect(await stop(second)).toBe(0);
+    expect(await stop(first)).toBe(0);
   });
 });
