@@ -36,7 +36,7 @@ try {
 }
 startWorker();
 if (rawPort) {
-  const server = await startProbeServer(Number(rawPort), process.env.WORKER_HEALTH_HOST || '0.0.0.0');
+  const server = await startProbeServer(Number(rawPort));
   probes.push(server);
   const address = server.address();
   console.log(`worker probes on port ${typeof address === 'object' && address ? address.port : rawPort} (/livez, /readyz)`);
