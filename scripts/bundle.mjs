@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BUNDLES = { worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts' };
+const BUNDLES = { worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts', 'secrets-rotate': 'scripts/secrets-rotate.ts' };
 
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 await build({

@@ -150,6 +150,10 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(made.status, made.output).toBe(0);
     const bundled = JSON.parse(made.output.trim().split('\n').pop()!);
     expect(bundled.id).toMatch(/^c_/);
+    // Rotation, bundled: the company's stored secrets are all sealed with the current key.
+    const rotated = await runInImage(dir, ['node', 'dist/secrets-rotate.mjs'], common);
+    expect(rotated.status, rotated.output).toBe(0);
+    expect(rotated.output).toMatch(/Every stored secret is sealed with the current APP_SECRET/);
 
     const server = await startServer(dir, onPostgres ? { ...common, MIGRATE: '0', WORKER: '0' } : common);
     procs.push(server);
