@@ -1,9 +1,10 @@
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { conflict, invalid } from '../../errors';
 import { activatePlan, getAccount, validateAccountInput, type Account } from '../accounts/accounts';
+import { withAccountLease } from '../accounts/lease';
 import { findRequestCharge, resumeCharge } from '../charges/charges';
 import type { Company } from '../companies/companies';
 import { periodChargeFor } from './attach';
@@ -47,8 +48,14 @@ export async function changePlan({
   } else if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
     await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
   } else if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
-    await refuseWhilePlanChargePending(db, account.id);
-    await activatePlan({ db, company, account, plan, chosen: choice, charge: newCharge, reason: 'start', idempotencyKey });
+    // Under the lease, as an upgrade: two requests that both read "no plan" would both charge.
+    await withAccountLease(db, account.id, at, async (fresh) => {
+      if (fresh.planId !== account.planId || fresh.planStatus !== account.planStatus) {
+        throw conflict('The account\'s plan was changed by another request while this one ran; read the account and try again.', 'plan_id');
+      }
+      await refuseWhilePlanChargePending(db, account.id);
+      await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: newCharge, reason: 'start', idempotencyKey });
+    });
   } else if (account.planId === plan.id && sameChoice(account.planVariableAmounts, choice)) {
     // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
     if (!account.scheduledPlanId) throw invalid('The account is already on this plan.', 'plan_id');
@@ -59,20 +66,18 @@ export async function changePlan({
     await refuseWhileRenewing(db, account, at);
     const oldCharge = account.planChargeAmount ?? 0;
     if (newCharge >= oldCharge) {
-      // The renewal lease: an upgrade and a renewal of one account never run side by side.
-      if (!(await leaseAccount(db, account.id, at))) throw conflict('A renewal of this account is in progress; try the plan change again in a moment.', 'plan_id');
-      try {
-        const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
+      await withAccountLease(db, account.id, at, async (fresh) => {
+        if (fresh.planId !== account.planId || fresh.planChargeAmount !== account.planChargeAmount) {
+          throw conflict('The account\'s plan was changed by another request while this one ran; read the account and try again.', 'plan_id');
+        }
         await refuseWhileRenewing(db, fresh, at);
         const credit = computeProrationCredit({ charge: oldCharge, periodStart: fresh.lastPlanRenewal ?? at, periodEnd: fresh.nextPlanRenewal ?? at, at });
         // Postpaid overage of the old plan is billed now: the new period resets those balances
         // (relative to what is measured here, so usage during the charge is not lost).
-        const [current] = await db.select().from(plans).where(eq(plans.id, account.planId));
+        const [current] = await db.select().from(plans).where(eq(plans.id, account.planId!));
         const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [], measured: undefined };
         await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage, measured: overage.measured, idempotencyKey });
-      } finally {
-        await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, account.id));
-      }
+      });
     } else {
       await db.update(accounts).set({ scheduledPlanId: plan.id, scheduledPlanVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
     }
@@ -93,15 +98,6 @@ async function refuseWhileRenewing(db: Db, account: Account, at: Date): Promise<
     throw conflict('The account\'s renewal is due and not done yet; change the plan once it has renewed.', 'plan_id');
   }
   await refuseWhilePlanChargePending(db, account.id);
-}
-
-async function leaseAccount(db: Db, accountId: string, at: Date): Promise<boolean> {
-  const rows = await db
-    .update(accounts)
-    .set({ renewalLockedUntil: new Date(at.getTime() + 10 * 60_000) })
-    .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
-    .returning({ id: accounts.id });
-  return rows.length > 0;
 }
 
 function sameChoice(a: unknown, b: Record<string, string> | null): boolean {

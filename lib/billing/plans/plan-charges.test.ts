@@ -3,7 +3,7 @@ process.env.STRIPE_TIMEOUT_MS = '2000';
 
 import { and, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { accounts, charges as chargeRows, companies } from '../../db/schema';
+import { accounts, charges as chargeRows, companies, transactions } from '../../db/schema';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { ledgerSums } from '../balances/balances';
@@ -310,5 +310,53 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     ]);
     expect(await intents(co)).toBe(2);
     expect(await tokens(co, a.id)).toBe(5000);
+  });
+});
+
+describe('concurrent changeplan calls onto a paid plan from no plan', () => {
+  it('charge once and start one period, however many arrive together', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', token: 'tok_visa' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.data.id as string;
+    expect(created.body.data.plan_status).toBe('NONE');
+
+    const answers = await Promise.all(Array.from({ length: 12 }, () => co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: pro.id } })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200), statuses.join()).toHaveLength(1);
+    // The others were refused while the first held the account, or came after it and found the plan on.
+    for (const r of answers.filter((a) => a.status !== 200)) {
+      expect([409, 400], JSON.stringify(r.body)).toContain(r.status);
+      expect(r.body.error.param).toBe('plan_id');
+    }
+    expect(await charges(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
+    expect(await intents(co)).toBe(1);
+    const grants = await db().select().from(transactions).where(and(eq(transactions.accountId, id), eq(transactions.type, 'plan_grant')));
+    expect(grants.map((g) => [g.denomination, g.amount])).toEqual([['tokens', '1000']]);
+    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await tokens(co, id)).toBe(1000);
+    expect((await row(id)).renewalLockedUntil).toBeNull();
+    await expectLedgerMatches(co, id);
+  });
+});
+
+describe('concurrent upgrades of one account', () => {
+  it('charge the difference once', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200), statuses.join()).toHaveLength(1);
+    for (const r of answers.filter((x) => x.status !== 200)) expect([409, 400], JSON.stringify(r.body)).toContain(r.status);
+    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+      ['plan_start', 'succeeded'],
+      ['plan_change', 'succeeded'],
+    ]);
+    expect(await intents(co)).toBe(2);
+    expect(await tokens(co, a.id)).toBe(5000);
+    await expectLedgerMatches(co, a.id);
   });
 });

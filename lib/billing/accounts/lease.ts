@@ -1,0 +1,28 @@
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts } from '../../db/schema';
+import { conflict } from '../../errors';
+import type { Account } from './accounts';
+
+const LEASE_MS = 10 * 60_000;
+
+/**
+ * The account's plan lease (the column renewals claim): a plan start, an upgrade and a renewal of
+ * one account never run side by side, so two of them cannot both charge. Held across the
+ * processor call, which a row lock must never be; it ends by itself after ten minutes if the
+ * process dies. `run` gets the account as read after the lease was taken: what was read before
+ * may already be stale.
+ */
+export async function withAccountLease<T>(db: Db, accountId: string, at: Date, run: (fresh: Account) => Promise<T>): Promise<T> {
+  const taken = await db
+    .update(accounts)
+    .set({ renewalLockedUntil: new Date(at.getTime() + LEASE_MS) })
+    .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
+    .returning();
+  if (!taken.length) throw conflict('A renewal or another plan change of this account is in progress; try again in a moment.', 'plan_id');
+  try {
+    return await run(taken[0]);
+  } finally {
+    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, accountId));
+  }
+}
