@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { api, useTestDatabase } from '../lib/testing/harness';
+import { companies } from '../lib/db/schema';
 
 const t = useTestDatabase();
 const root = path.resolve(__dirname, '..');
@@ -65,6 +67,22 @@ describe('npm run company:create', () => {
     expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
     expect(shortSecret.stdout).toBe('');
   }, 120_000); // six command processes, slow to start on a busy machine
+
+  it('refuses live keys while the processor is a stand-in (the bundled local server, any STRIPE_API_URL)', async () => {
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: tempDataDir() };
+    const standIn = { ...env, STRIPE_API_URL: 'http://127.0.0.1:9' };
+    const live = companyCreate(['--name', 'Live', '--email', 'live@hooli.test', '--processor-key', 'rk_live_hooli', '--json'], standIn);
+    expect(live.status).toBe(2);
+    expect(live.stderr).toMatch(/company:create: --processor-key is a live key.*STRIPE_API_URL/);
+    expect(live.stdout).toBe('');
+    const livePublishable = companyCreate(['--name', 'Live', '--email', 'live@hooli.test', '--processor-key', 'rk_test_hooli', '--publishable-key', 'pk_live_hooli'], standIn);
+    expect(livePublishable.status).toBe(2);
+    expect(livePublishable.stderr).toMatch(/--publishable-key is a live key/);
+    if (t.kind === 'postgres') {
+      const stored = await t.database.db.select().from(companies).where(eq(companies.email, 'live@hooli.test'));
+      expect(stored).toEqual([]);
+    }
+  });
 });
 
 describe.skipIf(t.kind === 'postgres' || process.env.TEST_DB === 'postgres')('the embedded database lock', () => {

@@ -2,9 +2,10 @@
 import { parseArgs } from 'node:util';
 import { getDatabase } from '../lib/db/client';
 import { companyCreate } from '../lib/api/schemas/companies';
-import { createCompany, serializeCompany } from '../lib/billing/companies/companies';
+import { createCompany, refuseLiveKeysOffStripe, serializeCompany } from '../lib/billing/companies/companies';
 import { describeIssue } from '../lib/api/zod-errors';
 import { appSecret } from '../lib/config';
+import { ApiError } from '../lib/errors';
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +18,8 @@ const { values } = parseArgs({
   },
 });
 
+const flag = (message: string) => message.replace(/processor_key/g, '--processor-key').replace(/processor_publishable_key/g, '--publishable-key');
+
 const parsed = companyCreate.safeParse({
   name: values.name,
   email: values.email,
@@ -26,7 +29,7 @@ const parsed = companyCreate.safeParse({
 });
 if (!parsed.success) {
   const { message } = describeIssue(parsed.error.issues[0]);
-  console.error(`company:create: ${message.replace(/processor_key/, '--processor-key').replace(/processor_publishable_key/, '--publishable-key')}`);
+  console.error(`company:create: ${flag(message)}`);
   console.error('usage: npm run company:create -- --name NAME --email EMAIL [--processor-key sk_...] [--publishable-key pk_...] [--password PASSWORD]');
   process.exit(2);
 }
@@ -36,8 +39,25 @@ try {
   console.error(`company:create: ${(err as Error).message}`);
   process.exit(1);
 }
+try {
+  // Before the database is opened: a refused key needs none.
+  refuseLiveKeysOffStripe(parsed.data);
+} catch (err) {
+  if (!(err instanceof ApiError)) throw err;
+  console.error(`company:create: ${flag(err.message)}`);
+  process.exit(2);
+}
 const database = await getDatabase();
-const { company, apiKey } = await createCompany({ db: database.db, input: parsed.data });
+let created: Awaited<ReturnType<typeof createCompany>>;
+try {
+  created = await createCompany({ db: database.db, input: parsed.data });
+} catch (err) {
+  await database.close();
+  if (!(err instanceof ApiError)) throw err;
+  console.error(`company:create: ${flag(err.message)}`);
+  process.exit(2);
+}
+const { company, apiKey } = created;
 if (values.json) {
   console.log(JSON.stringify({ ...serializeCompany(company), api_key: apiKey }));
 } else {

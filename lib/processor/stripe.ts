@@ -4,8 +4,25 @@ import { ApiError } from '../errors';
 
 const clients = new Map<string, Stripe>();
 
+/**
+ * Whether payments go to a stand-in (the bundled local server, or anything else STRIPE_API_URL
+ * names) rather than Stripe's own API. A stand-in must never see live keys: it would take real
+ * card data and report payments that no one made.
+ */
+export function processorIsStandIn(): boolean {
+  return Boolean(process.env.STRIPE_API_URL);
+}
+
+export function isLiveKey(key: string): boolean {
+  return /^(sk|rk|pk)_live_/.test(key);
+}
+
 /** The official SDK, pointed at STRIPE_API_URL when set (a local Stripe-compatible server). */
 export function stripeClient(secretKey: string): Stripe {
+  // Registration refuses live keys off Stripe; this holds for keys stored before STRIPE_API_URL was set.
+  if (isLiveKey(secretKey) && processorIsStandIn()) {
+    throw new ApiError('processor_error', 'The company\'s processor key is a live key, and this service is configured with a stand-in payment processor (STRIPE_API_URL): nothing was sent to it.');
+  }
   let client = clients.get(secretKey);
   if (!client) {
     const base = process.env.STRIPE_API_URL;

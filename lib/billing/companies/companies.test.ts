@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
@@ -91,6 +93,65 @@ describe('registering companies', () => {
     expect(short.body.error).toMatchObject({ type: 'invalid_request', param: 'password', message: 'password must be at least 12 characters' });
     const long = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'X', email: 'long@x.io', password: 'twelve chars' } });
     expect(long.status).toBe(200);
+  });
+});
+
+describe('live processor keys', () => {
+  const stripeApiUrl = process.env.STRIPE_API_URL;
+  beforeEach(() => {
+    process.env.ADMIN_TOKEN = 'admin-secret';
+  });
+  afterEach(() => {
+    delete process.env.ADMIN_TOKEN;
+    if (stripeApiUrl === undefined) delete process.env.STRIPE_API_URL;
+    else process.env.STRIPE_API_URL = stripeApiUrl;
+  });
+
+  it('are refused at registration while the processor is a stand-in (STRIPE_API_URL), and nothing is stored', async () => {
+    process.env.STRIPE_API_URL = 'http://127.0.0.1:9';
+    const cases: [Record<string, string>, string][] = [
+      [{ processor_key: 'sk_live_abc123' }, 'processor_key'],
+      [{ processor_key: 'rk_live_abc123' }, 'processor_key'],
+      [{ processor_key: 'sk_test_abc123', processor_publishable_key: 'pk_live_abc123' }, 'processor_publishable_key'],
+    ];
+    for (const [keys, param] of cases) {
+      const res = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Live Co', email: 'ops@live.io', password: 'correct horse', ...keys } });
+      expect(res.status, JSON.stringify(keys)).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request', param });
+      expect(res.body.error.message).toMatch(/live key.*STRIPE_API_URL/);
+    }
+    expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@live.io'))).toEqual([]);
+    const testKeys = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Test Co', email: 'ops@test.io', processor_key: 'sk_test_abc123', processor_publishable_key: 'pk_test_abc123' } });
+    expect(testKeys.status).toBe(200);
+  });
+
+  it("are accepted for Stripe's own API", async () => {
+    delete process.env.STRIPE_API_URL;
+    const res = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Live Co', email: 'ops@live.io', processor_key: 'rk_live_abc123', processor_publishable_key: 'pk_live_abc123' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ processor_configured: true, processor_publishable_key: 'pk_live_abc123' });
+  });
+
+  it('stored before a stand-in was configured, are never sent to it', async () => {
+    delete process.env.STRIPE_API_URL;
+    const live = await newCompany(t, { processor_key: 'sk_live_stored', processor_publishable_key: 'pk_live_stored' });
+    // Anything that answered here would be the stand-in; a live key must not reach it.
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    process.env.STRIPE_API_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const res = await live.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io' } });
+      expect(res.status).toBe(502);
+      expect(res.body.error).toMatchObject({ type: 'processor_error' });
+      expect(res.body.error.message).toMatch(/live key/);
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -4,7 +4,8 @@ import { admins, apiKeys, companies } from '../../db/schema';
 import { encrypt, hashPassword, sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { now } from '../../clock';
-import { conflict, notFound } from '../../errors';
+import { conflict, invalid, notFound } from '../../errors';
+import { isLiveKey, processorIsStandIn } from '../../processor/stripe';
 import { toPage, type ListQuery } from '../../api/pagination';
 
 export type Company = typeof companies.$inferSelect;
@@ -45,8 +46,23 @@ function newApiKeyRow(companyId: string, at: Date) {
   return { secret, row };
 }
 
+/** Live keys are for Stripe's own API only (see processorIsStandIn). */
+export function refuseLiveKeysOffStripe(input: CompanyInput): void {
+  if (!processorIsStandIn()) return;
+  for (const param of ['processor_key', 'processor_publishable_key'] as const) {
+    const key = input[param];
+    if (key && isLiveKey(key)) {
+      throw invalid(
+        `${param} is a live key, and this service runs against a stand-in payment processor (STRIPE_API_URL is set), not Stripe's own API: register a test key (${param === 'processor_key' ? 'sk_test_... or rk_test_...' : 'pk_test_...'}), or run the service against Stripe to take live payments.`,
+        param,
+      );
+    }
+  }
+}
+
 /** Registers a company with its first API key (returned once) and, with a password, its console owner. */
 export async function createCompany({ db, input }: { db: Db; input: CompanyInput }) {
+  refuseLiveKeysOffStripe(input);
   const at = now();
   const company: Company = {
     id: newId('c'),
