@@ -1,5 +1,6 @@
 // `npm start`: build when the sources changed, start the bundled local Stripe-compatible server
-// (unless STRIPE_API_URL points elsewhere), then serve the API, console and collector on PORT.
+// (unless STRIPE_API_URL points elsewhere, or this is production), then serve the API, console
+// and collector on PORT.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -48,9 +49,27 @@ function freePort() {
   });
 }
 
+/**
+ * Why the bundled stand-in must not run, or null. In production, or with a live key in the
+ * environment, payments are real: they go to Stripe's own API, never to a local imitation that
+ * would take card data and report payments no one made.
+ */
+function refuseBundledStripe(environment) {
+  if (environment.NODE_ENV === 'production') return 'NODE_ENV is production';
+  const live = Object.entries(environment).find(([, value]) => /^(sk|rk|pk)_live_/.test(value ?? ''));
+  return live ? `${live[0]} holds a live Stripe key` : null;
+}
+
 const children = [];
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
-if (!env.STRIPE_API_URL) {
+const refusal = env.STRIPE_API_URL ? null : refuseBundledStripe(env);
+if (refusal) {
+  console.log(
+    `npm start: not starting the bundled local Stripe server, because ${refusal}. Payments go to Stripe's own API ` +
+      "with each company's own keys. To try the service locally with test keys instead, start it without NODE_ENV=production " +
+      'and without live keys in the environment; to use another Stripe-compatible server, set STRIPE_API_URL.',
+  );
+} else if (!env.STRIPE_API_URL) {
   const stripePort = String(env.LOCAL_STRIPE_PORT || (await freePort()));
   const stripe = spawn(process.execPath, ['--import', 'tsx', 'scripts/local-stripe.ts'], {
     stdio: ['ignore', 'inherit', 'inherit'],
