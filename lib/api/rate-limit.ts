@@ -19,3 +19,29 @@ export function checkRateLimit(companyId: string): void {
   bucket.tokens -= 1;
   buckets.set(companyId, bucket);
 }
+
+// Per-process token bucket per client address for calls anyone may make that do work (the card
+// collector's submit): they must not become a way to test stolen cards in bulk.
+// PUBLIC_RATE_LIMIT_PER_MINUTE=0 turns it off.
+const addressBuckets = new Map<string, { tokens: number; at: number }>();
+/** Addresses remembered at most; the least recently seen are forgotten first. */
+const MAX_ADDRESSES = 10_000;
+
+export function checkAddressRateLimit(address: string): void {
+  const perMinute = Number(process.env.PUBLIC_RATE_LIMIT_PER_MINUTE ?? 10);
+  if (!perMinute) return;
+  const perMs = perMinute / 60_000;
+  const t = performance.now();
+  const bucket = addressBuckets.get(address) ?? { tokens: perMinute, at: t };
+  bucket.tokens = Math.min(perMinute, bucket.tokens + (t - bucket.at) * perMs);
+  bucket.at = t;
+  // Re-inserted, so the map's order is least recently seen first.
+  addressBuckets.delete(address);
+  addressBuckets.set(address, bucket);
+  if (addressBuckets.size > MAX_ADDRESSES) addressBuckets.delete(addressBuckets.keys().next().value!);
+  if (bucket.tokens < 1) {
+    const retry = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
+    throw new ApiError('rate_limited', `Too many requests from this address: the limit is ${perMinute} per minute.`, null, {}, { 'Retry-After': String(retry) });
+  }
+  bucket.tokens -= 1;
+}

@@ -7,10 +7,11 @@ import { stringifyJson } from '../money';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
 import { describeIssue } from './zod-errors';
-import { checkRateLimit } from './rate-limit';
+import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
+import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
+import { clientAddress } from './client-address';
 import type { Page } from './pagination';
 
-const MAX_BODY = 1024 * 1024;
 const OPERATOR_SCOPE = '_operator';
 
 export type Reply = {
@@ -69,26 +70,6 @@ function json(body: unknown, status: number, headers: Record<string, string>): R
   });
 }
 
-async function readBody(req: Request): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY) throw new ApiError('payload_too_large', 'Request bodies are limited to 1 MiB.');
-  if (!req.body) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY) {
-      await reader.cancel();
-      throw new ApiError('payload_too_large', 'Request bodies are limited to 1 MiB.');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
@@ -124,6 +105,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       } else if (auth === 'admin') {
         authenticateAdmin(req.headers.get('authorization'));
       }
+      const reads = req.method !== 'GET' && req.method !== 'DELETE' && req.method !== 'HEAD';
+      if (auth === 'none' && reads) checkAddressRateLimit(clientAddress(req));
       const rawParams = (await context.params) ?? {};
       const params: Record<string, string> = {};
       // Next.js hands over path parameters already decoded: decoding again would turn %2541 into A.
@@ -131,8 +114,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
 
       let body: unknown = undefined;
       let raw = '';
-      if (req.method !== 'GET' && req.method !== 'DELETE' && req.method !== 'HEAD') {
-        raw = await readBody(req);
+      if (reads) {
+        raw = (await readBoundedBody(req, auth === 'none' ? PUBLIC_MAX_BODY : MAX_BODY)).toString('utf8');
         if (raw.trim()) {
           const type = req.headers.get('content-type') ?? '';
           if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
@@ -236,7 +219,10 @@ export function withAdmin<B = undefined, Q = undefined>(opts: Options<B, Q>, han
   return build<Base<B, Q>, B, Q>('admin', opts, handler);
 }
 
-/** A route without authentication (health, the collector's own calls). */
+/**
+ * A route without authentication (health, the collector's own calls). Calls that send a body are
+ * limited per client address (see checkAddressRateLimit) and take at most 64 KiB.
+ */
 export function withPublic<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
   return build<Base<B, Q>, B, Q>('none', opts, handler);
 }

@@ -1,0 +1,33 @@
+import net from 'node:net';
+
+/**
+ * The client's network address, for per-address limits on unauthenticated calls.
+ *
+ * Route handlers do not see the connection, only headers. Next.js fills `X-Forwarded-For` with
+ * the connection's peer address when a request arrives without one, and a proxy in front
+ * (nginx's `$proxy_add_x_forwarded_for`, most load balancers) appends the address that connected
+ * to it. So the last entry is the one written by the hop next to the service; entries to its
+ * left were written by the client or by hops further out, and are ignored. Served without a
+ * proxy, a client that sends its own X-Forwarded-For chooses this value: put a proxy in front
+ * that sets or appends it.
+ *
+ * IPv6 addresses are taken by their /64 network: one subscriber usually holds a whole /64.
+ */
+export function clientAddress(req: Request): string {
+  const last = req.headers.get('x-forwarded-for')?.split(',').pop()?.trim() ?? '';
+  const address = last.replace(/^\[(.*)\]$/, '$1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  if (net.isIPv4(address)) return address;
+  if (net.isIPv6(address)) return `${network64(address)}::/64`;
+  return 'unknown';
+}
+
+/** The first four groups of an IPv6 address, written out (`2001:db8::1` → `2001:db8:0:0`). */
+function network64(address: string): string {
+  const [head, tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  // An embedded IPv4 tail takes two groups; it never reaches the first four.
+  const width = right.some((g) => g.includes('.')) ? right.length + 1 : right.length;
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - width).fill('0'), ...right];
+  return groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':');
+}
