@@ -41,6 +41,7 @@ function CardForm({ token }: { token: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [spent, setSpent] = useState<string | null>(null);
 
   async function onSubmit(e: React.FormEvent) {
     e.preventDefault();
@@ -65,9 +66,20 @@ function CardForm({ token }: { token: string }) {
     if (res.ok) {
       const pm = body?.data?.payment_method;
       setDone(pm ? `Your ${pm.brand} card ending in ${pm.last4} is saved.` : 'Your card is saved.');
+    } else if (res.status === 410 || body?.error?.link_spent) {
+      // No further card can be tried through this link: the form goes away.
+      setSpent(body?.error?.message ?? 'This link can no longer be used. Ask the company that sent it for a new link.');
     } else {
       setError(body?.error?.message ?? 'Something went wrong. Please try again.');
     }
+  }
+
+  if (spent) {
+    return (
+      <p className="mt-6 rounded bg-amber-50 p-4 text-amber-900" role="alert">
+        {spent}
+      </p>
+    );
   }
 
   if (done) {

@@ -60,3 +60,35 @@ test('a declined card is explained in plain words and the link stays usable', as
   await expect(page.getByRole('status')).toContainText('mastercard card ending in 4444 is saved');
   expect((await api.call('get', `/v1/accounts/${created.body.data.id}`)).body.data.plan_status).toBe('ACTIVE');
 });
+
+test('a link spent by failed card attempts says so in plain words, and a new link works', async ({ page, request }, info) => {
+  const api = apiClient(request);
+  const plan = await api.call('post', '/v1/companies/{company}/plans', { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });
+  const created = await api.call('post', '/v1/companies/{company}/accounts', { name: 'Kim Lee', email: 'kim@example.com', plan_id: plan.body.data.id, enable_card_collector: true });
+  const url: string = created.body.data.card_collector_url;
+  for (let i = 0; i < 4; i++) {
+    const r = await request.post(`${new URL(url).pathname}/submit`, { data: { token: 'tok_chargeDeclined' } });
+    expect(r.status()).toBe(402);
+  }
+  await page.goto(url);
+  await page.getByLabel('Card number').fill('4000 0000 0000 0002');
+  await page.getByLabel('Expiration date').fill('12 / 34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: 'Save card' }).click();
+  await expect(page.getByRole('alert').filter({ hasText: 'can no longer be used' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Save card' })).toHaveCount(0);
+  await page.screenshot({ path: info.outputPath('collector-spent.png'), fullPage: true });
+
+  await page.reload();
+  await expect(page.getByRole('status')).toContainText('too many card attempts through it failed. Ask Demo Company for a new link.');
+  expect((await request.post(`${new URL(url).pathname}/submit`, { data: { token: 'tok_visa' } })).status()).toBe(410);
+
+  const fresh = await api.call('post', `/v1/accounts/${created.body.data.id}/card_collector`);
+  await page.goto(fresh.body.data.card_collector_url);
+  await page.getByLabel('Card number').fill('4242 4242 4242 4242');
+  await page.getByLabel('Expiration date').fill('12 / 34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: 'Save card' }).click();
+  await expect(page.getByRole('status')).toContainText('visa card ending in 4242 is saved');
+  expect((await api.call('get', `/v1/accounts/${created.body.data.id}`)).body.data.plan_status).toBe('ACTIVE');
+});

@@ -7,6 +7,7 @@ export type ErrorType =
   | 'card_declined'
   | 'not_found'
   | 'conflict'
+  | 'link_expired'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
@@ -22,6 +23,7 @@ export const STATUS: Record<ErrorType, number> = {
   card_declined: 402,
   not_found: 404,
   conflict: 409,
+  link_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

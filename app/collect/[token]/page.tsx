@@ -7,9 +7,10 @@ export const metadata: Metadata = { title: 'Add a payment card', robots: { index
 export const dynamic = 'force-dynamic';
 
 const PROBLEMS = {
-  unknown: 'This link is not valid. Ask the company that sent it for a new one.',
-  used: 'This link was already used, and your card is saved. You can close this page.',
-  expired: 'This link has expired. Ask the company that sent it for a new one.',
+  unknown: () => 'This link is not valid. Ask the company that sent it for a new one.',
+  used: () => 'This link was already used, and your card is saved. You can close this page.',
+  expired: () => 'This link has expired. Ask the company that sent it for a new one.',
+  spent: (company?: string) => `This link can no longer be used: too many card attempts through it failed. Ask ${company ?? 'the company that sent it'} for a new link.`,
 };
 
 function money(cents: number): string {
@@ -25,7 +26,7 @@ export default async function CollectPage({ params }: { params: Promise<{ token:
       {'problem' in result ? (
         <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
           <h1 className="text-xl font-semibold">Add a payment card</h1>
-          <p className="mt-3 text-slate-700" role="status">{PROBLEMS[result.problem]}</p>
+          <p className="mt-3 text-slate-700" role="status">{PROBLEMS[result.problem](result.companyName)}</p>
         </div>
       ) : (
         <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">

@@ -19,6 +19,7 @@ const STATUS_RESPONSE: Record<number, string> = {
   402: 'PaymentRequired',
   404: 'NotFound',
   409: 'Conflict',
+  410: 'Gone',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
   429: 'RateLimited',
@@ -33,7 +34,8 @@ const STATUS_WORDS: Record<number, string> = {
   402: 'Payment needed or refused.',
   404: 'No such resource for this company (other companies\' ids are 404 too).',
   409: 'Conflict: an illegal state transition, or an Idempotency-Key reused with a different body (or still in progress).',
-  413: 'Payload too large: a body over 1 MiB, or a batch over 1000 events.',
+  410: 'Gone: a card collector link that expired, or was spent by 5 failed card attempts; a new link must be made.',
+  413: 'Payload too large: a body over 1 MiB (64 KiB on unauthenticated calls), or a batch over 1000 events.',
   415: 'Unsupported media type: send JSON with Content-Type: application/json.',
   429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
   500: 'Internal error: never with a stack trace or SQL text; quote the request id.',
@@ -283,7 +285,10 @@ and other non-public addresses are refused at registration, and names that resol
 their attempts as \`destination_not_allowed\`. A company has at most 20 webhooks.
 
 The hosted card collector page (\`/collect/...\`) and its own submit call are not part of this
-API.
+API. Its submit call takes bodies of at most 64 KiB, at most 10 calls a minute from one client
+address (429 \`rate_limited\`), and answers 410 \`link_expired\` once the link has expired or 5
+card attempts through it failed (declined cards and refused card tokens): a new link must be
+made with \`POST /v1/accounts/{account_id}/card_collector\`.
 `.trim();
 
 function webhookOperation(kind: 'type' | 'topic'): Json {

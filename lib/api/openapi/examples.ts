@@ -257,6 +257,10 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     summary: 'Illegal state transition, or an Idempotency-Key reused with a different body',
     error: { type: 'conflict', message: 'This Idempotency-Key was already used with a different request.', param: null },
   },
+  link_expired: {
+    summary: 'A card collector link that expired or was spent by 5 failed card attempts (the collector page only)',
+    error: { type: 'link_expired', message: 'This link can no longer be used: 5 card attempts through it failed. Ask Acme AI for a new link.', param: null },
+  },
   payload_too_large: {
     summary: 'Body over 1 MiB, or a batch over 1000 events',
     error: { type: 'payload_too_large', message: 'Request bodies are limited to 1 MiB.', param: null },

@@ -8,6 +8,8 @@ import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { attachCard } from './cards';
 import { activatePlan } from './accounts';
+import { withAccountLease } from './lease';
+import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
 import { periodChargeFor } from '../plans/attach';
 
 const LINK_TTL_MS = Number(process.env.COLLECTOR_LINK_TTL_HOURS ?? 72) * 3600_000;
@@ -36,11 +38,12 @@ async function loadLink(db: Db, token: string) {
   return row ?? null;
 }
 
-/** What the page shows; null when the link is unknown, used or expired (the page says which). */
-export async function viewCollector({ db, token }: { db: Db; token: string }): Promise<{ view: CollectorView } | { problem: 'unknown' | 'used' | 'expired' }> {
+/** What the page shows, or why it cannot be used (the page says which). */
+export async function viewCollector({ db, token }: { db: Db; token: string }): Promise<{ view: CollectorView } | { problem: 'unknown' | 'used' | 'expired' | 'spent'; companyName?: string }> {
   const row = await loadLink(db, token);
   if (!row) return { problem: 'unknown' };
   if (row.link.usedAt) return { problem: 'used' };
+  if (isSpent(row.link)) return { problem: 'spent', companyName: row.company.name };
   if (row.link.expiresAt.getTime() <= clockNow().getTime()) return { problem: 'expired' };
   let plan: CollectorView['plan'] = null;
   if (row.account.planId && row.account.planStatus === 'PENDING_PAYMENT_METHOD') {
@@ -52,32 +55,45 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
 
 /**
  * The end customer submitted a card: claim the link (one submission at a time), attach the
- * card, start the pending plan. On failure the link is released so they can try another card.
+ * card, start the pending plan. On failure the link is released so they can try another card;
+ * after MAX_FAILED_ATTEMPTS declined cards or refused tokens it is spent (410 link_expired).
  */
 export async function completeCollector({ db, token, cardToken }: { db: Db; token: string; cardToken: string }) {
   const at = clockNow();
   const row = await loadLink(db, token);
-  if (!row || row.link.expiresAt.getTime() <= at.getTime()) throw notFound('card collector link');
+  if (!row) throw notFound('card collector link');
+  const issuer = row.company.name;
+  if (isSpent(row.link)) throw linkSpentError(issuer);
+  if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
   const [claimed] = await db
     .update(collectorLinks)
     .set({ usedAt: at })
-    .where(and(eq(collectorLinks.id, row.link.id), isNull(collectorLinks.usedAt)))
+    .where(and(eq(collectorLinks.id, row.link.id), isNull(collectorLinks.usedAt), takesAttempts(collectorLinks)))
     .returning();
-  if (!claimed) throw conflict('This link was already used.');
+  if (!claimed) {
+    const [current] = await db.select().from(collectorLinks).where(eq(collectorLinks.id, row.link.id));
+    if (current && isSpent(current)) throw linkSpentError(issuer);
+    throw conflict('This link was already used.');
+  }
   try {
     const account = await attachCard({ db, company: row.company, account: row.account, token: cardToken });
     if (account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD') {
-      const [plan] = await db.select().from(plans).where(eq(plans.id, account.planId));
-      const chosen = (account.planVariableAmounts as Record<string, string> | null) ?? null;
-      await activatePlan({ db, company: row.company, account, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
+      // Under the account's plan lease: another link of the same account may be submitted at once.
+      await withAccountLease(db, account.id, at, async (fresh) => {
+        if (!fresh.planId || fresh.planStatus !== 'PENDING_PAYMENT_METHOD') return;
+        const [plan] = await db.select().from(plans).where(eq(plans.id, fresh.planId));
+        const chosen = (fresh.planVariableAmounts as Record<string, string> | null) ?? null;
+        await activatePlan({ db, company: row.company, account: fresh, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
+      });
     }
     const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
     return fresh;
   } catch (err) {
     // A charge whose outcome is still unknown keeps the link used: a second card must not be
     // charged while the first may have gone through. Any other failure frees it for a retry.
-    const pending = err instanceof ApiError && err.extra.charge_pending === true;
-    if (!pending) await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
+    if (err instanceof ApiError && err.extra.charge_pending === true) throw err;
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { usedAt: null });
+    await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
     throw err;
   }
 }

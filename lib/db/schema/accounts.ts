@@ -72,7 +72,13 @@ export const collectorLinks = pgTable(
     tokenHash: text('token_hash').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+    // Declined cards and refused card tokens; at MAX_FAILED_ATTEMPTS the link is spent.
+    failedAttempts: integer('failed_attempts').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [uniqueIndex('collector_links_token').on(t.tokenHash), index('collector_links_account').on(t.accountId)],
+  (t) => [
+    uniqueIndex('collector_links_token').on(t.tokenHash),
+    index('collector_links_account').on(t.accountId),
+    check('collector_links_failed_attempts_nonneg', sql`${t.failedAttempts} >= 0`),
+  ],
 );

@@ -1,0 +1,2 @@
+ALTER TABLE "collector_links" ADD COLUMN "failed_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "collector_links" ADD CONSTRAINT "collector_links_failed_attempts_nonneg" CHECK ("collector_links"."failed_attempts" >= 0);

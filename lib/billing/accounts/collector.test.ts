@@ -1,0 +1,106 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { collectorLinks } from '../../db/schema';
+import { sha256 } from '../../crypto';
+import { viewCollector } from './collector';
+
+const t = useTestDatabase();
+const local = useLocalStripe();
+
+type Co = Awaited<ReturnType<typeof newPayingCompany>>;
+
+let addresses = 0;
+/** Each scenario submits from an address of its own, so the per-address limit does not mix them up. */
+const newAddress = () => `198.51.100.${++addresses}`;
+
+async function pendingAccount(co: Co) {
+  const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] } });
+  expect(plan.status, JSON.stringify(plan.body)).toBe(200);
+  const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.body.data.id, enable_card_collector: true } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  return { id: created.body.data.id as string, path: new URL(created.body.data.card_collector_url).pathname };
+}
+
+const submit = (path: string, token: string, address: string) => api('POST', `${path}/submit`, { body: { token }, headers: { 'x-forwarded-for': address } });
+const tokenOf = (path: string) => path.split('/').pop()!;
+
+async function charges(co: Co, id: string) {
+  return ((await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { status: string }[]).map((c) => c.status);
+}
+
+describe('a card collector link', () => {
+  it('is spent after 5 failed card attempts (declines and refused tokens): later submits are 410 link_expired, and a new link works', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const from = newAddress();
+    const failures = ['tok_chargeDeclined', 'tok_no_such_token', 'tok_chargeDeclined', 'tok_no_such_token'];
+    for (const token of failures) {
+      const r = await submit(a.path, token, from);
+      expect([402, 400], JSON.stringify(r.body)).toContain(r.status);
+      expect(r.body.error.link_spent).toBeUndefined();
+    }
+    const fifth = await submit(a.path, 'tok_chargeDeclined', from);
+    expect(fifth.status).toBe(402);
+    expect(fifth.body.error).toMatchObject({ type: 'card_declined', link_spent: true });
+    expect(fifth.body.error.message).toBe('The card was refused, and this link can no longer be used: 5 card attempts through it failed. Ask Acme for a new link.');
+    expect(fifth.body.error.decline_code).toBeTruthy();
+
+    const good = await submit(a.path, 'tok_visa', from);
+    expect(good.status).toBe(410);
+    expect(good.body.error).toMatchObject({ type: 'link_expired', param: null });
+    expect(good.body.error.message).toContain('5 card attempts');
+    expect(Object.keys(good.body.error).sort()).toEqual(['message', 'param', 'request_id', 'type']);
+    // Nothing was tried with the good card: no charge, no card, the plan still waits.
+    expect(await charges(co, a.id)).toEqual(['failed', 'failed', 'failed']);
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data).toMatchObject({ plan_status: 'PENDING_PAYMENT_METHOD' });
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'spent', companyName: 'Acme' });
+
+    const fresh = await co.call('POST', `/v1/accounts/${a.id}/card_collector`);
+    expect(fresh.status).toBe(200);
+    const again = await submit(new URL(fresh.body.data.card_collector_url).pathname, 'tok_visa', from);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data.plan_status).toBe('ACTIVE');
+    expect(await charges(co, a.id)).toEqual(['succeeded', 'failed', 'failed', 'failed']);
+  });
+
+  it('does not count failures that say nothing about the card, and starts the plan with a good one', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const from = newAddress();
+    for (let i = 0; i < 4; i++) expect((await submit(a.path, 'tok_chargeDeclined', from)).status).toBe(402);
+    // The processor is down: not the card's fault, so not the fifth failure.
+    await local.control('fail', { status: 500, count: 2, path_prefix: '/v1/payment_methods', method: 'POST' });
+    for (let i = 0; i < 2; i++) expect((await submit(a.path, 'tok_visa', from)).status).toBe(502);
+    expect(await linkRow(a.path)).toMatchObject({ failedAttempts: 4, usedAt: null });
+    const ok = await submit(a.path, 'tok_visa', from);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.plan_status).toBe('ACTIVE');
+  });
+
+  it('that has expired answers 410 link_expired', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const row = await linkRow(a.path);
+    await t.database.db.update(collectorLinks).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(collectorLinks.id, row.id));
+    const r = await submit(a.path, 'tok_visa', newAddress());
+    expect(r.status).toBe(410);
+    expect(r.body.error.type).toBe('link_expired');
+    expect(await charges(co, a.id)).toEqual([]);
+  });
+
+  it('of one account, submitted together with another link of it, starts the plan and charges once', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const second = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
+    const [one, two] = await Promise.all([submit(a.path, 'tok_visa', newAddress()), submit(second, 'tok_mastercard', newAddress())]);
+    expect([one.status, two.status].filter((s) => s === 200).length, JSON.stringify([one.body, two.body])).toBeGreaterThanOrEqual(1);
+    expect(await charges(co, a.id)).toEqual(['succeeded']);
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.plan_status).toBe('ACTIVE');
+  });
+});
+
+async function linkRow(path: string) {
+  const [row] = await t.database.db.select().from(collectorLinks).where(eq(collectorLinks.tokenHash, sha256(tokenOf(path))));
+  return row;
+}
