@@ -1,5 +1,16 @@
 // Every /v1 endpoint also answers without the prefix: one rewrite rule (each rule is tested on
 // every request). Synonym paths (`autorefill`, `.../plan`) are route files of their own.
+
+// No page may be framed (the console and the card form would be open to clickjacking) and no
+// answer is content-sniffed. One rule for every path: API answers may carry them too, and a
+// header rule costs the API far less than a proxy would. Strict-Transport-Security depends on
+// PUBLIC_URL at run time, while these are fixed at build time: proxy.ts sets it.
+const SECURITY_HEADERS = [
+  { key: 'X-Frame-Options', value: 'DENY' },
+  { key: 'Content-Security-Policy', value: "frame-ancestors 'none'" },
+  { key: 'X-Content-Type-Options', value: 'nosniff' },
+];
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // A self-contained server (.next/standalone) for the image: no node_modules install at deploy.
@@ -7,6 +18,13 @@ const nextConfig = {
   serverExternalPackages: ['@electric-sql/pglite', 'postgres'],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
+  experimental: {
+    // Next.js copies the body of each request proxy.ts sees; pages take none worth more.
+    proxyClientMaxBodySize: 64 * 1024,
+  },
+  async headers() {
+    return [{ source: '/:path*', headers: SECURITY_HEADERS }];
+  },
   async rewrites() {
     return {
       beforeFiles: [{ source: '/:path((?:accounts|events|webhooks|companies|plans|test_clock|openapi\\.json)(?:/.*)?)', destination: '/v1/:path' }],

@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAppServer, type AppServer } from '../lib/testing/servers';
+
+// Against a started server (`next start`): headers come from next.config and proxy.ts, which
+// only Next.js itself applies. Not about the database: runs once, with the embedded one.
+describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
+  let server: AppServer;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'headers-'));
+    // Served over HTTPS by a proxy in front; the test talks to the server directly.
+    server = await startAppServer({ DATA_DIR: dataDir, PUBLIC_URL: 'https://billing.example.test', ADMIN_TOKEN: '', APP_SECRET: '', STRIPE_API_URL: '' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('sends every HTML page unframeable, unsniffable and HTTPS-only', async () => {
+    for (const page of ['/', '/console/sign-in', '/console', '/docs', '/collect/no-such-link']) {
+      const res = await fetch(`${server.url}${page}`);
+      expect(res.status, page).toBe(200);
+      expect(res.headers.get('content-type'), page).toMatch(/^text\/html/);
+      expect(res.headers.get('x-frame-options'), page).toBe('DENY');
+      expect(res.headers.get('content-security-policy'), page).toBe("frame-ancestors 'none'");
+      expect(res.headers.get('x-content-type-options'), page).toBe('nosniff');
+      expect(res.headers.get('strict-transport-security'), page).toBe('max-age=31536000');
+    }
+    const api = await fetch(`${server.url}/v1/openapi.json`);
+    expect(api.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('refuses sign-in bodies over 64 KiB before next-auth reads them, and signs in with a small one', async () => {
+    const url = `${server.url}/api/auth/callback/credentials`;
+    const declared = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=a%40b.io&password=${'x'.repeat(8 * 1024 * 1024)}` });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error).toMatchObject({ type: 'payload_too_large', message: 'Request bodies are limited to 64 KiB.' });
+
+    // Chunked, without a length, sent slowly: the answer comes long before 8 MiB have gone out.
+    const chunked = await new Promise<{ status: number; sent: number }>((resolve, reject) => {
+      let sent = 0;
+      let answered = false;
+      const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'transfer-encoding': 'chunked' } }, (res) => {
+        answered = true;
+        res.resume();
+        resolve({ status: res.statusCode!, sent });
+        req.destroy();
+      });
+      req.on('error', (err) => (answered ? undefined : reject(err)));
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        if (answered) return;
+        if (sent >= 8 * 1024 * 1024) return void req.end();
+        sent += chunk.length;
+        req.write(chunk);
+        setTimeout(pump, 5);
+      };
+      pump();
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.sent).toBeLessThan(2 * 1024 * 1024);
+
+    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));
+    const csrf = await fetch(`${server.url}/api/auth/csrf`);
+    const cookie = csrf.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const { csrfToken } = await csrf.json();
+    const signIn = await fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ csrfToken, email: demo.console_email, password: demo.console_password, json: 'true' }).toString(),
+    });
+    expect(signIn.status, await signIn.clone().text()).toBe(200);
+    expect((await signIn.json()).url).not.toContain('error');
+    expect(signIn.headers.getSetCookie().some((c) => /session-token=/.test(c))).toBe(true);
+  });
+});

@@ -1,0 +1,23 @@
+import { NextResponse } from 'next/server';
+
+/**
+ * Strict-Transport-Security once the service is served over HTTPS (PUBLIC_URL), decided at run
+ * time: next.config's headers are fixed when the application is built. Only the HTML pages pass
+ * through here (a browser that saw one keeps to HTTPS for the whole host): never the API, whose
+ * throughput a proxy would cost, nor calls with bodies (sign-in, the collector's submit, server
+ * actions), whose bodies Next.js would copy before the route could bound them.
+ */
+export function proxy() {
+  const response = NextResponse.next();
+  if (/^https:\/\//i.test(process.env.PUBLIC_URL ?? '')) response.headers.set('Strict-Transport-Security', 'max-age=31536000');
+  return response;
+}
+
+export const config = {
+  matcher: [
+    { source: '/', missing: [{ type: 'header', key: 'next-action' }] },
+    { source: '/console/:path*', missing: [{ type: 'header', key: 'next-action' }] },
+    { source: '/collect/:token', missing: [{ type: 'header', key: 'next-action' }] },
+    { source: '/docs/:path*', missing: [{ type: 'header', key: 'next-action' }] },
+  ],
+};
