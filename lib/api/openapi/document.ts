@@ -285,10 +285,10 @@ and other non-public addresses are refused at registration, and names that resol
 their attempts as \`destination_not_allowed\`. A company has at most 20 webhooks.
 
 The hosted card collector page (\`/collect/...\`) and its own submit call are not part of this
-API. Its submit call takes bodies of at most 64 KiB, at most 10 calls a minute from one client
-address (429 \`rate_limited\`), and answers 410 \`link_expired\` once the link has expired or 5
-card attempts through it failed (declined cards and refused card tokens): a new link must be
-made with \`POST /v1/accounts/{account_id}/card_collector\`.
+API. Its submit call takes bodies of at most 64 KiB and a limited number of calls a minute from
+one client address (429 \`rate_limited\`; 10 by default), and answers 410 \`link_expired\` once
+the link has expired or 5 card attempts through it failed (declined cards and refused card
+tokens): a new link must be made with \`POST /v1/accounts/{account_id}/card_collector\`.
 `.trim();
 
 function webhookOperation(kind: 'type' | 'topic'): Json {
