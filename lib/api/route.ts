@@ -141,13 +141,14 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       const parsedQuery = opts.query ? parseWith(opts.query, queryObject(url)) : undefined;
 
       const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
-      if (key !== null && (key.length < 1 || key.length > 255)) {
-        throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
-      }
       // Every method that changes something honours the key (PUTs charge money too). The
-      // operator's keys live in a namespace of their own.
+      // operator's keys live in a namespace of their own. Elsewhere the key means nothing, so
+      // it is not checked either.
       const scope = company?.id ?? (auth === 'admin' ? OPERATOR_SCOPE : null);
-      if (scope && key && req.method !== 'GET' && req.method !== 'HEAD') {
+      if (scope && key !== null && req.method !== 'GET' && req.method !== 'HEAD') {
+        if (key.length < 1 || key.length > 255) {
+          throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
+        }
         const stored = await claimIdempotencyKey(db, {
           companyId: scope,
           key,

@@ -123,6 +123,8 @@ export function errorTypesOf(op: Operation): ErrorType[] {
     if (mutating) types.add('conflict');
   } else if (op.auth === 'admin') {
     for (const t of ['invalid_request', 'unauthorized', 'not_found', 'internal'] as const) types.add(t);
+    // The operator's calls honour Idempotency-Key too: a key reused with another body is 409.
+    if (mutating) types.add('conflict');
   } else {
     types.add('internal');
   }
@@ -178,13 +180,13 @@ function buildOperation(op: Operation, usedResponses: Set<string>): Json {
       parameters.push({ name, in: 'query', required: required.has(name), description: QUERY_DOCS[name], schema });
     }
   }
-  if (op.auth === 'company' && op.method !== 'get') {
+  if (op.auth !== 'public' && op.method !== 'get') {
     parameters.push({ $ref: '#/components/parameters/IdempotencyKey' }, { $ref: '#/components/parameters/XDedupeId' });
   }
 
   const okHeaders: Json = { 'Request-Id': { $ref: '#/components/headers/RequestId' } };
   if (op.response.list === 'paged') okHeaders.Link = { $ref: '#/components/headers/Link' };
-  if (op.auth === 'company' && op.method !== 'get') okHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+  if (op.auth !== 'public' && op.method !== 'get') okHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
 
   const responses: Json = {
     '200': {
@@ -260,7 +262,7 @@ strings, at most 12 decimals). USD amounts are non-negative integer cents (100 i
 Timestamps are ISO 8601 UTC strings.
 
 ## Idempotency
-Every company call with POST, PUT, PATCH or DELETE honours an \`Idempotency-Key\` header (\`X-DedupeId\` is a
+Every company or operator call with POST, PUT, PATCH or DELETE honours an \`Idempotency-Key\` header (\`X-DedupeId\` is a
 synonym) for 24 hours: a retry with the same key and body returns the first response (with
 \`Idempotent-Replayed: true\`); the same key with a different body is 409 \`conflict\`.
 A 5xx answer is not remembered, so a retry with the key runs again; a charge the first attempt
