@@ -7,6 +7,7 @@ import { stringifyJson } from '../money';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
 import { describeIssue } from './zod-errors';
+import { checkStorable } from './input';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
 import { clientAddress } from './client-address';
@@ -111,6 +112,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       const params: Record<string, string> = {};
       // Next.js hands over path parameters already decoded: decoding again would turn %2541 into A.
       for (const [k, v] of Object.entries(rawParams)) params[k] = Array.isArray(v) ? v.join('/') : v;
+      checkStorable(params);
 
       let body: unknown = undefined;
       let raw = '';
@@ -126,6 +128,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
           } catch {
             throw new ApiError('invalid_request', 'The request body is not valid JSON.');
           }
+          checkStorable(body);
         }
       }
       if (opts.maxItems !== undefined && Array.isArray(body) && body.length > opts.maxItems) {
@@ -138,7 +141,9 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       } else if (body !== undefined && !(typeof body === 'object' && body && Object.keys(body).length === 0)) {
         throw new ApiError('invalid_request', 'This call takes no request body.');
       }
-      const parsedQuery = opts.query ? parseWith(opts.query, queryObject(url)) : undefined;
+      const query = opts.query ? queryObject(url) : undefined;
+      if (query) checkStorable(query);
+      const parsedQuery = opts.query ? parseWith(opts.query, query) : undefined;
 
       const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
       // Every method that changes something honours the key (PUTs charge money too). The

@@ -249,7 +249,9 @@ password an API key (\`Authorization: Basic base64(company_id:api_key)\`). The o
 \`ADMIN_TOKEN\` configured they are 404.
 
 ## Requests and responses
-Bodies are JSON (\`Content-Type: application/json\`, at most 1 MiB; unknown fields are 400).
+Bodies are JSON (\`Content-Type: application/json\`, at most 1 MiB; unknown fields are 400),
+nested at most 64 levels deep. No string (body, query or path) may contain NUL characters or
+unpaired UTF-16 surrogates: they cannot be stored as sent, so they are 400.
 Success is \`200\` with the payload under \`data\` and nothing else at the top level. Every
 response carries a \`Request-Id\` header (\`req_...\`).
 
