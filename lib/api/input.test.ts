@@ -1,19 +1,20 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { query } from '../db/client';
-import { api, newCompany, useTestDatabase } from '../testing/harness';
+import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../testing/harness';
 import { buildOpenApiDocument } from './openapi/document';
 
 process.env.ADMIN_TOKEN = 'input-admin-token';
 
 const t = useTestDatabase();
+useLocalStripe();
 
 /** Row counts of what the calls below could write. */
 async function counts() {
   const [row] = await query<Record<string, string>>(
     t.database.db,
     sql`select (select count(*) from accounts)::text as accounts, (select count(*) from events)::text as events, (select count(*) from charges)::text as charges,
-      (select count(*) from balances)::text as balances, (select count(*) from companies)::text as companies`,
+      (select count(*) from balances)::text as balances, (select count(*) from plans)::text as plans, (select count(*) from companies)::text as companies`,
   );
   return row;
 }
@@ -105,5 +106,45 @@ describe('Idempotency-Key where it is not used', () => {
     expect(op['x-error-types']).toContain('conflict');
     expect(op.responses['409']).toBeTruthy();
     expect(op.parameters.map((p: { $ref?: string }) => p.$ref)).toContain('#/components/parameters/IdempotencyKey');
+  });
+});
+
+describe('charges beyond what one card payment can be', () => {
+  let co: Awaited<ReturnType<typeof newPayingCompany>>;
+  let account: string;
+  beforeAll(async () => {
+    co = await newPayingCompany(t);
+    account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Rich', email: 'rich@example.com', token: 'tok_visa' } })).body.data.id;
+  });
+
+  it('are refused with 400 on the field, before the processor is asked (not a 502)', async () => {
+    const before = await counts();
+    const cases: [string, string, unknown, string][] = [
+      ['POST', `/v1/accounts/${account}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100_000_000 }, 'amount_to_charge'],
+      ['PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { amount: 1, usd_charge: '100000000', refill_period: 'monthly' }, 'usd_charge'],
+      ['POST', `/v1/accounts/${account}/modifymidmonth`, { denomination: 'credits', amount: 1, usd_charge: 1e12 }, 'usd_charge'],
+      ['POST', '/v1/companies/{company}/plans', { name: 'Huge', charge_amount: 100_000_000 }, 'charge_amount'],
+    ];
+    for (const [method, path, body, param] of cases) {
+      const res = await co.call(method, path, { body });
+      expect(res.status, param).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request', param });
+    }
+    const seats = (await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Seats', balances: [{ amount: 1, denomination: 'seats', variable_unit_price: 100 }] } })).body.data.id;
+    const before2 = await counts();
+    const huge = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'S', email: 's@example.com', token: 'tok_visa', plan_id: seats, plan_variable_amounts: { seats: 10_000_000 } } });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.param).toBe('plan_variable_amounts');
+    const change = await co.call('POST', `/v1/accounts/${account}/changeplan`, { body: { plan_id: seats, plan_variable_amounts: { seats: '1e7' } } });
+    expect(change.status).toBe(400);
+    expect(change.body.error.param).toBe('plan_variable_amounts');
+    expect(await counts()).toEqual(before2);
+    expect({ ...before2, plans: before.plans }).toEqual(before);
+  });
+
+  it('take the largest payment there is', async () => {
+    const res = await co.call('POST', `/v1/accounts/${account}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 99_999_999 } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.amount).toBe(1);
   });
 });

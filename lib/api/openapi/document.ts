@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { STATUS, type ErrorType } from '../../errors';
-import { cents, denomination, nonNegativeUnits, positiveUnits, units } from '../schemas/common';
+import { MAX_CHARGE_CENTS, cents, chargeCents, denomination, nonNegativeUnits, positiveUnits, units } from '../schemas/common';
 import { topic } from '../schemas/webhooks';
 import { ERROR_EXAMPLES, errorExampleBody, IDS, payloadByTopicExample, payloadByTypeExample } from './examples';
 import { FIELD_DOCS, QUERY_DOCS, TYPE_DOCS } from './fields';
@@ -75,11 +75,14 @@ function override({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: J
           ? TYPE_DOCS.units
           : zodSchema === cents
             ? TYPE_DOCS.cents
-            : null;
+            : zodSchema === chargeCents
+              ? TYPE_DOCS.chargeCents
+              : null;
   if (typeDoc) {
     jsonSchema.description = typeDoc;
-    if (zodSchema === cents) jsonSchema.examples = [2500];
+    if (zodSchema === cents || zodSchema === chargeCents) jsonSchema.examples = [2500];
     else jsonSchema.examples = [10, '0.5'];
+    if (zodSchema === chargeCents) jsonSchema.maximum = MAX_CHARGE_CENTS;
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cents, denomination, positiveUnits } from './common';
+import { chargeCents, denomination, positiveUnits } from './common';
 
 export const balanceCreate = z.strictObject({
   amount: positiveUnits.optional(),
@@ -11,7 +11,7 @@ export const deposit = z
     denomination: denomination.optional(),
     charge_against_denomination: denomination.optional(),
     amount_to_deposit: positiveUnits,
-    amount_to_charge: cents.default(0),
+    amount_to_charge: chargeCents.default(0),
     reason: z.string().trim().min(1).max(500).optional(),
   })
   .superRefine((v, ctx) => {

@@ -28,14 +28,27 @@ export const units = z.union([z.number(), z.string()], { error: 'must be a numbe
 export const nonNegativeUnits = units.refine((v) => !v.startsWith('-'), 'must not be negative');
 export const positiveUnits = units.refine((v) => !v.startsWith('-') && Number(v) !== 0, 'must be greater than 0');
 
+/** The most one card payment can be: the processor refuses more than $999,999.99. */
+export const MAX_CHARGE_CENTS = 99_999_999;
+
+function centsUpTo(max: number) {
+  return z.union([z.number(), z.string()], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
+    const parsed = parseUnits(v);
+    if (parsed === null || parsed.includes('.') || parsed.startsWith('-') || Number(parsed) > Number.MAX_SAFE_INTEGER) {
+      ctx.addIssue({ code: 'custom', message: 'must be a non-negative integer number of USD cents' });
+      return z.NEVER;
+    }
+    if (Number(parsed) > max) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${max} cents ($999,999.99), the most one card payment can be` });
+      return z.NEVER;
+    }
+    return Number(parsed);
+  });
+}
+
 /** USD cents: a non-negative integer (numeric strings accepted where the interface says so). */
-export const cents = z.union([z.number(), z.string()], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
-  const parsed = parseUnits(v);
-  if (parsed === null || parsed.includes('.') || parsed.startsWith('-') || Number(parsed) > Number.MAX_SAFE_INTEGER) {
-    ctx.addIssue({ code: 'custom', message: 'must be a non-negative integer number of USD cents' });
-    return z.NEVER;
-  }
-  return Number(parsed);
-});
+export const cents = centsUpTo(Number.MAX_SAFE_INTEGER);
+/** USD cents charged to a card in one payment: at most MAX_CHARGE_CENTS. */
+export const chargeCents = centsUpTo(MAX_CHARGE_CENTS);
 
 export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `must be an id starting with ${prefix}_`);

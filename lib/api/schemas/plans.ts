@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cents, denomination, metadata, nonEmpty, nonNegativeUnits } from './common';
+import { cents, chargeCents, denomination, metadata, nonEmpty, nonNegativeUnits } from './common';
 
 const PERIODS: Partial<Record<string, 'day' | 'week' | 'month' | 'year'>> = {
   day: 'day', daily: 'day', week: 'week', weekly: 'week', month: 'month', monthly: 'month', year: 'year', yearly: 'year', annual: 'year', annually: 'year',
@@ -24,7 +24,7 @@ const billingRule = z.strictObject({ type: z.string().trim().min(1).max(200), am
 export const planCreate = z
   .strictObject({
     name: nonEmpty(200),
-    charge_amount: cents.default(0),
+    charge_amount: chargeCents.default(0),
     charge_denomination: usd.default('USD'),
     billing_period: z
       .string()

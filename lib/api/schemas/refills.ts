@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { cents, denomination, positiveUnits } from './common';
+import { chargeCents, denomination, positiveUnits } from './common';
 
 export const autoRefill = z
   .strictObject({
     amount: positiveUnits,
-    usd_charge: cents,
+    usd_charge: chargeCents,
     refill_period: z.enum(['monthly'], { error: 'must be monthly' }).optional(),
     // A refill_threshold of 0 reads as "no threshold refill" (interface.md), so a threshold is above 0.
     threshold: positiveUnits.optional(),
@@ -14,11 +14,11 @@ export const autoRefill = z
     path: ['refill_period'],
   });
 
-export const scheduledRefill = z.strictObject({ denomination, amount: positiveUnits, usd_charge: cents });
+export const scheduledRefill = z.strictObject({ denomination, amount: positiveUnits, usd_charge: chargeCents });
 
 export const modifyMidMonth = z.strictObject({
   account_id: z.string().optional(),
   denomination,
   amount: positiveUnits,
-  usd_charge: cents,
+  usd_charge: chargeCents,
 });

@@ -14,6 +14,7 @@ import type { Plan } from '../plans/plans';
 import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
 import type { AccountCreate, AccountUpdate } from '../../api/schemas/accounts';
+import { MAX_CHARGE_CENTS } from '../../api/schemas/common';
 import type { Company } from '../companies/companies';
 
 export type Account = typeof accounts.$inferSelect;
@@ -102,6 +103,10 @@ export async function validateAccountInput({ db, companyId, input }: { db: Db; c
     for (const [name, amount] of Object.entries(input.plan_variable_amounts)) {
       if (!variable.has(name)) throw invalid(`The plan has no variable balance named ${name}.`, `plan_variable_amounts.${name}`);
       if (amount.startsWith('-')) throw invalid('A chosen amount must not be negative.', `plan_variable_amounts.${name}`);
+    }
+    // Refused here, not by the processor at charge time (a 502 for what is a bad input).
+    if (periodChargeFor(plan, input.plan_variable_amounts) > MAX_CHARGE_CENTS) {
+      throw invalid(`With these amounts the period charge would exceed ${MAX_CHARGE_CENTS} cents ($999,999.99), the most one card payment can be.`, 'plan_variable_amounts');
     }
   }
   return { plan };
