@@ -45,8 +45,9 @@ process.env.WEBHOOK_ALLOW_PRIVATE = '1';
  * type's status; a success matches the operation's response schema and shows no other
  * company's ids; and a refused request stores nothing.
  *
- * FUZZ_RUNS sets the number of requests (default 5000 per database), FUZZ_SEED replays a run,
- * FUZZ_PATH (from a failure report) replays one failing request after the same seed.
+ * FUZZ_RUNS sets the number of requests (default 5000 per database); FUZZ_SEED replays a run,
+ * request by request; FUZZ_PATH (from a failure report, with its seed) replays the failing
+ * request alone, without what the requests before it stored.
  * FUZZ_COLLECT=1 reports every distinct failure and goes on instead of stopping at the first;
  * FUZZ_STATS=1 prints the statuses answered per operation.
  */
