@@ -1,12 +1,16 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME === 'nodejs') {
-    const { boot } = await import('./lib/boot');
     try {
+      // Before anything serves, so the first request is traced too; the SDK is loaded only then.
+      const { tracingEndpoint } = await import('./lib/tracing');
+      if (tracingEndpoint()) (await import('./lib/tracing-sdk')).startTracing();
+      const { boot } = await import('./lib/boot');
       await boot();
     } catch (err) {
       // Next.js would keep serving, every request a 500: a process that cannot start stops, so
       // the operator (or the orchestrator) sees why at once.
-      console.error('Cannot start:', err instanceof Error ? err.message : err);
+      const { log } = await import('./lib/log');
+      log.fatal({ err }, `Cannot start: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);
     }
   }

@@ -15,7 +15,19 @@ const SECURITY_HEADERS = [
 const nextConfig = {
   // A self-contained server (.next/standalone) for the image: no node_modules install at deploy.
   output: 'standalone',
-  serverExternalPackages: ['@electric-sql/pglite', 'postgres'],
+  // One module instance per process for what keeps process-wide state (the metrics registry, the
+  // OpenTelemetry globals), loaded from node_modules; pino is external by Next.js' own default.
+  serverExternalPackages: [
+    '@electric-sql/pglite',
+    'postgres',
+    'prom-client',
+    '@opentelemetry/api',
+    '@opentelemetry/context-async-hooks',
+    '@opentelemetry/core',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-trace',
+  ],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
   experimental: {

@@ -10,6 +10,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    setupFiles: ['lib/testing/log-setup.ts'],
     projects: [
       { extends: true, test: { name: 'embedded', include, env: { TEST_DB: 'embedded', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' } } },
       {

@@ -9,6 +9,8 @@ import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
 import { migrationsApplied } from './probes';
 import { exitOnSignals, shutdownTimeoutMs } from './shutdown';
+import { log, logLevel } from './log';
+import { metricsToken, registry } from './metrics/registry';
 
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean };
 
@@ -21,12 +23,16 @@ export async function boot(): Promise<void> {
   try {
     appSecret();
     shutdownTimeoutMs();
+    logLevel();
+    metricsToken();
   } catch (err) {
     // A server that cannot seal or sign anything must not come up half-way.
-    console.error((err as Error).message);
+    log.fatal((err as Error).message);
     process.exit(1);
   }
   if (!process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = publicUrl();
+  // Process metrics count from the start, and a cluster primary can gather this process's.
+  registry();
   const launcher = globalThis as Launcher;
   // scripts/serve.mjs turns off Next.js' own signal handling (which exits 143 as soon as the
   // HTTP server is closed) and hands us its HTTP servers: the stop sequence is ours.
@@ -38,9 +44,9 @@ export async function boot(): Promise<void> {
   let ready = false;
   try {
     ready = await migrationsApplied();
-    if (!ready) console.error('Migrations are not applied (MIGRATE=0): readiness answers 503 until `npm run db:migrate` has run.');
+    if (!ready) log.warn('Migrations are not applied (MIGRATE=0): readiness answers 503 until `npm run db:migrate` has run.');
   } catch (err) {
-    console.error('The database does not answer yet; readiness answers 503 until it does:', err instanceof Error ? err.message : err);
+    log.warn({ err }, 'The database does not answer yet; readiness answers 503 until it does');
   }
   if (ready) {
     const { syncTestClock } = await import('./jobs/worker');
@@ -78,6 +84,7 @@ async function seedDemo(): Promise<void> {
     `  try:         curl -u ${company.id}:${apiKey} ${base}/v1/companies`,
     '',
   ];
+  // For the person who ran `npm start`: plain text, not a log line.
   console.log(lines.join('\n'));
   fs.writeFileSync(
     path.join(dataDir(), 'demo.json'),

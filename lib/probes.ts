@@ -1,7 +1,10 @@
 import http from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { getDatabase, pendingMigrations, query, sql, type DbKind } from './db/client';
 import { ApiError } from './errors';
 import { newRequestId } from './api/route';
+import { answerMetrics, type MetricsAnswer } from './metrics/endpoint';
+import { observed, recordRequest } from './metrics/requests';
 
 /**
  * Probes for an orchestrator. Liveness needs nothing but a running event loop; readiness needs
@@ -90,14 +93,32 @@ export async function probeResponse(probe: () => unknown): Promise<Response> {
   return new Response(a.body, { status: a.status, headers: { ...HEADERS, 'Request-Id': a.requestId } });
 }
 
+/** A probe's route handler, in the access log at debug (an orchestrator asks every few seconds). */
+export function probeRoute(probe: () => unknown): (req: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response> {
+  return observed(false, () => probeResponse(probe), true);
+}
+
+const PROBE_PATHS = new Set(['/livez', '/readyz', '/health', '/metrics']);
+
 /**
- * `/livez` and `/readyz` (and `/health`) on a port of their own, for processes that serve no
- * HTTP otherwise (the worker).
+ * `/livez` and `/readyz` (and `/health`), and `/metrics`, on a port of their own, for processes
+ * that serve no HTTP otherwise (the worker).
  */
 export function startProbeServer(port: number, host = '0.0.0.0'): Promise<http.Server> {
   const server = http.createServer((req, res) => {
+    const started = performance.now();
     const path = new URL(req.url ?? '/', 'http://probe').pathname;
     const probe = path === '/livez' ? liveness : path === '/readyz' || path === '/health' ? readiness : null;
+    const answered = (status: number, requestId: string | null) =>
+      recordRequest({ method: req.method ?? 'GET', route: PROBE_PATHS.has(path) ? path : '/{unknown}', status, seconds: (performance.now() - started) / 1000, requestId, companyId: null, quiet: true });
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      void answerMetrics(req.headers.authorization ?? null).then((m: MetricsAnswer) => {
+        res.writeHead(m.status, m.headers);
+        res.end(req.method === 'HEAD' ? undefined : m.body);
+        answered(m.status, m.headers['Request-Id'] ?? null);
+      });
+      return;
+    }
     void (async () => {
       const a = probe
         ? req.method === 'GET' || req.method === 'HEAD'
@@ -106,10 +127,11 @@ export function startProbeServer(port: number, host = '0.0.0.0'): Promise<http.S
               throw new ApiError('not_found', `${req.method} is not supported on ${path}; it answers GET.`);
             })
         : await answerProbe(() => {
-            throw new ApiError('not_found', `No probe at ${path}: this port answers /livez and /readyz.`);
+            throw new ApiError('not_found', `No probe at ${path}: this port answers /livez, /readyz and /metrics.`);
           });
       res.writeHead(a.status, { ...HEADERS, 'Request-Id': a.requestId });
       res.end(req.method === 'HEAD' ? undefined : a.body);
+      answered(a.status, a.requestId);
     })();
   });
   return new Promise((resolve, reject) => {

@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import { closeDatabase } from './db/client';
 import { markStopping } from './probes';
+import { log } from './log';
+import { flushTracing } from './tracing';
 
 /**
  * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
@@ -59,7 +61,7 @@ function beforeDeadline(work: Promise<unknown>, deadline: number): Promise<boole
   const done = work.then(
     () => true,
     (err) => {
-      console.error('shutdown:', err);
+      log.error({ err }, 'shutdown step failed');
       return false;
     },
   );
@@ -77,19 +79,24 @@ export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[]
   markStopping();
   state.done = (async () => {
     const timeout = shutdownTimeoutMs();
+    log.info({ timeout_ms: timeout }, 'stopping: finishing requests and background work');
     const deadline = Date.now() + timeout;
     const [http, worker] = await Promise.all([
       Promise.all([...(opts.servers ?? [])].map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))).then((r) => r.every(Boolean)),
       beforeDeadline(import('./jobs/worker').then((w) => w.stopWorker()), deadline),
     ]);
-    if (!http) console.error(`shutdown: requests still running after ${timeout} ms were cut off`);
-    if (!worker) console.error(`shutdown: background work still running after ${timeout} ms was cut off; its leases expire and another process takes it over`);
+    if (!http) log.error(`shutdown: requests still running after ${timeout} ms were cut off`);
+    if (!worker) log.error(`shutdown: background work still running after ${timeout} ms was cut off; its leases expire and another process takes it over`);
     const closed = await beforeDeadline(closeDatabase(), Math.max(deadline, Date.now()) + CLOSE_GRACE_MS);
+    // Spans still buffered are sent; tracing is not worth a failed stop.
+    await beforeDeadline(flushTracing(), Date.now() + CLOSE_GRACE_MS);
     for (const s of opts.keepOpen ?? []) {
       s.closeAllConnections();
       s.close();
     }
-    return http && worker && closed ? 0 : 1;
+    const code = http && worker && closed ? 0 : 1;
+    log.info({ exit_code: code }, 'stopped');
+    return code;
   })();
   return state.done;
 }

@@ -1,6 +1,6 @@
 // Bundles the operator commands into plain ESM files under dist/ (part of `npm run build`), so the
 // image runs them with node alone: no tsx, no TypeScript, no node_modules beyond the standalone
-// build's (the database drivers, which stay external, are there: serverExternalPackages).
+// build's (the database drivers, pino and prom-client, which stay external, are there: serverExternalPackages).
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +19,8 @@ await build({
   platform: 'node',
   target: 'node20',
   format: 'esm',
-  external: ['@electric-sql/pglite', 'postgres'],
+  // The standalone build's node_modules holds these (Next.js keeps them external too).
+  external: ['@electric-sql/pglite', 'postgres', 'pino', 'prom-client'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   legalComments: 'none',

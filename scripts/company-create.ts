@@ -6,6 +6,9 @@ import { createCompany, refuseLiveKeysOffStripe, serializeCompany } from '../lib
 import { describeIssue } from '../lib/api/zod-errors';
 import { appSecret } from '../lib/config';
 import { ApiError } from '../lib/errors';
+import { logForCommandLine } from '../lib/log';
+
+logForCommandLine();
 
 const { values } = parseArgs({
   options: {

@@ -3,6 +3,9 @@
 // MIGRATE=0. On PostgreSQL it takes a session advisory lock, so give it a direct connection
 // (not a transaction-mode pooler); several runs at once apply everything exactly once.
 import { committedMigrations, openEmbedded, openPostgres, pendingMigrations, type Database } from '../lib/db/client';
+import { logForCommandLine } from '../lib/log';
+
+logForCommandLine();
 
 const url = process.env.DATABASE_URL;
 let database: Database;

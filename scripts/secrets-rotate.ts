@@ -3,6 +3,9 @@
 import { getDatabase } from '../lib/db/client';
 import { appSecret, previousAppSecret } from '../lib/config';
 import { resealStoredSecrets } from '../lib/rotate-secrets';
+import { logForCommandLine } from '../lib/log';
+
+logForCommandLine();
 
 try {
   appSecret();

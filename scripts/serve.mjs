@@ -3,7 +3,8 @@
 // WEB_CONCURRENCY=n serves with n processes on one port (node:cluster; PostgreSQL only), each
 // with its own database pool, and replaces a process that dies. Signals are the application's:
 // each process drains its requests, stops its worker and closes its database (lib/shutdown.ts),
-// and this primary exits once they all have.
+// and this primary exits once they all have. The primary gathers the processes' metrics for the
+// one that serves GET /metrics (prom-client's AggregatorRegistry), and logs as they do: JSON lines.
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,10 +19,16 @@ const standaloneServer = path.join(root, 'server.js');
 const QUICK_DEATH_MS = 5_000;
 const RESTART_PAUSE_MS = 1_000;
 
+/** A log line in the application's shape (lib/log.ts), for the few things the primary says. */
+function logLine(level, msg, fields = {}) {
+  const line = JSON.stringify({ level, time: new Date().toISOString(), pid: process.pid, ...fields, msg });
+  (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+}
+
 function processCount() {
   const raw = (process.env.WEB_CONCURRENCY ?? '').trim() || '1';
   if (!/^[1-9]\d*$/.test(raw)) {
-    console.error(`WEB_CONCURRENCY must be a whole number of processes, 1 or more; got "${process.env.WEB_CONCURRENCY}".`);
+    logLine('fatal', `WEB_CONCURRENCY must be a whole number of processes, 1 or more; got "${process.env.WEB_CONCURRENCY}".`);
     process.exit(2);
   }
   return Number(raw);
@@ -29,7 +36,8 @@ function processCount() {
 
 function runPrimary(count) {
   if (!process.env.DATABASE_URL) {
-    console.error(
+    logLine(
+      'fatal',
       `WEB_CONCURRENCY=${count} needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process ` +
         '(it locks DATA_DIR). Unset WEB_CONCURRENCY, or set DATABASE_URL.',
     );
@@ -42,7 +50,7 @@ function runPrimary(count) {
     if (stopping) return;
     const child = cluster.fork();
     startedAt.set(child.id, Date.now());
-    child.once('online', () => console.log(`serving process ${child.process.pid} started`));
+    child.once('online', () => logLine('info', `serving process ${child.process.pid} started`));
   };
   cluster.on('exit', (child, code, signal) => {
     const lived = Date.now() - (startedAt.get(child.id) ?? 0);
@@ -52,7 +60,7 @@ function runPrimary(count) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
       return;
     }
-    console.error(`serving process ${child.process.pid} ended (${signal ?? `exit code ${code}`}); starting another`);
+    logLine('error', `serving process ${child.process.pid} ended (${signal ?? `exit code ${code}`}); starting another`);
     setTimeout(fork, lived < QUICK_DEATH_MS ? RESTART_PAUSE_MS : 0);
   });
   const stop = (signal) => {
@@ -64,7 +72,28 @@ function runPrimary(count) {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));
+  cluster.on('message', (child, message) => {
+    if (message?.type !== 'billing:metrics-request') return;
+    gatherMetrics().then(
+      (text) => child.isConnected() && child.send({ type: 'billing:metrics', id: message.id, text }),
+      (err) => child.isConnected() && child.send({ type: 'billing:metrics', id: message.id, error: String(err?.message ?? err) }),
+    );
+  });
   for (let i = 0; i < count; i++) fork();
+}
+
+let aggregator;
+/**
+ * Every serving process's metrics in one text: counters and histograms added up, the gauges read
+ * from the database taken once (lib/metrics/registry.ts says how each one merges). prom-client is
+ * loaded only here, when the first scrape asks.
+ */
+function gatherMetrics() {
+  if (!aggregator) {
+    const { AggregatorRegistry } = createRequire(import.meta.url)('prom-client');
+    aggregator = new AggregatorRegistry();
+  }
+  return aggregator.clusterMetrics();
 }
 
 async function runServer() {
@@ -95,7 +124,7 @@ async function runServer() {
   const require = createRequire(import.meta.url);
   const manifest = path.join(root, '.next', 'required-server-files.json');
   if (!fs.existsSync(manifest)) {
-    console.error('No build found: run `npm run build` first (or `npm start`, which builds when needed).');
+    logLine('fatal', 'No build found: run `npm run build` first (or `npm start`, which builds when needed).');
     process.exit(2);
   }
   process.env.NODE_ENV = 'production';
@@ -118,6 +147,6 @@ const count = processCount();
 if (cluster.isPrimary && count > 1) runPrimary(count);
 else
   await runServer().catch((err) => {
-    console.error(err);
+    logLine('fatal', `Cannot start: ${err?.message ?? err}`, { err: { type: err?.name, message: String(err?.message ?? err), stack: err?.stack } });
     process.exit(1);
   });

@@ -1,7 +1,7 @@
 import { methodsNotAllowed } from '@/lib/api/route';
-import { probeResponse, readiness } from '@/lib/probes';
+import { probeRoute, readiness } from '@/lib/probes';
 
 // GET /health – the readiness probe under its older name (same answer as /readyz).
 export const dynamic = 'force-dynamic';
-export const GET = () => probeResponse(readiness);
+export const GET = probeRoute(readiness);
 export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

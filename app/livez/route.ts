@@ -1,7 +1,7 @@
 import { methodsNotAllowed } from '@/lib/api/route';
-import { liveness, probeResponse } from '@/lib/probes';
+import { liveness, probeRoute } from '@/lib/probes';
 
 // GET /livez – no auth, no database: the process runs and its event loop answers.
 export const dynamic = 'force-dynamic';
-export const GET = () => probeResponse(liveness);
+export const GET = probeRoute(liveness);
 export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,8 +1,8 @@
 import { methodsNotAllowed } from '@/lib/api/route';
-import { probeResponse, readiness } from '@/lib/probes';
+import { probeRoute, readiness } from '@/lib/probes';
 
 // GET /readyz – no auth; 200 when the database answers with every migration applied, 503
 // otherwise and from the moment the process starts shutting down.
 export const dynamic = 'force-dynamic';
-export const GET = () => probeResponse(readiness);
+export const GET = probeRoute(readiness);
 export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

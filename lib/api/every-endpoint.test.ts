@@ -5,8 +5,9 @@ import { OPERATIONS } from './openapi/operations';
 
 const t = useTestDatabase();
 
-// Routes outside the company API: public pages and next-auth's own handler.
-const PUBLIC = [/^\/(health|livez|readyz)$/, /^\/collect\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
+// Routes outside the company API: public pages, next-auth's own handler, and /metrics (its own
+// token; lib/metrics/metrics.test.ts).
+const PUBLIC = [/^\/(health|livez|readyz|metrics)$/, /^\/collect\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
 const OPERATOR = [/^\/v1\/companies$/, /^\/v1\/test_clock/];
 
 function concrete(path: string, companyId: string): string {

@@ -4,6 +4,8 @@ import { getDatabase, type Db } from '../db/client';
 import { ApiError } from '../errors';
 import { now } from '../clock';
 import { stringifyJson } from '../money';
+import { log } from '../log';
+import { observed, type Seen } from '../metrics/requests';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
 import { describeIssue } from './zod-errors';
@@ -91,7 +93,7 @@ function linkHeader(url: URL, after: string): string {
 }
 
 function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Promise<Reply | Response>) {
-  return async (req: Request, context: RouteContext): Promise<Response> => {
+  return observed(auth === 'admin', async (req: Request, context: RouteContext, seen: Seen): Promise<Response> => {
     const requestId = newRequestId();
     let idem: { companyId: string; key: string } | null = null;
     let db: Db | null = null;
@@ -102,6 +104,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       let company: Company | undefined;
       if (auth === 'company') {
         company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        seen.companyId = company.id;
         checkRateLimit(company.id);
       } else if (auth === 'admin') {
         authenticateAdmin(req.headers.get('authorization'));
@@ -205,11 +208,11 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       }
       return errorResponse(apiError, requestId);
     }
-  };
+  });
 }
 
 function internal(err: unknown, requestId: string): ApiError {
-  console.error(`[${requestId}]`, err);
+  log.error({ request_id: requestId, err }, 'request failed');
   return new ApiError('internal', 'Something went wrong on our side. Retry later; quote the request id if it persists.');
 }
 
@@ -240,11 +243,12 @@ type Handler = (req: Request, context: RouteContext) => Promise<Response>;
  * Request-Id (like an unknown path: 404) instead of the framework's bare 405.
  */
 export function methodsNotAllowed(...allowed: string[]): Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Handler> {
-  const handler: Handler & { notAllowed?: true } = async (req) =>
+  const handler: Handler & { notAllowed?: true } = observed(false, async (req) =>
     errorResponse(
       new ApiError('not_found', `${req.method} is not supported on ${new URL(req.url).pathname}; it answers ${allowed.join(', ')}.`, null, {}, { Allow: allowed.join(', ') }),
       newRequestId(),
-    );
+    ),
+  );
   handler.notAllowed = true;
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }

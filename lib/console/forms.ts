@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { notFound, unstable_rethrow } from 'next/navigation';
 import { ApiError } from '../errors';
+import { log } from '../log';
 import { describeIssue } from '../api/zod-errors';
 
 export type FieldError = { param: string | null; message: string };
@@ -87,7 +88,7 @@ export async function act(work: () => Promise<Omit<FormState, 'status'> | string
     unstable_rethrow(err);
     if (err instanceof FormInvalid) return { status: 'error', errors: err.errors, at: Date.now() };
     if (err instanceof ApiError) return { status: 'error', errors: [{ param: err.param, message: err.message }], at: Date.now() };
-    console.error('console action failed', err);
+    log.error({ err }, 'console action failed');
     return { status: 'error', errors: [{ param: null, message: 'Something went wrong on our side. Reload the page to see what was saved, then try again.' }], at: Date.now() };
   }
 }

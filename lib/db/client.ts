@@ -4,6 +4,7 @@ import { Placeholder, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
+import { log } from '../log';
 
 export type Schema = typeof schema;
 /** A database handle or an open transaction: domain functions take either. */
@@ -233,7 +234,7 @@ export function getDatabase(): Promise<Database> {
     holder.promise = opening;
     opening.catch((err) => {
       if (err instanceof DataDirLockedError) {
-        console.error(err.message);
+        log.fatal(err.message);
         process.exit(1);
       }
       if (holder.promise === opening) holder.promise = undefined;

@@ -2,6 +2,8 @@ import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/clien
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
 import { expireHolds } from '../billing/events/events';
 import { claimJobs, failJob, finishJob, releaseJobs, type Job } from './queue';
+import { log } from '../log';
+import { observeTask } from '../metrics/tasks';
 
 /**
  * Work that runs when due. Each returns how many items it handled (0 means nothing was due).
@@ -49,7 +51,7 @@ registerTask({
         await handler(db, job, now);
         await finishJob(db, job.id, now);
       } catch (err) {
-        console.error(`job ${job.kind} ${job.id} failed:`, err);
+        log.error({ job_id: job.id, kind: job.kind, err }, 'job failed');
         await failJob(db, job, err instanceof Error ? err.message : String(err), now);
       }
     }
@@ -76,12 +78,18 @@ export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Prom
     let handled = 0;
     for (const task of registry.tasks) {
       if (opts.stopping?.()) return total + handled;
-      handled += await task.run(db, now, opts);
+      handled += await observeTask(task.name, () => task.run(db, now, opts));
     }
     total += handled;
     if (!handled) break;
   }
   return total;
+}
+
+/** The registered tasks (their `nextDue` tells how late their work is: lib/metrics). */
+export async function registeredTasks(): Promise<readonly Task[]> {
+  await loadTasks();
+  return registry.tasks;
 }
 
 /** The earliest time any task has work due, to step the test clock through it in order. */
@@ -173,7 +181,7 @@ export async function tick(): Promise<void> {
       await syncTestClock(db);
       await runDueWork(db, clockNow(), { background: true, stopping: () => loop.stopping });
     } catch (err) {
-      console.error('worker tick failed:', err);
+      log.error({ err }, 'worker tick failed');
     } finally {
       loop.running = false;
     }

@@ -27,10 +27,11 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * Route files that are not operations of their own: next-auth, the catch-all 404, the hosted
- * collector's own call, and the synonym paths (`autorefill`, `.../plan`) that re-export a
- * documented route (the document's description names them).
+ * collector's own call, the synonym paths (`autorefill`, `.../plan`) that re-export a
+ * documented route (the document's description names them), and `/metrics`, Prometheus' text
+ * for the monitoring system behind its own token (README "Metrics and logs").
  */
-const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /\/autorefill$/, /^\/v1\/companies\/\[company_id\]\/plan$/];
+const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /\/autorefill$/, /^\/v1\/companies\/\[company_id\]\/plan$/, /^\/metrics$/];
 
 function routeFiles(dir = APP, segments: string[] = []): { file: string; route: string }[] {
   const out: { file: string; route: string }[] = [];
@@ -76,7 +77,7 @@ describe('the document covers exactly the routes under app/', () => {
       const handlers = new Map<string, string>(); // local or method name -> options text
       for (const m of src.matchAll(/(?:export\s+)?const\s+(\w+)\s*=\s*with(?:Company|Admin|Public)\(\s*\{([^}]*)\}/g)) handlers.set(m[1], m[2]);
       // The probes read no body and no query (and must answer without the database the wrappers open).
-      for (const m of src.matchAll(/(?:export\s+)?const\s+(\w+)\s*=\s*\(\)\s*=>\s*probeResponse\(/g)) handlers.set(m[1], '');
+      for (const m of src.matchAll(/(?:export\s+)?const\s+(\w+)\s*=\s*probeRoute\(/g)) handlers.set(m[1], '');
       const byMethod = new Map<string, string>();
       for (const m of METHODS) if (handlers.has(m)) byMethod.set(m, handlers.get(m)!);
       for (const m of src.matchAll(/export\s*\{([^}]*)\}/g)) {

@@ -4,6 +4,7 @@ import type { Db } from '../../db/client';
 import { accounts, type PaymentMethodSummary } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { now } from '../../clock';
+import { log } from '../../log';
 import { ApiError } from '../../errors';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Company } from '../companies/companies';
@@ -58,7 +59,7 @@ export async function attachCard({ db, company, account, token }: { db: Db; comp
     try {
       await retryPastDueRenewal(db, updated.id, now());
     } catch (err) {
-      console.error(`renewal retry for ${updated.id} after a new card failed:`, err);
+      log.error({ account_id: updated.id, err }, 'renewal retry after a new card failed');
     }
     const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
     return fresh;

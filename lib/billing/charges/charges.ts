@@ -4,6 +4,7 @@ import type { Db } from '../../db/client';
 import { charges, accounts, companies } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
+import { log } from '../../log';
 import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
 import { toPage, type ListQuery } from '../../api/pagination';
 import { enqueueNotifications } from '../webhooks/outbox';
@@ -225,6 +226,7 @@ async function continueCharge(db: Db, stripe: Stripe | null, account: Pick<typeo
         ? 'The account has no card on file: attach one with POST /v1/accounts/{account_id}/card or the card collector.'
         : 'The company has no payment processor key, so cards cannot be charged.',
     );
+    log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
     return failCharge(db, charge, 'payment_method_required', error, null, now);
   }
   return recordAttempt(db, charge, await attemptIntent(stripe, charge, account.processorId), now);
@@ -302,12 +304,13 @@ function isUnclear(err: unknown): boolean {
 }
 
 async function recordAttempt(db: Db, charge: Charge, attempt: Attempt, now: Date): Promise<ChargeOutcome> {
+  log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: attempt.kind, failure_code: attempt.kind === 'declined' ? attempt.code : attempt.kind === 'refused' ? 'processor_error' : null }, 'charge attempt');
   switch (attempt.kind) {
     case 'paid': {
       const settled = await settleCharge(db, charge.id, attempt.intentId, now);
       if (settled.status !== 'succeeded') {
         // Paid at the processor but recorded as failed: money moved without its effects.
-        console.error(`charge ${charge.id}: PaymentIntent ${attempt.intentId} succeeded but the charge is recorded as ${settled.status}`);
+        log.error({ charge_id: charge.id, account_id: charge.accountId, payment_intent_id: attempt.intentId, status: settled.status }, 'charge paid at the processor but recorded otherwise');
       }
       return outcomeOf(settled);
     }
@@ -424,7 +427,7 @@ export async function reconcilePendingCharges(db: Db, now: Date, opts: { stoppin
     try {
       await reconcileCharge(db, charge, now);
     } catch (err) {
-      console.error(`reconciling charge ${charge.id} failed; looked at again later:`, err);
+      log.error({ charge_id: charge.id, account_id: charge.accountId, err }, 'reconciling the charge failed; looked at again later');
     }
   }
   return handled;

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
+import { log } from '../../log';
 import { accounts, balances, charges, companies, plans } from '../../db/schema';
 import { chargeAccount, type Charge, type Measured } from '../charges/charges';
 import { periodChargeFor, startPlanPeriod } from './attach';
@@ -133,7 +134,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
     } catch (err) {
       // Not a payment failure (those are recorded with their charge): the account keeps its
       // lease, so the renewal runs again when the lease ends, not at once in a loop.
-      console.error(`renewal of ${id} failed; retried when its lease ends:`, err);
+      log.error({ account_id: id, err }, 'renewal failed; retried when its lease ends');
       continue;
     }
     await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));

@@ -6,6 +6,7 @@ import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db
 import { newId } from '../../ids';
 import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
+import { log } from '../../log';
 import { stringifyJson, toUnits, unitsOut } from '../../money';
 import { toPage } from '../../api/pagination';
 import type { DeliveryListQuery } from '../../api/schemas/webhooks';
@@ -122,7 +123,7 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
     return { ...sent, durationMs: Math.round(performance.now() - started), at, balance };
   } catch (err) {
     // Reading the balance or signing failed: nothing went out, and the attempt is retried.
-    console.error(`webhook delivery ${d.id} could not be prepared:`, err);
+    log.error({ delivery_id: d.id, webhook_id: d.webhookId, err }, 'webhook delivery could not be prepared');
     return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance };
   }
 }
@@ -330,6 +331,7 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
   }
   const outcome = await attempt(db, w, d);
   noteDuration(w.id, outcome);
+  log.info({ delivery_id: d.id, webhook_id: w.id, company_id: w.companyId, topic: d.topic, attempt: d.attempts, outcome: outcome.error ?? outcome.status, duration_ms: outcome.durationMs }, 'webhook attempt');
   return recordOutcome(db, d, outcome);
 }
 
@@ -361,7 +363,7 @@ async function fill(db: Db, at: Date, skip: string[], onFailed: (webhookId: stri
         .then((ok) => {
           if (!ok) onFailed(d.webhookId);
         })
-        .catch((err) => console.error(`webhook delivery ${d.id} could not be recorded:`, err))
+        .catch((err) => log.error({ delivery_id: d.id, webhook_id: d.webhookId, err }, 'webhook delivery could not be recorded'))
         .finally(() => {
           releaseSlot(slots.get(d.id)!);
           pool.used--;
@@ -412,7 +414,7 @@ function kick(): void {
         await fill(pool.sender.db, clockNow(), pausedWebhooks(), pauseFailing, true);
       } while (pool.again);
     } catch (err) {
-      console.error('webhook delivery claim failed:', err);
+      log.error({ err }, 'webhook delivery claim failed');
     } finally {
       pool.filling = false;
     }

@@ -1,0 +1,76 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { log, logLevel, serializeError } from './log';
+import { captureLogs } from './testing/log-capture';
+
+const root = path.resolve(__dirname, '..');
+
+describe('the logger', () => {
+  const saved = process.env.LOG_LEVEL;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = saved;
+  });
+
+  it('reads LOG_LEVEL, info by default, and refuses a level it does not know, naming the variable', () => {
+    delete process.env.LOG_LEVEL;
+    expect(logLevel()).toBe('info');
+    process.env.LOG_LEVEL = ' DEBUG ';
+    expect(logLevel()).toBe('debug');
+    process.env.LOG_LEVEL = 'silent';
+    expect(logLevel()).toBe('silent');
+    process.env.LOG_LEVEL = 'verbose';
+    expect(() => logLevel()).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "verbose".');
+  });
+
+  it('writes one JSON object per line with level, time and msg, and censors secret fields wherever they are put', () => {
+    const cap = captureLogs();
+    try {
+      log.info(
+        { request_id: 'req_1', password: 'hunter2-hunter2', headers: { authorization: 'Basic Zm9vOmJhcg==' }, company: { api_key: 'sk_leak', processor_key: 'sk_test_leak' }, token: 'cl_tok' },
+        'hello',
+      );
+    } finally {
+      cap.stop();
+    }
+    expect(cap.text().split('\n').filter(Boolean)).toHaveLength(1);
+    const [line] = cap.lines;
+    expect(line).toMatchObject({ level: 'info', msg: 'hello', request_id: 'req_1', password: '[redacted]', headers: { authorization: '[redacted]' }, company: { api_key: '[redacted]', processor_key: '[redacted]' }, token: '[redacted]' });
+    expect(new Date(line.time as string).toISOString()).toBe(line.time);
+    expect(cap.text()).not.toMatch(/hunter2|Zm9v|sk_leak|sk_test_leak|cl_tok/);
+  });
+
+  it("shows an error's kind, message, code and stack, never the properties drivers hang on it", () => {
+    const err = Object.assign(new Error('duplicate key'), { code: '23505', parameters: ['sk_secretvalue'], query: 'insert into api_keys', raw: { headers: { authorization: 'Bearer x' } } });
+    expect(Object.keys(serializeError(err)).sort()).toEqual(['code', 'message', 'stack', 'type']);
+    const cap = captureLogs();
+    try {
+      log.error({ err }, 'failed');
+    } finally {
+      cap.stop();
+    }
+    expect(cap.lines[0]).toMatchObject({ level: 'error', msg: 'failed', err: { type: 'Error', message: 'duplicate key', code: '23505' } });
+    expect(cap.text()).not.toMatch(/sk_secretvalue|insert into|Bearer/);
+  });
+
+  it('prints plain text on stderr for commands a person runs, and JSON lines on stdout in servers', () => {
+    const script = (setup: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '-e', `import('./lib/log.ts').then((m) => { ${setup} m.log.info('just so'); m.log.warn({ err: new Error('why') }, 'something is off'); })`], {
+        cwd: root,
+        encoding: 'utf8',
+        env: { ...process.env, LOG_LEVEL: 'info' },
+      });
+    const cli = script('m.logForCommandLine();');
+    expect(cli.stdout).toBe('');
+    expect(cli.stderr).toBe('something is off: why\n');
+    const server = script('');
+    expect(server.stderr).toBe('');
+    const lines = server.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ['info', 'just so'],
+      ['warn', 'something is off'],
+    ]);
+    expect(lines[1].err.message).toBe('why');
+  });
+});

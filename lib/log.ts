@@ -1,0 +1,121 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+/**
+ * The process's one logger: one JSON object per line on stdout (`level`, `time`, `msg` and the
+ * fields of the line), at LOG_LEVEL. It lives on globalThis because Next.js gives route handlers,
+ * pages and instrumentation module instances of their own, and they must share one stream.
+ * Commands for a person (company:create, db:migrate, secrets:rotate) print plain text instead.
+ */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** LOG_LEVEL, checked: a level that is not one of pino's names stops the start. */
+export function logLevel(): LogLevel {
+  const raw = process.env.LOG_LEVEL;
+  const level = raw?.trim().toLowerCase();
+  if (!level) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${raw}".`);
+  return level as LogLevel;
+}
+
+/**
+ * Fields that hold a secret wherever a caller might put them, one level deep as well: they are
+ * written as "[redacted]". Lines are built from ids and outcomes, never from request bodies or
+ * headers, so this is the second line of defence, not the first.
+ */
+export const REDACTED_PATHS = [
+  'authorization',
+  'cookie',
+  'password',
+  'api_key',
+  'apiKey',
+  'secret',
+  'token',
+  'processor_key',
+  'processor_publishable_key',
+  'card_token',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+].flatMap((p) => [p, `*.${p}`]);
+
+type ErrorLike = { name?: unknown; message?: unknown; code?: unknown; stack?: unknown; constructor?: { name?: string } };
+
+/**
+ * An error as a line shows it: its kind, message, code and stack, nothing else. Driver and
+ * processor errors carry the statement's parameters, the request or the answer's body as
+ * properties of their own (pino's default serializer would print them all).
+ */
+export function serializeError(err: unknown): Record<string, unknown> {
+  if (!err || typeof err !== 'object') return { message: String(err) };
+  const e = err as ErrorLike;
+  const out: Record<string, unknown> = { type: typeof e.name === 'string' ? e.name : (e.constructor?.name ?? 'Error'), message: String(e.message ?? '') };
+  if (typeof e.code === 'string' || typeof e.code === 'number') out.code = e.code;
+  if (typeof e.stack === 'string') out.stack = e.stack;
+  return out;
+}
+
+function create(destination: DestinationStream, level: string): Logger {
+  return pino(
+    {
+      level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: serializeError },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    destination,
+  );
+}
+
+/** A level the logger can use even when LOG_LEVEL is wrong (the start refuses it separately). */
+function safeLevel(): string {
+  try {
+    return logLevel();
+  } catch {
+    return 'info';
+  }
+}
+
+type Holder = { logger?: Logger };
+const holder: Holder = ((globalThis as { __billingLog?: Holder }).__billingLog ??= {});
+
+export function logger(): Logger {
+  // Synchronous writes: a line written just before the process exits is never lost.
+  holder.logger ??= create(pino.destination({ fd: 1, sync: true }), safeLevel());
+  return holder.logger;
+}
+
+/** The process logger; its methods are looked up at each call, so a later logTo applies everywhere. */
+export const log: Logger = new Proxy({} as Logger, {
+  get(_target, prop) {
+    const target = logger();
+    const value = Reflect.get(target, prop, target);
+    return typeof value === 'function' ? value.bind(target) : value;
+  },
+});
+
+/** Sends the lines somewhere else (a file, for the tests' own processes); returns the undo. */
+export function logTo(destination: DestinationStream, level = safeLevel()): () => void {
+  const previous = holder.logger;
+  holder.logger = create(destination, level);
+  return () => {
+    holder.logger = previous;
+  };
+}
+
+/**
+ * For commands a person runs: warnings and errors as plain text on stderr (stdout stays the
+ * command's own answer), the rest left out.
+ */
+export function logForCommandLine(): void {
+  logTo(
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+        process.stderr.write(`${entry.msg ?? ''}${entry.err?.message ? `: ${entry.err.message}` : ''}\n`);
+      },
+    },
+    'warn',
+  );
+}
