@@ -21,7 +21,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf ${e2eDataDir} && node scripts/start.mjs`,
+    // The server's log lines go where `npm test` searches them for secrets (scripts/scan-test-logs.ts).
+    command: `rm -rf ${e2eDataDir} && mkdir -p test-results/logs && node scripts/start.mjs > test-results/logs/playwright-server.log 2>&1`,
     url: `${baseURL}/health`,
     reuseExistingServer: false,
     timeout: 240_000,

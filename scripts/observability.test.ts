@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startAppServer, type AppServer } from '../lib/testing/servers';
+import { freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
 import { emptyPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
 import { sample } from '../lib/testing/prometheus';
 
@@ -191,6 +191,7 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')('several processes', () => {
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
+    keepOutput(child, () => out);
     const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
     const proc: Proc = { child, output: () => out, exited, signal: (s) => child.exitCode === null && child.signalCode === null && child.kill(s) };
     procs.push(proc);

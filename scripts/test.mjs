@@ -12,10 +12,13 @@ const steps = [
   ['bundle', ['scripts/bundle.mjs']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
+  // Every log line the run produced, searched for secrets (scripts/scan-test-logs.ts).
+  ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
 const only = process.argv.slice(2);
 fs.mkdirSync('test-results', { recursive: true });
 for (const f of ['test-results/vitest.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+if (!only.length || only.includes('vitest')) fs.rmSync('test-results/logs', { recursive: true, force: true });
 
 const failedSteps = [];
 for (const [name, args] of steps) {

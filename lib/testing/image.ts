@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { inject } from 'vitest';
 import { openPostgres } from '../db/client';
-import { freePort } from './servers';
+import { freePort, keepOutput } from './servers';
 
 /**
  * What the container image holds, without a container daemon: the Dockerfile's runtime stage is
@@ -121,6 +121,7 @@ export function startInImage(dir: string, command: string[], env: Record<string,
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
+  keepOutput(child, () => out);
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   return {
     child,

@@ -18,6 +18,22 @@ export function freePort(): Promise<number> {
 
 export type AppServer = { url: string; stop: () => Promise<void>; output: () => string };
 
+/**
+ * Keeps what a process started by a test wrote, once it has exited, in test-results/logs: `npm
+ * test` searches every log line of the run for secrets afterwards (scripts/scan-test-logs.ts).
+ */
+export function keepOutput(child: ChildProcess, output: () => string): void {
+  child.once('exit', () => {
+    try {
+      const dir = path.join(root, 'test-results/logs');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `process-${process.pid}-${child.pid}.log`), output());
+    } catch {
+      /* a test's own temporary output: not worth failing it */
+    }
+  });
+}
+
 /** Starts the built application (`next start`) as a separate process; needs `next build` first. */
 export async function startAppServer(env: Record<string, string>): Promise<AppServer> {
   if (!fs.existsSync(path.join(root, '.next/BUILD_ID'))) throw new Error('run `next build` first (npm test builds before the server tests)');
@@ -30,6 +46,7 @@ export async function startAppServer(env: Record<string, string>): Promise<AppSe
   });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
+  keepOutput(child, () => out);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
