@@ -2,7 +2,7 @@ process.env.BILLING_TEST_CLOCK = '1';
 process.env.STRIPE_TIMEOUT_MS = '2000';
 
 import { and, eq } from 'drizzle-orm';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { accounts, charges as chargeRows, companies, transactions } from '../../db/schema';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
@@ -10,6 +10,7 @@ import { ledgerSums } from '../balances/balances';
 import { reconcilePendingCharges } from '../charges/charges';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
+import { captureLogs } from '../../testing/log-capture';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -127,18 +128,16 @@ describe('renewal charges whose outcome is unknown', () => {
     await db().update(companies).set({ processorKeyEnc: 'unreadable' }).where(eq(companies.id, co.company.id));
     const due = new Date(a.next_plan_renewal);
     setTestTime(due.getTime());
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-    let logged: unknown[][] = [];
+    const logs = captureLogs('error');
     try {
       await renewDuePlans(db(), now());
     } finally {
-      logged = [...errors.mock.calls];
-      errors.mockRestore();
+      logs.stop();
     }
     expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
     expect((await row(a.id)).renewalAttempts).toBe(0);
     expect(await charges(co, a.id)).toHaveLength(1);
-    expect(logged).toContainEqual([expect.stringMatching(/renewal of .* failed/), expect.any(Error)]);
+    expect(logs.lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'renewal failed; retried when its lease ends', account_id: a.id, err: expect.objectContaining({ message: expect.any(String) }) }));
     // Retried once its lease has ended, not at once in a loop.
     await db().update(companies).set({ processorKeyEnc: company.processorKeyEnc }).where(eq(companies.id, co.company.id));
     expect(await renewDuePlans(db(), now())).toBe(0);
