@@ -57,11 +57,14 @@ describe('the API contract', () => {
     expect(ledger).toContain('"amount":-2e-12');
   });
 
-  it('wraps success in data only, and serves the same path without /v1', async () => {
+  it('wraps success in data only (lists add has_more), and serves the same path without /v1', async () => {
     const a = await acme.call('GET', '/v1/companies');
     const b = await acme.call('GET', '/companies');
     expect(a.status).toBe(200);
-    expect(Object.keys(a.body)).toEqual(['data']);
+    expect(Object.keys(a.body)).toEqual(['data', 'has_more']);
+    expect(a.body.has_more).toBe(false);
+    const key = await acme.call('POST', '/v1/companies/{company}/api_keys');
+    expect(Object.keys(key.body)).toEqual(['data']);
     expect(a.body.data).toHaveLength(1);
     expect(a.body.data[0]).toMatchObject({ id: acme.company.id, name: 'Acme' });
     expect(JSON.stringify(a.body)).not.toMatch(/sk_|key_hash|processor_key_enc/);
@@ -95,13 +98,21 @@ describe('the API contract', () => {
     }
     const first = await other.call('GET', '/v1/companies/{company}/accounts?limit=2');
     expect(first.body.data.map((a: { id: string }) => a.id)).toEqual([created[4], created[3]]);
+    expect(first.body.has_more).toBe(true);
     const link = first.headers.get('link');
     expect(link).toMatch(new RegExp(`starting_after=${created[3]}.*rel="next"`));
     const next = await other.call('GET', link!.slice(1, link!.indexOf('>')));
     expect(next.body.data.map((a: { id: string }) => a.id)).toEqual([created[2], created[1]]);
+    expect(next.body.has_more).toBe(true);
     const last = await other.call('GET', `/v1/companies/{company}/accounts?limit=2&starting_after=${created[1]}`);
     expect(last.body.data.map((a: { id: string }) => a.id)).toEqual([created[0]]);
+    expect(last.body.has_more).toBe(false);
     expect(last.headers.get('link')).toBeNull();
+    // A page that ends exactly at the last item says so: no empty page follows.
+    const exact = await other.call('GET', `/v1/companies/{company}/accounts?limit=3&starting_after=${created[3]}`);
+    expect(exact.body.data.map((a: { id: string }) => a.id)).toEqual([created[2], created[1], created[0]]);
+    expect(exact.body.has_more).toBe(false);
+    expect(exact.headers.get('link')).toBeNull();
     for (const limit of ['0', '1001', 'x']) {
       const bad = await other.call('GET', `/v1/companies/{company}/accounts?limit=${limit}`);
       expect(bad.status).toBe(400);

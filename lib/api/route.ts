@@ -23,6 +23,8 @@ export type Reply = {
   headers?: Record<string, string>;
   /** Set for lists: the wrapper adds the `Link: rel="next"` header. */
   nextAfter?: string | null;
+  /** Set for lists: sent as `has_more` beside `data`. */
+  hasMore?: boolean;
 };
 
 export const ok = (data: unknown, headers?: Record<string, string>): Reply => ({ data, headers });
@@ -30,8 +32,11 @@ export const ok = (data: unknown, headers?: Record<string, string>): Reply => ({
 /** A list reply: items serialized, newest first, with the id to continue after when more exist. */
 export function list<T extends { id: string }, O>(page: Page<T>, serialize: (item: T) => O): Reply {
   const last = page.items[page.items.length - 1];
-  return { data: page.items.map(serialize), nextAfter: page.hasMore && last ? last.id : null };
+  return { data: page.items.map(serialize), nextAfter: page.hasMore && last ? last.id : null, hasMore: page.hasMore };
 }
+
+/** A list that is never paged (a handful of items at most): all of it, so nothing more. */
+export const listAll = (items: unknown[]): Reply => ({ data: items, hasMore: false });
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
@@ -193,7 +198,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       } else {
         const headers: Record<string, string> = { 'Request-Id': requestId, ...result.headers };
         if (result.nextAfter) headers.Link = linkHeader(url, result.nextAfter);
-        response = json({ data: result.data }, result.status ?? 200, headers);
+        const body = result.hasMore === undefined ? { data: result.data } : { data: result.data, has_more: result.hasMore };
+        response = json(body, result.status ?? 200, headers);
       }
       if (idem) {
         const text = await response.clone().text();

@@ -170,7 +170,21 @@ function envelope(op: Operation): Json {
     };
   }
   const data = r.list ? { type: 'array', items: schemaRef(r.schema) } : schemaRef(r.schema);
+  if (r.list === 'paged' || r.list === 'all') {
+    const hasMore =
+      r.list === 'paged'
+        ? { type: 'boolean', description: 'Whether more items follow this page: when true, the last item\'s id is the `starting_after` of the next page.' }
+        : { type: 'boolean', const: false, description: 'Always false: this list is never paged.' };
+    return { type: 'object', properties: { data, has_more: hasMore }, required: ['data', 'has_more'], additionalProperties: false };
+  }
   return { type: 'object', properties: { data }, required: ['data'], additionalProperties: false };
+}
+
+/** The 200 example: lists say whether more follow, like the real answers. */
+function okExample(op: Operation): unknown {
+  const r = op.response;
+  if (r.schema === 'OpenApiDocument') return r.example;
+  return r.list === 'paged' || r.list === 'all' ? { data: r.example, has_more: false } : { data: r.example };
 }
 
 function buildOperation(op: Operation, usedResponses: Set<string>): Json {
@@ -198,7 +212,7 @@ function buildOperation(op: Operation, usedResponses: Set<string>): Json {
       content: {
         'application/json': {
           schema: envelope(op),
-          example: op.response.schema === 'OpenApiDocument' ? op.response.example : { data: op.response.example },
+          example: okExample(op),
         },
       },
     },
@@ -255,12 +269,13 @@ password an API key (\`Authorization: Basic base64(company_id:api_key)\`). The o
 Bodies are JSON (\`Content-Type: application/json\`, at most 1 MiB; unknown fields are 400),
 nested at most 64 levels deep. No string (body, query or path) may contain NUL characters or
 unpaired UTF-16 surrogates: they cannot be stored as sent, so they are 400.
-Success is \`200\` with the payload under \`data\` and nothing else at the top level. Every
-response carries a \`Request-Id\` header (\`req_...\`).
+Success is \`200\` with the payload under \`data\` and nothing else at the top level (lists add
+\`has_more\`, below). Every response carries a \`Request-Id\` header (\`req_...\`).
 
-Lists put an array in \`data\`, newest first. \`limit\` (default 100, max 1000) and
-\`starting_after=<id>\` page through them; when more exist, a \`Link: <url>; rel="next"\`
-header gives the next page.
+Lists put an array in \`data\`, newest first, and \`has_more\` beside it. \`limit\` (default
+100, max 1000) and \`starting_after=<id>\` page through them: when \`has_more\` is true, the
+last item's id is the \`starting_after\` of the next page, and a \`Link: <url>; rel="next"\`
+header gives that page's address.
 
 Units are JSON numbers rendered from exact decimals (inputs may be numbers or numeric
 strings, at most 12 decimals). USD amounts are non-negative integer cents (100 is one dollar).

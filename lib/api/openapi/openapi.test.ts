@@ -186,6 +186,22 @@ describe('descriptions and examples', () => {
   });
 });
 
+describe('lists', () => {
+  it('every list operation answers has_more beside data and nothing else; batches and single items answer data alone', () => {
+    for (const op of OPERATIONS) {
+      if (op.response.schema === 'OpenApiDocument') continue;
+      const schema = doc.paths[op.path][op.method].responses['200'].content['application/json'].schema;
+      const isList = op.response.list === 'paged' || op.response.list === 'all';
+      expect(Object.keys(schema.properties).sort(), op.operationId).toEqual(isList ? ['data', 'has_more'] : ['data']);
+      expect(schema.required.sort(), op.operationId).toEqual(isList ? ['data', 'has_more'] : ['data']);
+      expect(schema.additionalProperties, op.operationId).toBe(false);
+      if (isList) expect(schema.properties.has_more.type, op.operationId).toBe('boolean');
+      // A GET answering an array is a list; only a batch call answers an array that is not one.
+      if (op.response.list) expect(op.response.list === 'batch', op.operationId).toBe(op.method !== 'get');
+    }
+  });
+});
+
 describe('real responses match the document', () => {
   const exercised = new Set<string>();
 
@@ -209,6 +225,12 @@ describe('real responses match the document', () => {
     expect(checkJsonSchema(doc, schema, res.body), `${method} ${template} ${res.status}`).toEqual([]);
     if (res.status !== 200) expect(op['x-error-types'], `${method} ${template}`).toContain(res.body.error.type);
     if (res.headers.get('link')) expect(documented.headers?.Link, `${method} ${template} documents Link`).toBeTruthy();
+    // has_more and the Link header tell the same thing, from the same last item.
+    if (res.status === 200 && typeof res.body?.has_more === 'boolean') {
+      const link = res.headers.get('link');
+      expect(Boolean(link), `${method} ${template}: Link iff has_more`).toBe(res.body.has_more);
+      if (link) expect(link).toContain(`starting_after=${res.body.data[res.body.data.length - 1].id}`);
+    }
     expect(res.headers.get('request-id')).toMatch(/^req_/);
     exercised.add(`${method.toUpperCase()} ${template}`);
     return res.body;

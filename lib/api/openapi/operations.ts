@@ -71,8 +71,12 @@ export type Operation = {
   response: {
     /** A component of responses.ts; OpenApiDocument: this document itself, served bare. */
     schema: ResponseSchemaName | 'OpenApiDocument';
-    /** paged: a list with limit/starting_after and a Link header; all: an unpaged array. */
-    list?: 'paged' | 'all';
+    /**
+     * paged: a list with limit/starting_after, has_more and a Link header; all: a list never
+     * paged (has_more is always false); batch: the array answer of a batch call, in request
+     * order (not a list: no has_more).
+     */
+    list?: 'paged' | 'all' | 'batch';
     description: string;
     example: unknown;
   };
@@ -299,7 +303,7 @@ export const OPERATIONS: Operation[] = [
         { account_id: ex.IDS.account, type: 'export', cost_override: { amount: 2, denomination: 'credits' }, state: 'pending', gate_on_balance: true },
       ],
     },
-    response: { schema: 'Event', list: 'all', description: 'The event records, in request order.', example: [ex.eventExample, ex.pendingEventExample] },
+    response: { schema: 'Event', list: 'batch', description: 'The event records, in request order.', example: [ex.eventExample, ex.pendingEventExample] },
     errors: ['not_found'],
   },
   {

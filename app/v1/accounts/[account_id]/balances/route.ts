@@ -1,4 +1,4 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { listAll, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, serializeBalance } from '@/lib/billing/balances/balances';
@@ -6,6 +6,6 @@ import { listBalances, serializeBalance } from '@/lib/billing/balances/balances'
 // GET /v1/accounts/{account_id}/balances – every balance of the account
 export const GET = withCompany({}, async ({ db, company, params }) => {
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
-  return ok((await listBalances({ db, accountId: account.id, now: now() })).map(serializeBalance));
+  return listAll((await listBalances({ db, accountId: account.id, now: now() })).map(serializeBalance));
 });
 export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');
