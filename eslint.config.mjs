@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['.next/**', 'node_modules/**', '.data/**', '.test-data/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', 'drizzle/**', 'bench/results/**', 'dist/**'] },
+  { ignores: ['.next/**', 'node_modules/**', '.data/**', '.test-data/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts', 'drizzle/**', 'bench/results/**', 'dist/**', 'sdk/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const include = ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts'];
+const include = ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts', 'sdk/**/*.test.ts'];
 
 export default defineConfig({
   resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '') } },

@@ -1,0 +1,251 @@
+// The API's operations grouped as the reference groups them, one method each. Every method calls
+// BillingClient.request (or paginate) with the document's own path, so the compiler holds each
+// one to the generated types. sdk/test/generate.test.ts lists any operation left without one.
+import type { BillingClient } from './client.js';
+import type { ListPromise } from './pagination.js';
+import type * as S from './schema.js';
+import type { CallOptions, QueryParams } from './types.js';
+
+type Body<N extends keyof S.components['schemas']> = S.components['schemas'][N];
+
+abstract class Resource {
+  constructor(protected readonly client: BillingClient) {}
+}
+
+/** Your company, and registration of new ones (the operator's call). */
+export class Companies extends Resource {
+  /** The caller's own company, as a one-item list. */
+  list(options?: CallOptions): ListPromise<S.Company> {
+    return this.client.paginate('/v1/companies', options);
+  }
+
+  /** Registers a company (needs adminToken). The API key is answered only here. */
+  async create(body: Body<'CompanyCreate'>, options?: CallOptions): Promise<S.CompanyWithApiKey> {
+    return (await this.client.request('post', '/v1/companies', { ...options, body })).data;
+  }
+}
+
+/** API keys of your company. */
+export class ApiKeys extends Resource {
+  /** Issues another key; its secret is answered only here. */
+  async create(options?: CallOptions): Promise<S.ApiKeyWithSecret> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/api_keys', { ...options })).data;
+  }
+
+  /** Every key, newest first, revoked ones included, without secrets. */
+  list(query?: QueryParams<'/v1/companies/{company_id}/api_keys'>, options?: CallOptions): ListPromise<S.ApiKey> {
+    return this.client.paginate('/v1/companies/{company_id}/api_keys', { ...options, query });
+  }
+
+  async revoke(keyId: string, options?: CallOptions): Promise<S.ApiKey> {
+    return (await this.client.request('delete', '/v1/companies/{company_id}/api_keys/{key_id}', { ...options, path: { key_id: keyId } })).data;
+  }
+}
+
+/** Your customers. */
+export class Accounts extends Resource {
+  /** With `plan_id`, the plan's first period is charged at once (a card, `token`, or the collector is needed). */
+  async create(body: Body<'AccountCreate'>, options?: CallOptions): Promise<S.Account> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/accounts', { ...options, body })).data;
+  }
+
+  list(query?: QueryParams<'/v1/companies/{company_id}/accounts'>, options?: CallOptions): ListPromise<S.Account> {
+    return this.client.paginate('/v1/companies/{company_id}/accounts', { ...options, query });
+  }
+
+  async get(accountId: string, options?: CallOptions): Promise<S.Account> {
+    return (await this.client.request('get', '/v1/accounts/{account_id}', { ...options, path: { account_id: accountId } })).data;
+  }
+
+  async update(accountId: string, body: Body<'AccountUpdate'>, options?: CallOptions): Promise<S.Account> {
+    return (await this.client.request('patch', '/v1/accounts/{account_id}', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** Makes a card token the default payment method; a past-due renewal is retried with it. */
+  async attachCard(accountId: string, body: Body<'CardAttach'>, options?: CallOptions): Promise<S.CardAttached> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/card', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** A fresh one-time link to the hosted card form, to send to the customer. */
+  async createCardCollectorLink(accountId: string, options?: CallOptions): Promise<S.CardCollectorLink> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/card_collector', { ...options, path: { account_id: accountId } })).data;
+  }
+
+  /** An upgrade takes effect at once (with credit for unused time); a downgrade waits for the renewal. */
+  async changePlan(accountId: string, body: Body<'PlanChange'>, options?: CallOptions): Promise<S.Account> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/changeplan', { ...options, path: { account_id: accountId }, body })).data;
+  }
+}
+
+/** One balance per account and denomination. */
+export class Balances extends Resource {
+  /** Creates the balance at 0; with `amount`, grants units (to a new or an existing balance). */
+  async create(accountId: string, denomination: string, body?: Body<'BalanceCreate'>, options?: CallOptions): Promise<S.Balance> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/balance/{denomination}', { ...options, path: { account_id: accountId, denomination }, body })).data;
+  }
+
+  async get(accountId: string, denomination: string, options?: CallOptions): Promise<S.Balance> {
+    return (await this.client.request('get', '/v1/accounts/{account_id}/balance/{denomination}', { ...options, path: { account_id: accountId, denomination } })).data;
+  }
+
+  /** Every balance of the account (one page). */
+  list(accountId: string, options?: CallOptions): ListPromise<S.Balance> {
+    return this.client.paginate('/v1/accounts/{account_id}/balances', { ...options, path: { account_id: accountId } });
+  }
+
+  /** Charges `amount_to_charge` cents to the card first (0: free), then adds `amount_to_deposit` units. */
+  async deposit(accountId: string, body: Body<'DepositRequest'>, options?: CallOptions): Promise<S.Balance> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/deposit', { ...options, path: { account_id: accountId }, body })).data;
+  }
+}
+
+/** The ledger: every change to any balance of an account. */
+export class Transactions extends Resource {
+  list(accountId: string, query?: QueryParams<'/v1/accounts/{account_id}/transactions'>, options?: CallOptions): ListPromise<S.Transaction> {
+    return this.client.paginate('/v1/accounts/{account_id}/transactions', { ...options, path: { account_id: accountId }, query });
+  }
+}
+
+/** Every attempt to charge an account's card. */
+export class Charges extends Resource {
+  list(accountId: string, query?: QueryParams<'/v1/accounts/{account_id}/charges'>, options?: CallOptions): ListPromise<S.Charge> {
+    return this.client.paginate('/v1/accounts/{account_id}/charges', { ...options, path: { account_id: accountId }, query });
+  }
+}
+
+/** Monthly and threshold refills (auto_refill), scheduled changes, mid-month increases. */
+export class Refills extends Resource {
+  /** `refill_period: "monthly"` or a `threshold`; the first monthly refill happens at once. */
+  async set(accountId: string, denomination: string, body: Body<'AutoRefillRequest'>, options?: CallOptions): Promise<S.Balance> {
+    return (await this.client.request('put', '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', { ...options, path: { account_id: accountId, denomination }, body })).data;
+  }
+
+  /** Turns both refills of the balance off. */
+  async remove(accountId: string, denomination: string, options?: CallOptions): Promise<S.Balance> {
+    return (await this.client.request('delete', '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', { ...options, path: { account_id: accountId, denomination } })).data;
+  }
+
+  /** Changes the monthly refill of `denomination` from its next refill on (the way to decrease it). */
+  async scheduleChange(accountId: string, body: Body<'RefillChangeRequest'>, options?: CallOptions): Promise<S.ScheduledRefill> {
+    return (await this.client.request('put', '/v1/accounts/{account_id}/auto_refill', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** Increases the monthly refill now, crediting the remaining units. */
+  async modifyMidMonth(accountId: string, body: Body<'MidMonthRequest'>, options?: CallOptions): Promise<S.MidMonthChange> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/modifymidmonth', { ...options, path: { account_id: accountId }, body })).data;
+  }
+}
+
+/** Usage. */
+export class Events extends Resource {
+  /**
+   * Records one event and answers it with the resulting balance. A gated event that lacks
+   * balance throws BillingApiError 402 `insufficient_balance` with `rejected_event_id`.
+   */
+  async record(accountId: string, body: Body<'EventCreate'>, options?: CallOptions): Promise<S.EventWithBalance> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/events', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** Up to 1000 events in one transaction; gated items that lack balance come back `rejected`. */
+  async recordBatch(events: Body<'EventBatch'>, options?: CallOptions): Promise<S.Event[]> {
+    return (await this.client.request('post', '/v1/events', { ...options, body: events })).data;
+  }
+
+  async get(eventId: string, options?: CallOptions): Promise<S.Event> {
+    return (await this.client.request('get', '/v1/events/{event_id}', { ...options, path: { event_id: eventId } })).data;
+  }
+
+  /** Completes or cancels a pending event. */
+  async update(eventId: string, body: Body<'EventTransition'>, options?: CallOptions): Promise<S.Event> {
+    return (await this.client.request('put', '/v1/events/{event_id}', { ...options, path: { event_id: eventId }, body })).data;
+  }
+
+  list(query?: QueryParams<'/v1/companies/{company_id}/events'>, options?: CallOptions): ListPromise<S.Event> {
+    return this.client.paginate('/v1/companies/{company_id}/events', { ...options, query });
+  }
+}
+
+/** Presets of balances, charges, billing rules and flags. */
+export class Plans extends Resource {
+  async create(body: Body<'PlanCreate'>, options?: CallOptions): Promise<S.Plan> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/plans', { ...options, body })).data;
+  }
+
+  list(query?: QueryParams<'/v1/companies/{company_id}/plans'>, options?: CallOptions): ListPromise<S.Plan> {
+    return this.client.paginate('/v1/companies/{company_id}/plans', { ...options, query });
+  }
+
+  async get(planId: string, options?: CallOptions): Promise<S.Plan> {
+    return (await this.client.request('get', '/v1/plans/{plan_id}', { ...options, path: { plan_id: planId } })).data;
+  }
+}
+
+type Topic = S.Topic;
+
+/** Webhook registrations, topic subscriptions, the delivery log and re-sends. */
+export class Webhooks extends Resource {
+  /** Registers a url (variant B payloads); its signing secret is answered only here. */
+  async create(body: Body<'WebhookCreate'>, options?: CallOptions): Promise<S.WebhookWithSecret> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/webhooks', { ...options, body })).data;
+  }
+
+  /** Registers a url for one event type (variant A payloads). */
+  async registerByType(body: Body<'WebhookTypeRegistration'>, options?: CallOptions): Promise<S.WebhookWithSecret> {
+    return (await this.client.request('post', '/v1/webhooks', { ...options, body })).data;
+  }
+
+  /** Webhooks of both styles, newest first. */
+  list(query?: QueryParams<'/v1/companies/{company_id}/webhooks'>, options?: CallOptions): ListPromise<S.Webhook> {
+    return this.client.paginate('/v1/companies/{company_id}/webhooks', { ...options, query });
+  }
+
+  async get(webhookId: string, options?: CallOptions): Promise<S.Webhook> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/webhooks/{webhook_id}', { ...options, path: { webhook_id: webhookId } })).data;
+  }
+
+  async update(webhookId: string, body: Body<'WebhookUpdate'>, options?: CallOptions): Promise<S.Webhook> {
+    return (await this.client.request('patch', '/v1/companies/{company_id}/webhooks/{webhook_id}', { ...options, path: { webhook_id: webhookId }, body })).data;
+  }
+
+  async delete(webhookId: string, options?: CallOptions): Promise<S.WebhookDeleted> {
+    return (await this.client.request('delete', '/v1/companies/{company_id}/webhooks/{webhook_id}', { ...options, path: { webhook_id: webhookId } })).data;
+  }
+
+  async subscribe(webhookId: string, topic: Topic, options?: CallOptions): Promise<S.Subscription> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/webhooks/{webhook_id}/subscribe/{topic}', { ...options, path: { webhook_id: webhookId, topic } })).data;
+  }
+
+  async unsubscribe(webhookId: string, topic: Topic, options?: CallOptions): Promise<S.SubscriptionDeleted> {
+    return (await this.client.request('delete', '/v1/companies/{company_id}/webhooks/{webhook_id}/subscribe/{topic}', { ...options, path: { webhook_id: webhookId, topic } })).data;
+  }
+
+  listSubscriptions(webhookId: string, options?: CallOptions): ListPromise<S.SubscriptionRecord> {
+    return this.client.paginate('/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', { ...options, path: { webhook_id: webhookId } });
+  }
+
+  /** Every notification to the webhook, newest first, each with all its attempts. */
+  listDeliveries(webhookId: string, query?: QueryParams<'/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries'>, options?: CallOptions): ListPromise<S.Delivery> {
+    return this.client.paginate('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', { ...options, path: { webhook_id: webhookId }, query });
+  }
+
+  async getDelivery(webhookId: string, deliveryId: string, options?: CallOptions): Promise<S.Delivery> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
+  }
+
+  /** Sends the delivery again now and answers it with the new attempt logged. */
+  async retryDelivery(webhookId: string, deliveryId: string, options?: CallOptions): Promise<S.Delivery> {
+    return (await this.client.request('post', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
+  }
+}
+
+/** The service clock under BILLING_TEST_CLOCK=1 (needs adminToken). */
+export class TestClock extends Resource {
+  async get(options?: CallOptions): Promise<S.TestClock> {
+    return (await this.client.request('get', '/v1/test_clock', { ...options })).data;
+  }
+
+  /** Moves the clock and returns once all work due by then has run (`seconds: 0` runs what is due). */
+  async advance(seconds: number, options?: CallOptions): Promise<S.TestClock> {
+    return (await this.client.request('post', '/v1/test_clock/advance', { ...options, body: { seconds } })).data;
+  }
+}
