@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startAppServer, type AppServer } from '../lib/testing/servers';
 import { startLocalStripe } from '../lib/processor/local-stripe/server';
+import { buildSdkPackage, tsc } from '../sdk/test/package';
 
 const root = path.resolve(__dirname, '..');
 
@@ -14,6 +15,31 @@ export function tourBlocks(readme: string): string[] {
   const end = readme.indexOf('<!-- tour:end -->');
   const section = readme.slice(start, end);
   return [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+/** The TypeScript tour: the one ts block between the sdk-tour markers. */
+export function sdkTour(readme: string): string {
+  const start = readme.indexOf('<!-- sdk-tour:start -->');
+  const end = readme.indexOf('<!-- sdk-tour:end -->');
+  const blocks = [...readme.slice(start, end).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  if (start < 0 || end < 0 || blocks.length !== 1) throw new Error('README.md: expected one ts block between the sdk-tour markers');
+  return blocks[0];
+}
+
+/** Runs a command without blocking this process (the local Stripe server answers from its event loop). */
+function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 // The tour runs once, against the embedded database (the quick start's own setup).
@@ -63,5 +89,53 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
     expect(out).toMatch(/POST \/billing id=whd_\w+ basic-user=acme/);
     expect(out).toContain('"topic":"negative_balance"');
     expect(lines[lines.length - 2]).toBe('2000');
+  });
+});
+
+describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScript', () => {
+  let server: AppServer | undefined;
+  let stripe: { close: () => Promise<void> } | undefined;
+  let consumer: string | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    await stripe?.close();
+    if (consumer) fs.rmSync(consumer, { recursive: true, force: true });
+  });
+
+  it('type-checks and runs with the SDK installed as a package, against a started server', async () => {
+    const local = await startLocalStripe({ port: 0 });
+    stripe = local;
+    server = await startAppServer({
+      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-ts-')),
+      ADMIN_TOKEN: 'dev-admin-token',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      STRIPE_API_URL: local.url,
+      APP_SECRET: '',
+    });
+    const built = buildSdkPackage();
+    consumer = built.consumer;
+    fs.writeFileSync(path.join(consumer, 'tour.mts'), sdkTour(fs.readFileSync(path.join(root, 'README.md'), 'utf8')));
+    fs.writeFileSync(
+      path.join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, typeRoots: [path.join(root, 'node_modules/@types')], types: ['node'] },
+        files: ['tour.mts'],
+      }),
+    );
+    const typecheck = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: consumer });
+    expect(typecheck.status, typecheck.stdout + typecheck.stderr).toBe(0);
+
+    const tour = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'tour.mts'], {
+      cwd: consumer,
+      env: { ...process.env, BASE: server.url, ADMIN_TOKEN: 'dev-admin-token' },
+    });
+    expect(tour.status, `${tour.stdout}\n${tour.stderr}\n${server.output()}`).toBe(0);
+    const lines = tour.stdout.trim().split('\n');
+    expect(lines.slice(0, 4)).toEqual(['plan_status=ACTIVE', 'tokens=1000', '990', 'tokens=964.5']);
+    expect(lines[4]).toMatch(/^gated=402 rejected=ev_\w+$/);
+    expect(lines[5]).toBe('verified negative_balance balance=-1035.5');
+    // Every ledger row, newest first, through three pages of two.
+    expect(lines.slice(6, -1)).toEqual(['event -2000 -> -1035.5', 'event -5.5 -> 964.5', 'event -10 -> 970', 'event -10 -> 980', 'event -10 -> 990', expect.stringMatching(/ 1000 -> 1000$/)]);
+    expect(lines[lines.length - 1]).toBe('2000');
   });
 });
