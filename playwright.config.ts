@@ -8,6 +8,8 @@ export default defineConfig({
   testDir: 'e2e',
   outputDir: 'test-results/e2e',
   timeout: 60_000,
+  // Sign-in and password changes hash with scrypt at N = 2^17: on a busy machine that alone can take seconds.
+  expect: { timeout: 15_000 },
   workers: 1,
   retries: 0,
   reporter: [['list'], ['json', { outputFile: 'test-results/playwright.json' }]],
