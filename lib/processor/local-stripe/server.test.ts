@@ -566,6 +566,80 @@ describe('failure injection', () => {
     expect(replay.id).toBe(created.id);
   });
 
+  it('drops pending failure rules on DELETE /__control/fail, keeping everything else', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    await control('fail', { status: 500, count: 5, path_prefix: '/v1/payment_intents' });
+    const res = await fetch(`${server.url}/__control/fail`, { method: 'DELETE' });
+    expect(await res.json()).toEqual({ ok: true, cleared: 1 });
+    const pi = await stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true });
+    expect(pi.status).toBe('succeeded');
+    expect((await counts(key)).customers).toBe(1);
+  });
+
+  it('goes away and comes back on the same port, keeping its objects and idempotency keys', async () => {
+    const own = await startLocalStripe({ port: 0 });
+    try {
+      const key = newKey();
+      const stripe = new Stripe(key, { host: '127.0.0.1', port: own.port, protocol: 'http', maxNetworkRetries: 0 });
+      const { customer, pm } = await customerWithCard(stripe);
+      const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, off_session: true };
+      const first = await stripe.paymentIntents.create(params, { idempotencyKey: 'before-outage' });
+
+      await own.suspend();
+      const refused = await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'during-outage' }));
+      expect(refused).toBeInstanceOf(Stripe.errors.StripeConnectionError);
+      await own.resume();
+
+      expect((await stripe.paymentIntents.create(params, { idempotencyKey: 'before-outage' })).id).toBe(first.id);
+      const list = await stripe.paymentIntents.list({ customer: customer.id });
+      expect(list.data.map((p) => p.id)).toEqual([first.id]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('cuts an answer under way when it goes away: the charge stands, the caller sees a broken connection', async () => {
+    const own = await startLocalStripe({ port: 0 });
+    try {
+      const key = newKey();
+      const stripe = new Stripe(key, { host: '127.0.0.1', port: own.port, protocol: 'http', maxNetworkRetries: 0 });
+      const { customer, pm } = await customerWithCard(stripe);
+      const rule = await fetch(`${own.url}/__control/fail`, { method: 'POST', body: JSON.stringify({ delay_ms: 2000, after: true, path_prefix: '/v1/payment_intents', method: 'POST' }) });
+      expect(rule.status).toBe(200);
+      const pending = failure(stripe.paymentIntents.create({ amount: 300, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true }));
+      await new Promise((r) => setTimeout(r, 200));
+      await own.suspend();
+      expect(await pending).toBeInstanceOf(Stripe.errors.StripeConnectionError);
+      await own.resume();
+      const [made] = (await stripe.paymentIntents.list({ customer: customer.id })).data;
+      expect(made).toMatchObject({ status: 'succeeded', amount: 300 });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('POST /__control/outage answers, refuses connections for duration_ms, then listens again', async () => {
+    const own = await startLocalStripe({ port: 0 });
+    try {
+      const bad = await fetch(`${own.url}/__control/outage`, { method: 'POST', body: JSON.stringify({ duration_ms: 0 }) });
+      expect(bad.status).toBe(400);
+      const res = await fetch(`${own.url}/__control/outage`, { method: 'POST', body: JSON.stringify({ duration_ms: 600 }) });
+      expect(await res.json()).toEqual({ ok: true, duration_ms: 600 });
+      await new Promise((r) => setTimeout(r, 150));
+      const during = await fetch(`${own.url}/__control/state`).then(
+        (r) => r.status,
+        (err: { cause?: { code?: string } }) => err.cause?.code,
+      );
+      expect(during).toBe('ECONNREFUSED');
+      await new Promise((r) => setTimeout(r, 800));
+      expect((await fetch(`${own.url}/__control/state`)).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('exposes state per account and resets everything', async () => {
     const key = newKey();
     const stripe = sdk(key);

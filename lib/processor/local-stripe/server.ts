@@ -8,7 +8,7 @@
  * Routes:
  *   /v1/…               the Stripe API subset in api.ts (auth, idempotency, Stripe errors)
  *   /__control/…        test controls, no auth (failure injection, reset, state,
- *                       completing `processing` payment intents)
+ *                       completing `processing` payment intents, an outage)
  *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.ts)
  *
  * Every response carries permissive CORS headers because the Stripe.js
@@ -26,10 +26,23 @@ export interface LocalStripeServer {
   url: string;
   port: number;
   close(): Promise<void>;
+  /**
+   * Goes away as an unreachable processor does: the port stops listening (connections are
+   * refused) and open connections are cut, answers under way included. Objects, idempotency
+   * keys and failure rules are kept, and a request already taken in is still carried out.
+   */
+  suspend(): Promise<void>;
+  /** Listens again on the same port, with everything `suspend` kept. */
+  resume(): Promise<void>;
 }
 
 export interface LocalStripeHandler {
   (req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * What POST /__control/outage does: set by `startLocalStripe`, which owns the listening
+   * socket (a bare handler answers the control with 501).
+   */
+  outage?: (durationMs: number) => void;
   /** Clears all objects, idempotency keys and pending failure rules (same as POST /__control/reset). */
   reset(): void;
   /** Cancels pending delayed answers (their requests are dropped); call before closing the server. */
@@ -451,6 +464,34 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       }
       return;
     }
+    if (method === 'DELETE' && path === '/__control/fail') {
+      const cleared = rules.length;
+      rules = [];
+      send(res, jsonAnswer(200, { ok: true, cleared }));
+      return;
+    }
+    if (method === 'POST' && path === '/__control/outage') {
+      const raw = await readBody(req);
+      let durationMs: unknown;
+      try {
+        durationMs = (JSON.parse(raw || '{}') as { duration_ms?: unknown }).duration_ms;
+      } catch {
+        durationMs = undefined;
+      }
+      if (typeof durationMs !== 'number' || !Number.isInteger(durationMs) || durationMs < 1 || durationMs > 600_000) {
+        send(res, jsonAnswer(400, { error: { type: 'invalid_request_error', message: 'duration_ms must be an integer between 1 and 600000' } }));
+        return;
+      }
+      if (!handler.outage) {
+        send(res, jsonAnswer(501, { error: { type: 'api_error', message: 'This handler does not own its server: an outage needs startLocalStripe' } }));
+        return;
+      }
+      const outage = handler.outage;
+      // Answered first: the caller learns the outage began, then the port goes away.
+      res.once('finish', () => outage(durationMs as number));
+      send(res, jsonAnswer(200, { ok: true, duration_ms: durationMs }));
+      return;
+    }
     const complete = /^\/__control\/payment_intents\/([A-Za-z0-9_]+)\/complete$/.exec(path);
     if (method === 'POST' && complete) {
       await readBody(req);
@@ -511,19 +552,22 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     send(res, jsonAnswer(404, { error: { type: 'invalid_request_error', message: `Not found: ${method} ${url.pathname}` } }));
   }
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    route(req, res).catch((err: unknown) => {
-      const answer = errorAnswer(err, newId('req', 14));
-      send(res, answer);
-    });
-  };
-  return Object.assign(handler, {
-    reset,
-    shutdown: () => {
-      for (const cancel of [...pendingSleeps]) cancel();
+  const handler: LocalStripeHandler = Object.assign(
+    (req: IncomingMessage, res: ServerResponse): void => {
+      route(req, res).catch((err: unknown) => {
+        const answer = errorAnswer(err, newId('req', 14));
+        send(res, answer);
+      });
     },
-    state,
-  });
+    {
+      reset,
+      shutdown: () => {
+        for (const cancel of [...pendingSleeps]) cancel();
+      },
+      state,
+    },
+  );
+  return handler;
 }
 
 /** Starts the server; `port: 0` (the default) picks a free port. */
@@ -531,21 +575,45 @@ export async function startLocalStripe(opts: { port?: number; host?: string } = 
   const host = opts.host ?? '127.0.0.1';
   const handler = createLocalStripeHandler();
   const server = createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  await listen(opts.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  let closed = false;
+  let back: NodeJS.Timeout | undefined;
+  const suspend = () =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const resume = async () => {
+    clearTimeout(back);
+    if (!closed && !server.listening) await listen(port);
+  };
+  handler.outage = (durationMs) => {
+    void suspend().then(() => {
+      back = setTimeout(() => void resume().catch((err: unknown) => console.error('[local-stripe] could not listen again:', err)), durationMs);
+    });
+  };
   return {
     url: `http://${urlHost}:${port}`,
     port,
+    suspend,
+    resume,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        closed = true;
+        clearTimeout(back);
         handler.shutdown();
+        if (!server.listening) return resolve();
         server.close((err) => (err ? reject(err) : resolve()));
         // The SDK keeps connections alive; without this close() would wait for them.
         server.closeAllConnections();
