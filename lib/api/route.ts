@@ -7,7 +7,7 @@ import { stringifyJson } from '../money';
 import { log } from '../log';
 import { observed, type Seen } from '../metrics/requests';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
-import { claimIdempotencyKey, finishIdempotencyKey } from './idempotency';
+import { claimIdempotencyKey, finishIdempotencyKey, type Stored } from './idempotency';
 import { describeIssue } from './zod-errors';
 import { checkStorable } from './input';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
@@ -58,7 +58,32 @@ type Options<B, Q> = {
   optionalBody?: boolean;
   /** For array bodies: more items is 413, checked before any item is validated. */
   maxItems?: number;
+  /**
+   * The handler only writes to the database (no processor or webhook call under way): with an
+   * Idempotency-Key, the key, the handler's writes and the stored answer commit in one
+   * transaction. A process or database that dies mid-request leaves all or nothing, so a retry
+   * never applies the request twice (a key left "in progress" by a dead process is run again
+   * after a minute, which is only safe when its writes died with it). A function decides per
+   * request (a deposit charges nothing, or calls the processor).
+   */
+  atomic?: boolean | ((body: B) => boolean);
 };
+
+/** Carries a 5xx answer out of an atomic request's transaction, so that nothing of it commits. */
+class RolledBack extends Error {
+  constructor(readonly response: Response) {
+    super('rolled back');
+  }
+}
+
+/** Carries a refusal out of an atomic request's transaction that the database had aborted. */
+class Refused extends Error {
+  constructor(readonly response: Response) {
+    super('refused');
+  }
+}
+
+type Claim = { companyId: string; key: string; method: string; path: string; rawBody: string };
 
 type Auth = 'company' | 'admin' | 'none';
 
@@ -154,6 +179,29 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       const parsedQuery = opts.query ? parseWith(opts.query, query) : undefined;
 
       const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
+      const respond = async (handlerDb: Db): Promise<Response> => {
+        const ctx = {
+          req,
+          requestId,
+          params,
+          body: parsedBody,
+          query: parsedQuery,
+          db: handlerDb,
+          dbKind: database.kind,
+          company,
+          idempotencyKey: key,
+        } as unknown as C;
+        const result = await handler(ctx);
+        if (result instanceof Response) {
+          result.headers.set('Request-Id', requestId);
+          return result;
+        }
+        const headers: Record<string, string> = { 'Request-Id': requestId, ...result.headers };
+        if (result.nextAfter) headers.Link = linkHeader(url, result.nextAfter);
+        const body = result.hasMore === undefined ? { data: result.data } : { data: result.data, has_more: result.hasMore };
+        return json(body, result.status ?? 200, headers);
+      };
+
       // Every method that changes something honours the key (PUTs charge money too). The
       // operator's keys live in a namespace of their own. Elsewhere the key means nothing, so
       // it is not checked either.
@@ -162,45 +210,15 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
         if (key.length < 1 || key.length > 255) {
           throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
         }
-        const stored = await claimIdempotencyKey(db, {
-          companyId: scope,
-          key,
-          method: req.method,
-          path: url.pathname.replace(/^\/v1(?=\/)/, ''),
-          rawBody: raw,
-          now: now(),
-        });
-        if (stored) {
-          return new Response(stored.body, {
-            status: stored.status,
-            headers: { 'Content-Type': 'application/json; charset=utf-8', 'Request-Id': requestId, 'Idempotent-Replayed': 'true' },
-          });
-        }
+        const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
+        const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
+        if (atomic) return await respondAtomically(db, claim, requestId, respond);
+        const stored = await claimIdempotencyKey(db, { ...claim, now: now() });
+        if (stored) return replay(stored, requestId);
         idem = { companyId: scope, key };
       }
 
-      const ctx = {
-        req,
-        requestId,
-        params,
-        body: parsedBody,
-        query: parsedQuery,
-        db,
-        dbKind: database.kind,
-        company,
-        idempotencyKey: key,
-      } as unknown as C;
-      const result = await handler(ctx);
-      let response: Response;
-      if (result instanceof Response) {
-        response = result;
-        response.headers.set('Request-Id', requestId);
-      } else {
-        const headers: Record<string, string> = { 'Request-Id': requestId, ...result.headers };
-        if (result.nextAfter) headers.Link = linkHeader(url, result.nextAfter);
-        const body = result.hasMore === undefined ? { data: result.data } : { data: result.data, has_more: result.hasMore };
-        response = json(body, result.status ?? 200, headers);
-      }
+      const response = await respond(db);
       if (idem) {
         const text = await response.clone().text();
         await finishIdempotencyKey(db, idem.companyId, idem.key, { status: response.status, body: text });
@@ -214,6 +232,62 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       }
       return errorResponse(apiError, requestId);
     }
+  });
+}
+
+function replay(stored: Stored, requestId: string): Response {
+  return new Response(stored.body, {
+    status: stored.status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Request-Id': requestId, 'Idempotent-Replayed': 'true' },
+  });
+}
+
+/**
+ * Claims the key, runs the handler and stores its answer in one transaction (the handler's own
+ * transactions become savepoints of it). A refusal (4xx) is stored with whatever the handler
+ * wrote before refusing (a gated event is recorded as rejected); a server error commits nothing,
+ * the key included, so the retry runs afresh. A second request with the key waits for the first
+ * to commit and replays its answer.
+ */
+async function respondAtomically(db: Db, claim: Claim, requestId: string, respond: (db: Db) => Promise<Response>): Promise<Response> {
+  try {
+    return await db.transaction(async (tx) => {
+      const stored = await claimIdempotencyKey(tx, { ...claim, now: now() });
+      if (stored) return replay(stored, requestId);
+      let response: Response;
+      let refused = false;
+      try {
+        response = await respond(tx);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        response = errorResponse(err, requestId);
+        refused = true;
+      }
+      if (response.status >= 500) throw new RolledBack(response);
+      try {
+        await finishIdempotencyKey(tx, claim.companyId, claim.key, { status: response.status, body: await response.clone().text() });
+      } catch (err) {
+        // The handler refused over a statement that failed (a unique violation it answers with
+        // 409): PostgreSQL has aborted the transaction, so nothing of it can commit.
+        if (refused) throw new Refused(response);
+        throw err;
+      }
+      return response;
+    });
+  } catch (err) {
+    if (err instanceof RolledBack) return err.response;
+    if (err instanceof Refused) return storeRefusal(db, claim, requestId, err.response);
+    throw err;
+  }
+}
+
+/** Stores a refusal whose request wrote nothing, so that a retry with the key replays it. */
+async function storeRefusal(db: Db, claim: Claim, requestId: string, response: Response): Promise<Response> {
+  return db.transaction(async (tx) => {
+    const stored = await claimIdempotencyKey(tx, { ...claim, now: now() });
+    if (stored) return replay(stored, requestId);
+    await finishIdempotencyKey(tx, claim.companyId, claim.key, { status: response.status, body: await response.clone().text() });
+    return response;
   });
 }
 

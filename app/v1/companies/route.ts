@@ -6,7 +6,7 @@ import { createCompany, serializeCompany } from '@/lib/billing/companies/compani
 export const GET = withCompany({}, async ({ company }) => listAll([serializeCompany(company)]));
 
 // POST /v1/companies – the operator registers a company; the API key is shown only here
-export const POST = withAdmin({ body: companyCreate }, async ({ db, body }) => {
+export const POST = withAdmin({ body: companyCreate, atomic: true }, async ({ db, body }) => {
   const { company, apiKey } = await createCompany({ db, input: body });
   return ok({ ...serializeCompany(company), api_key: apiKey });
 });

@@ -5,7 +5,7 @@ import { recordEvents, serializeEvent } from '@/lib/billing/events/events';
 import { countBatch } from '@/lib/metrics/events';
 
 // POST /v1/events – a batch of up to 1000 events, one transaction; gated items may come back rejected
-export const POST = withCompany({ body: eventBatch, maxItems: 1000 }, async ({ db, company, body }) => {
+export const POST = withCompany({ body: eventBatch, maxItems: 1000, atomic: true }, async ({ db, company, body }) => {
   const at = now();
   return ok(countBatch(await recordEvents({ db, companyId: company.id, items: body, now: at })).map((e) => serializeEvent(e, at)));
 });

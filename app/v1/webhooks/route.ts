@@ -4,7 +4,7 @@ import { typeRegistration } from '@/lib/api/schemas/webhooks';
 import { listWebhooks, registerByType, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
 
 // POST /v1/webhooks (also /webhooks) – variant A: register a url for one event type
-export const POST = withCompany({ body: typeRegistration }, async ({ db, company, body }) => {
+export const POST = withCompany({ body: typeRegistration, atomic: true }, async ({ db, company, body }) => {
   const { webhook, topics } = await registerByType({ db, companyId: company.id, input: body });
   return ok(serializeWebhook(webhook, topics, { secret: true }));
 });

@@ -8,7 +8,7 @@ export const GET = withCompany({}, async ({ db, company, params }) =>
 );
 
 // PATCH /v1/accounts/{account_id} – name, email, metadata
-export const PATCH = withCompany({ body: accountUpdate }, async ({ db, company, params, body }) =>
+export const PATCH = withCompany({ body: accountUpdate, atomic: true }, async ({ db, company, params, body }) =>
   ok(serializeAccount(await updateAccount({ db, companyId: company.id, accountId: params.account_id, input: body }))),
 );
 export const { POST, PUT, DELETE } = methodsNotAllowed('GET', 'PATCH');

@@ -9,7 +9,7 @@ export const GET = withCompany({}, async ({ db, company, params }) =>
 );
 
 // PUT /v1/events/{event_id} – complete or cancel a pending event
-export const PUT = withCompany({ body: eventTransition }, async ({ db, company, params, body }) => {
+export const PUT = withCompany({ body: eventTransition, atomic: true }, async ({ db, company, params, body }) => {
   const at = now();
   const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, state: body.state as 'complete' | 'cancelled', now: at });
   return ok(serializeEvent(event, at));

@@ -4,7 +4,7 @@ import { now } from '@/lib/clock';
 import { scheduleRefillChange } from '@/lib/billing/refills/refills';
 
 // PUT /v1/accounts/{account_id}/auto_refill – schedule a refill change for the next monthly refill
-export const PUT = withCompany({ body: scheduledRefill }, async ({ db, company, params, body }) =>
+export const PUT = withCompany({ body: scheduledRefill, atomic: true }, async ({ db, company, params, body }) =>
   ok(await scheduleRefillChange({ db, company, accountId: params.account_id, input: body, now: now() })),
 );
 export const { GET, POST, PATCH, DELETE } = methodsNotAllowed('PUT');

@@ -4,7 +4,9 @@ import { serializeBalance } from '@/lib/billing/balances/balances';
 import { depositUnits } from '@/lib/billing/charges/deposit';
 
 // POST /v1/accounts/{account_id}/deposit – charge the card first (if amount_to_charge > 0), then grant units
-export const POST = withCompany({ body: deposit }, async ({ db, company, params, body, idempotencyKey }) =>
+// A free deposit only writes; one that charges calls the processor, and its charge row keeps
+// a retry from paying twice.
+export const POST = withCompany({ body: deposit, atomic: (body) => body.charge === 0 }, async ({ db, company, params, body, idempotencyKey }) =>
   ok(serializeBalance(await depositUnits({ db, company, accountId: params.account_id, input: body, idempotencyKey }))),
 );
 export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

@@ -6,7 +6,7 @@ import { recordEvent, serializeEvent } from '@/lib/billing/events/events';
 import { countEvent } from '@/lib/metrics/events';
 
 // POST /v1/accounts/{account_id}/events – one event, gated or not; answers with the resulting balance
-export const POST = withCompany({ body: eventCreate }, async ({ db, company, params, body }) => {
+export const POST = withCompany({ body: eventCreate, atomic: true }, async ({ db, company, params, body }) => {
   const at = now();
   const { event, balance } = await countEvent(recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at }));
   return ok({ ...serializeEvent(event, at), balance: balance && serializeBalance(balance) });

@@ -4,7 +4,7 @@ import { listQuery } from '@/lib/api/pagination';
 import { issueApiKey, listApiKeys, serializeApiKey } from '@/lib/billing/companies/companies';
 
 // POST /v1/companies/{company_id}/api_keys – issue a further key, shown once
-export const POST = withCompany({}, async ({ db, company, params }) => {
+export const POST = withCompany({ atomic: true }, async ({ db, company, params }) => {
   const { key, secret } = await issueApiKey({ db, companyId: ownCompany(company, params.company_id).id });
   return ok({ ...serializeApiKey(key), api_key: secret });
 });

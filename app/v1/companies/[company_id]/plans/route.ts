@@ -5,7 +5,7 @@ import { planCreate } from '@/lib/api/schemas/plans';
 import { createPlan, listPlans, serializePlan } from '@/lib/billing/plans/plans';
 
 // POST /v1/companies/{company_id}/plans (also .../plan) – create a plan
-export const POST = withCompany({ body: planCreate }, async ({ db, company, params, body }) =>
+export const POST = withCompany({ body: planCreate, atomic: true }, async ({ db, company, params, body }) =>
   ok(serializePlan(await createPlan({ db, companyId: ownCompany(company, params.company_id).id, input: body }))),
 );
 

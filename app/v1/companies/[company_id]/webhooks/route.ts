@@ -5,7 +5,7 @@ import { webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listWebhooks, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
 
 // POST /v1/companies/{company_id}/webhooks – variant B: register a url with Basic credentials
-export const POST = withCompany({ body: webhookCreate }, async ({ db, company, params, body }) => {
+export const POST = withCompany({ body: webhookCreate, atomic: true }, async ({ db, company, params, body }) => {
   const { webhook, topics } = await createWebhook({ db, companyId: ownCompany(company, params.company_id).id, input: body });
   return ok(serializeWebhook(webhook, topics, { secret: true }));
 });

@@ -6,7 +6,7 @@ import { getBalance, serializeBalance } from '@/lib/billing/balances/balances';
 import { checkDenomination, createOrGrantBalance } from '@/lib/billing/balances/grants';
 
 // POST /v1/accounts/{account_id}/balance/{denomination} – create (idempotent) and optionally grant units
-export const POST = withCompany({ body: balanceCreate, optionalBody: true }, async ({ db, company, params, body }) => {
+export const POST = withCompany({ body: balanceCreate, optionalBody: true, atomic: true }, async ({ db, company, params, body }) => {
   const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
   const balance = await createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: params.denomination, amount: body?.amount, reason: body?.reason, now: now() });
   return ok(serializeBalance(balance));

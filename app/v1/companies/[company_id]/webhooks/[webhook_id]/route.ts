@@ -10,13 +10,13 @@ export const GET = withCompany({}, async ({ db, company, params }) => {
 });
 
 // PATCH /v1/companies/{company_id}/webhooks/{webhook_id} – url, username, password
-export const PATCH = withCompany({ body: webhookUpdate }, async ({ db, company, params, body }) => {
+export const PATCH = withCompany({ body: webhookUpdate, atomic: true }, async ({ db, company, params, body }) => {
   const { webhook, topics } = await updateWebhook({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, input: body });
   return ok(serializeWebhook(webhook, topics));
 });
 
 // DELETE /v1/companies/{company_id}/webhooks/{webhook_id} – waiting deliveries are cancelled
-export const DELETE = withCompany({}, async ({ db, company, params }) => {
+export const DELETE = withCompany({ atomic: true }, async ({ db, company, params }) => {
   const { webhook, topics } = await deleteWebhook({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id });
   return ok({ ...serializeWebhook(webhook, topics), deleted: true });
 });

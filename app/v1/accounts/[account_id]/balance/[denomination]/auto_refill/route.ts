@@ -10,7 +10,7 @@ export const PUT = withCompany({ body: autoRefill }, async ({ db, company, param
 );
 
 // DELETE – turn refills off for this balance
-export const DELETE = withCompany({}, async ({ db, company, params }) =>
+export const DELETE = withCompany({ atomic: true }, async ({ db, company, params }) =>
   ok(serializeBalance(await removeAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, now: now() }))),
 );
 export const { GET, POST, PATCH } = methodsNotAllowed('PUT', 'DELETE');
