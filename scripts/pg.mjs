@@ -21,24 +21,39 @@ function asPostgres(bin, args, opts = {}) {
 
 /**
  * Starts a cluster in a fresh directory and returns its URL. `durable: false` (tests) turns off
- * fsync; benchmarks keep PostgreSQL's durable defaults.
+ * fsync; benchmarks keep PostgreSQL's durable defaults. `durable: 'process'` keeps every commit
+ * written to the kernel before it is acknowledged (a crash of PostgreSQL loses nothing
+ * committed) without waiting for the disk (a crash of the machine could).
  */
 export function startPostgres({ port = 54329, durable = false, name = 'billing-test' } = {}) {
   const bin = findPgBin();
-  const dir = path.join(os.tmpdir(), `${name}-pg-${port}`);
+  const dir = clusterDir(port, name);
   stopPostgres({ port, name });
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   asPostgres(path.join(bin, 'initdb'), ['-D', path.join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale']);
+  return restartPostgres({ port, durable, name });
+}
+
+/**
+ * Starts the cluster `startPostgres` made, on its existing data: after `stopPostgres` (an
+ * immediate stop, as a crash) PostgreSQL recovers from its write-ahead log. Returns its URL.
+ */
+export function restartPostgres({ port = 54329, durable = false, name = 'billing-test' } = {}) {
+  const dir = clusterDir(port, name);
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", '-c max_connections=300', '-c shared_buffers=256MB'];
   if (!durable) options.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
-  asPostgres(path.join(bin, 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
+  if (durable === 'process') options.push('-c fsync=off');
+  asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
   return `postgres://postgres@127.0.0.1:${port}/postgres`;
 }
 
+const clusterDir = (port, name) => path.join(os.tmpdir(), `${name}-pg-${port}`);
+
+/** Stops the cluster at once (`-m immediate`: no checkpoint, as a crash; a start recovers). */
 export function stopPostgres({ port = 54329, name = 'billing-test' } = {}) {
-  const dir = path.join(os.tmpdir(), `${name}-pg-${port}`, 'data');
+  const dir = path.join(clusterDir(port, name), 'data');
   if (!fs.existsSync(path.join(dir, 'postmaster.pid'))) return;
   try {
     asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', dir, '-m', 'immediate', '-w', 'stop']);
