@@ -1,4 +1,5 @@
 import { NextResponse } from 'next/server';
+import { setting } from './lib/env';
 
 /**
  * Strict-Transport-Security once the service is served over HTTPS (PUBLIC_URL), decided at run
@@ -9,7 +10,7 @@ import { NextResponse } from 'next/server';
  */
 export function proxy() {
   const response = NextResponse.next();
-  if (/^https:\/\//i.test(process.env.PUBLIC_URL ?? '')) response.headers.set('Strict-Transport-Security', 'max-age=31536000');
+  if (/^https:\/\//i.test(setting('PUBLIC_URL') ?? '')) response.headers.set('Strict-Transport-Security', 'max-age=31536000');
   return response;
 }
 

@@ -8,9 +8,10 @@ import { companies } from './db/schema';
 import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
 import { migrationsApplied } from './probes';
-import { exitOnSignals, shutdownTimeoutMs } from './shutdown';
-import { log, logLevel } from './log';
-import { metricsToken, registry } from './metrics/registry';
+import { exitOnSignals } from './shutdown';
+import { log } from './log';
+import { registry } from './metrics/registry';
+import { ConfigError, loadEnv, setting } from './env';
 
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean };
 
@@ -21,16 +22,16 @@ type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean
  */
 export async function boot(): Promise<void> {
   try {
+    loadEnv();
     appSecret();
-    shutdownTimeoutMs();
-    logLevel();
-    metricsToken();
   } catch (err) {
-    // A server that cannot seal or sign anything must not come up half-way.
+    // A server that cannot seal or sign anything, or would run on a setting it misread, must not
+    // come up half-way.
     log.fatal((err as Error).message);
-    process.exit(1);
+    process.exit(err instanceof ConfigError ? 2 : 1);
   }
-  if (!process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = publicUrl();
+  // next-auth reads it from the environment itself.
+  if (!setting('NEXTAUTH_URL')) process.env.NEXTAUTH_URL = publicUrl();
   // Process metrics count from the start, and a cluster primary can gather this process's.
   registry();
   const launcher = globalThis as Launcher;
@@ -51,9 +52,9 @@ export async function boot(): Promise<void> {
   if (ready) {
     const { syncTestClock } = await import('./jobs/worker');
     await syncTestClock(database.db);
-    if (database.kind === 'embedded' && !process.env.ADMIN_TOKEN) await seedDemo();
+    if (database.kind === 'embedded' && !setting('ADMIN_TOKEN')) await seedDemo();
   }
-  if (process.env.WORKER !== '0') {
+  if (setting('WORKER')) {
     const { startWorker } = await import('./jobs/worker');
     startWorker();
   }
@@ -64,7 +65,8 @@ async function seedDemo(): Promise<void> {
   const [{ n }] = await db.select({ n: count() }).from(companies);
   if (n > 0) return;
   const password = randomBytes(9).toString('base64url');
-  const localStripe = Boolean(process.env.STRIPE_API_URL && /127\.0\.0\.1|localhost/.test(process.env.STRIPE_API_URL));
+  const stripeApi = setting('STRIPE_API_URL');
+  const localStripe = Boolean(stripeApi && /127\.0\.0\.1|localhost/.test(stripeApi));
   const { company, apiKey } = await createCompany({
     db,
     input: {

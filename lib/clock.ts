@@ -1,3 +1,5 @@
+import { setting } from './env';
+
 /**
  * The service's only source of time. With BILLING_TEST_CLOCK=1 the clock is frozen at the
  * real time it was first read and moves only by `advance` (shared through the database by
@@ -7,7 +9,7 @@ type ClockState = { frozenAt: number | null };
 const state: ClockState = ((globalThis as { __billingClock?: ClockState }).__billingClock ??= { frozenAt: null });
 
 export function isTestClock(): boolean {
-  return process.env.BILLING_TEST_CLOCK === '1';
+  return setting('BILLING_TEST_CLOCK');
 }
 
 export function now(): Date {

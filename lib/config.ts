@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { hkdfSync, randomBytes } from 'node:crypto';
+import { setting } from './env';
 
 export function dataDir(): string {
-  return process.env.DATA_DIR || '.data';
+  return setting('DATA_DIR');
 }
 
 export function publicUrl(): string {
-  return (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/$/, '');
+  return setting('PUBLIC_URL') ?? `http://localhost:${setting('PORT')}`;
 }
 
 /** Secrets shorter than this are refused: the service derives its encryption and signing keys from it. */
@@ -21,12 +22,10 @@ let generatedSecret: string | undefined;
  * DATA_DIR; on PostgreSQL it must be configured, since every process has to share it.
  */
 export function appSecret(): string {
-  const configured = process.env.APP_SECRET;
-  if (configured) {
-    checkSecretLength('APP_SECRET', configured);
-    return configured;
-  }
-  if (process.env.DATABASE_URL) {
+  // Its length is checked with the rest of the configuration (lib/env.ts).
+  const configured = setting('APP_SECRET');
+  if (configured) return configured;
+  if (setting('DATABASE_URL')) {
     throw new Error('APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.');
   }
   if (generatedSecret) return generatedSecret;
@@ -52,7 +51,7 @@ export function appSecret(): string {
  * secrets:rotate`). Any length: it may be the short secret being retired.
  */
 export function previousAppSecret(): string | null {
-  return process.env.APP_SECRET_PREVIOUS || null;
+  return setting('APP_SECRET_PREVIOUS') ?? null;
 }
 
 function checkSecretLength(name: string, value: string): void {
@@ -70,7 +69,8 @@ const derived = new Map<string, string>();
  * encrypts stored secrets.
  */
 export function consoleSessionSecret(): string {
-  if (process.env.NEXTAUTH_SECRET) return process.env.NEXTAUTH_SECRET;
+  const configured = setting('NEXTAUTH_SECRET');
+  if (configured) return configured;
   const secret = appSecret();
   let key = derived.get(secret);
   if (!key) {

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { LOG_LEVELS, setting } from './env';
 
 /**
  * The process's one logger: one JSON object per line on stdout (`level`, `time`, `msg` and the
@@ -6,16 +7,12 @@ import pino, { type DestinationStream, type Logger } from 'pino';
  * pages and instrumentation module instances of their own, and they must share one stream.
  * Commands for a person (company:create, db:migrate, secrets:rotate) print plain text instead.
  */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export { LOG_LEVELS };
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** LOG_LEVEL, checked: a level that is not one of pino's names stops the start. */
 export function logLevel(): LogLevel {
-  const raw = process.env.LOG_LEVEL;
-  const level = raw?.trim().toLowerCase();
-  if (!level) return 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${raw}".`);
-  return level as LogLevel;
+  return setting('LOG_LEVEL');
 }
 
 /**

@@ -3,6 +3,7 @@ import { closeDatabase } from './db/client';
 import { markStopping } from './probes';
 import { log } from './log';
 import { flushTracing } from './tracing';
+import { setting } from './env';
 
 /**
  * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
@@ -12,17 +13,13 @@ import { flushTracing } from './tracing';
  * Kubernetes' 30 s grace period); what is still running then is cut off (its leases expire and
  * another process takes the work over) and the process exits 1.
  */
-const DEFAULT_TIMEOUT_MS = 25_000;
 // Closing the pools gets this long on top of the timeout before the process exits regardless.
 const CLOSE_GRACE_MS = 5_000;
 // How often a draining server closes the keep-alive connections that went idle meanwhile.
 const IDLE_SWEEP_MS = 100;
 
 export function shutdownTimeoutMs(): number {
-  const raw = process.env.SHUTDOWN_TIMEOUT_MS;
-  if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS;
-  if (!/^\d+$/.test(raw.trim())) throw new Error(`SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds; got "${raw}".`);
-  return Number(raw);
+  return setting('SHUTDOWN_TIMEOUT_MS');
 }
 
 type State = { started: boolean; done?: Promise<number> };

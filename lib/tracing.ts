@@ -1,3 +1,5 @@
+import { setting } from './env';
+
 /**
  * OpenTelemetry traces, only when OTEL_EXPORTER_OTLP_ENDPOINT is set: then instrumentation.ts
  * loads the SDK (lib/tracing-sdk.ts) before the server starts, and Next.js' own spans (one per
@@ -7,18 +9,9 @@
 
 /** OTEL_EXPORTER_OTLP_ENDPOINT, checked (an http or https URL), or null when tracing is off. */
 export function tracingEndpoint(): string | null {
-  const raw = process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  if (!raw || process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be the http(s) URL of an OTLP/HTTP receiver (e.g. http://otel-collector:4318); got "${raw}".`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL (traces are sent as OTLP/HTTP); got "${raw}".`);
-  }
-  return raw;
+  const endpoint = setting('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (!endpoint || setting('OTEL_SDK_DISABLED')) return null;
+  return endpoint;
 }
 
 type Tracing = { flush?: () => Promise<void> };

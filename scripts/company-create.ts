@@ -7,6 +7,7 @@ import { describeIssue } from '../lib/api/zod-errors';
 import { appSecret } from '../lib/config';
 import { ApiError } from '../lib/errors';
 import { logForCommandLine } from '../lib/log';
+import { loadEnv } from '../lib/env';
 
 logForCommandLine();
 
@@ -37,6 +38,7 @@ if (!parsed.success) {
   process.exit(2);
 }
 try {
+  loadEnv();
   appSecret();
 } catch (err) {
   console.error(`company:create: ${(err as Error).message}`);

@@ -246,5 +246,13 @@ describe('the image, started with plain node from only what the Dockerfile copie
     const bad = await runInImage(dir, cmd, { ...common, WEB_CONCURRENCY: 'lots' });
     expect(bad.status).toBe(2);
     expect(bad.output).toMatch(/WEB_CONCURRENCY must be a whole number/);
+    // The image checks the whole configuration with the bundled schema (dist/env.mjs).
+    const wrong = await runInImage(dir, cmd, { ...common, WORKER_INTERVAL_MS: 'abc', RATE_LIMIT_PER_SECOND: 'abc' });
+    expect(wrong.status).toBe(2);
+    expect(wrong.output).toContain('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got \\"abc\\".');
+    expect(wrong.output).toContain('RATE_LIMIT_PER_SECOND must be a whole number of requests per second (0 turns the limit off); got \\"abc\\".');
+    const worker = await runInImage(dir, ['node', 'dist/worker.mjs'], { ...common, WORKER_HEALTH_PORT: '70000' });
+    expect(worker.status).toBe(2);
+    expect(worker.output).toContain('WORKER_HEALTH_PORT must be a TCP port number (0 to 65535); got \\"70000\\".');
   });
 });

@@ -4,13 +4,21 @@
 // (not a transaction-mode pooler); several runs at once apply everything exactly once.
 import { committedMigrations, openEmbedded, openPostgres, pendingMigrations, type Database } from '../lib/db/client';
 import { logForCommandLine } from '../lib/log';
+import { loadEnv, type Env } from '../lib/env';
 
 logForCommandLine();
 
-const url = process.env.DATABASE_URL;
+let env: Env;
+try {
+  env = loadEnv();
+} catch (err) {
+  console.error(`db:migrate: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(2);
+}
+const url = env.DATABASE_URL;
 let database: Database;
 try {
-  database = url ? await openPostgres(url, { max: 2, migrate: false }) : await openEmbedded(process.env.DATA_DIR || '.data', { migrate: false });
+  database = url ? await openPostgres(url, { max: 2, migrate: false }) : await openEmbedded(env.DATA_DIR, { migrate: false });
 } catch (err) {
   console.error(`db:migrate: could not open the database: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
@@ -21,7 +29,7 @@ try {
   const left = await pendingMigrations(database.db);
   if (left.length) throw new Error(`${left.length} migration(s) still not applied (first: ${left[0].tag})`);
   const latest = committedMigrations().at(-1)?.tag ?? 'none';
-  const where = url ? 'PostgreSQL' : `the embedded database in ${process.env.DATA_DIR || '.data'}`;
+  const where = url ? 'PostgreSQL' : `the embedded database in ${env.DATA_DIR}`;
   console.log(pending.length ? `db:migrate: applied ${pending.length} migration(s) to ${where}; latest is ${latest}` : `db:migrate: ${where} is up to date (latest is ${latest})`);
   await database.close();
 } catch (err) {

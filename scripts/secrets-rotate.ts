@@ -4,10 +4,12 @@ import { getDatabase } from '../lib/db/client';
 import { appSecret, previousAppSecret } from '../lib/config';
 import { resealStoredSecrets } from '../lib/rotate-secrets';
 import { logForCommandLine } from '../lib/log';
+import { loadEnv } from '../lib/env';
 
 logForCommandLine();
 
 try {
+  loadEnv();
   appSecret();
 } catch (err) {
   console.error(`secrets:rotate: ${(err as Error).message}`);

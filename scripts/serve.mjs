@@ -25,17 +25,26 @@ function logLine(level, msg, fields = {}) {
   (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
 }
 
-function processCount() {
-  const raw = (process.env.WEB_CONCURRENCY ?? '').trim() || '1';
-  if (!/^[1-9]\d*$/.test(raw)) {
-    logLine('fatal', `WEB_CONCURRENCY must be a whole number of processes, 1 or more; got "${process.env.WEB_CONCURRENCY}".`);
+/**
+ * The configuration, checked against the service's schema (lib/env.ts) before anything starts:
+ * in the image from its bundle in dist/, in the repository from the sources. A wrong value stops
+ * the start here, naming the variable, before any process is forked.
+ */
+async function loadConfiguration() {
+  const schema = fs.existsSync(standaloneServer)
+    ? await import(pathToFileURL(path.join(root, 'dist', 'env.mjs')).href)
+    : await (await import('tsx/esm/api')).tsImport('../lib/env.ts', import.meta.url);
+  try {
+    return schema.loadEnv();
+  } catch (err) {
+    if (err?.name !== 'ConfigError') throw err;
+    logLine('fatal', `Cannot start: ${err.message}`);
     process.exit(2);
   }
-  return Number(raw);
 }
 
-function runPrimary(count) {
-  if (!process.env.DATABASE_URL) {
+function runPrimary(env, count) {
+  if (!env.DATABASE_URL) {
     logLine(
       'fatal',
       `WEB_CONCURRENCY=${count} needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process ` +
@@ -96,7 +105,7 @@ function gatherMetrics() {
   return aggregator.clusterMetrics();
 }
 
-async function runServer() {
+async function runServer(env) {
   // Next.js' own handler would close the HTTP server and exit 143 right away, cutting off the
   // worker and the webhook sends under way; the application installs its stop sequence instead
   // (lib/boot.ts) and drains the servers recorded here.
@@ -131,22 +140,21 @@ async function runServer() {
   process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(JSON.parse(fs.readFileSync(manifest, 'utf8')).config);
   require('next');
   const { startServer } = require('next/dist/server/lib/start-server');
-  const keepAliveTimeout = Number.parseInt(process.env.KEEP_ALIVE_TIMEOUT ?? '', 10);
   await startServer({
     dir: root,
     isDev: false,
     // As `next start`: every interface unless HOSTNAME says otherwise.
-    hostname: process.env.HOSTNAME || undefined,
-    port: Number.parseInt(process.env.PORT ?? '', 10) || 3000,
+    hostname: env.HOSTNAME,
+    port: env.PORT,
     allowRetry: false,
-    keepAliveTimeout: Number.isFinite(keepAliveTimeout) && keepAliveTimeout >= 0 ? keepAliveTimeout : undefined,
+    keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT,
   });
 }
 
-const count = processCount();
-if (cluster.isPrimary && count > 1) runPrimary(count);
+const env = await loadConfiguration();
+if (cluster.isPrimary && env.WEB_CONCURRENCY > 1) runPrimary(env, env.WEB_CONCURRENCY);
 else
-  await runServer().catch((err) => {
+  await runServer(env).catch((err) => {
     logLine('fatal', `Cannot start: ${err?.message ?? err}`, { err: { type: err?.name, message: String(err?.message ?? err), stack: err?.stack } });
     process.exit(1);
   });

@@ -5,11 +5,24 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { tsImport } from 'tsx/esm/api';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 const nextBin = path.join(root, 'node_modules/next/dist/bin/next');
-const port = process.env.PORT || '3000';
+
+// The configuration is checked before anything is built or started (lib/env.ts): a wrong value
+// stops here, naming the variable.
+const { loadEnv } = await tsImport('../lib/env.ts', import.meta.url);
+let config;
+try {
+  config = loadEnv();
+} catch (err) {
+  if (err?.name !== 'ConfigError') throw err;
+  console.error(`npm start: ${err.message}`);
+  process.exit(2);
+}
+const port = String(config.PORT);
 
 function newestMtime(entries) {
   let newest = 0;
@@ -55,22 +68,22 @@ function freePort() {
  * would take card data and report payments no one made.
  */
 function refuseBundledStripe(environment) {
-  if (environment.NODE_ENV === 'production') return 'NODE_ENV is production';
+  if (config.NODE_ENV === 'production') return 'NODE_ENV is production';
   const live = Object.entries(environment).find(([, value]) => /^(sk|rk|pk)_live_/.test(value ?? ''));
   return live ? `${live[0]} holds a live Stripe key` : null;
 }
 
 const children = [];
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
-const refusal = env.STRIPE_API_URL ? null : refuseBundledStripe(env);
+const refusal = config.STRIPE_API_URL ? null : refuseBundledStripe(env);
 if (refusal) {
   console.log(
     `npm start: not starting the bundled local Stripe server, because ${refusal}. Payments go to Stripe's own API ` +
       "with each company's own keys. To try the service locally with test keys instead, start it without NODE_ENV=production " +
       'and without live keys in the environment; to use another Stripe-compatible server, set STRIPE_API_URL.',
   );
-} else if (!env.STRIPE_API_URL) {
-  const stripePort = String(env.LOCAL_STRIPE_PORT || (await freePort()));
+} else if (!config.STRIPE_API_URL) {
+  const stripePort = String(config.LOCAL_STRIPE_PORT || (await freePort()));
   const stripe = spawn(process.execPath, ['--import', 'tsx', 'scripts/local-stripe.ts'], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...env, PORT: stripePort },

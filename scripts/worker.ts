@@ -8,28 +8,24 @@ import { getDatabase } from '../lib/db/client';
 import { startWorker } from '../lib/jobs/worker';
 import { appSecret } from '../lib/config';
 import { startProbeServer } from '../lib/probes';
-import { exitOnSignals, shutdownTimeoutMs } from '../lib/shutdown';
-import { log, logLevel } from '../lib/log';
-import { metricsToken, registry } from '../lib/metrics/registry';
+import { exitOnSignals } from '../lib/shutdown';
+import { log } from '../lib/log';
+import { registry } from '../lib/metrics/registry';
+import { loadEnv, type Env } from '../lib/env';
 
-if (!process.env.DATABASE_URL) {
-  log.fatal('npm run worker needs DATABASE_URL: with the embedded database the server runs the work itself.');
-  process.exit(2);
-}
-const rawPort = process.env.WORKER_HEALTH_PORT?.trim();
-if (rawPort && !(/^\d+$/.test(rawPort) && Number(rawPort) < 65536)) {
-  log.fatal(`WORKER_HEALTH_PORT must be a TCP port number (0 to 65535); got "${rawPort}".`);
-  process.exit(2);
-}
+let env: Env;
 try {
+  env = loadEnv();
   appSecret();
-  shutdownTimeoutMs();
-  logLevel();
-  metricsToken();
 } catch (err) {
   log.fatal(err instanceof Error ? err.message : String(err));
   process.exit(2);
 }
+if (!env.DATABASE_URL) {
+  log.fatal('npm run worker needs DATABASE_URL: with the embedded database the server runs the work itself.');
+  process.exit(2);
+}
+const healthPort = env.WORKER_HEALTH_PORT;
 const probes: Server[] = [];
 exitOnSignals(() => ({ keepOpen: probes }));
 try {
@@ -40,11 +36,11 @@ try {
 }
 registry();
 startWorker();
-if (rawPort) {
-  const server = await startProbeServer(Number(rawPort));
+if (healthPort !== undefined) {
+  const server = await startProbeServer(healthPort);
   probes.push(server);
   const address = server.address();
-  log.info(`worker probes on port ${typeof address === 'object' && address ? address.port : rawPort} (/livez, /readyz, /metrics)`);
+  log.info(`worker probes on port ${typeof address === 'object' && address ? address.port : healthPort} (/livez, /readyz, /metrics)`);
 }
 log.info(`worker running (pid ${process.pid})`);
 // The worker's own timers do not keep the process alive.

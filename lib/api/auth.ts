@@ -3,6 +3,7 @@ import type { Db } from '../db/client';
 import { apiKeys, companies } from '../db/schema';
 import { sha256, safeEqual } from '../crypto';
 import { ApiError } from '../errors';
+import { setting } from '../env';
 
 export type Company = typeof companies.$inferSelect;
 
@@ -54,7 +55,7 @@ export function forgetCachedKeys(): void {
 }
 
 export function authenticateAdmin(header: string | null): void {
-  const token = process.env.ADMIN_TOKEN;
+  const token = setting('ADMIN_TOKEN');
   if (!token) throw new ApiError('not_found', 'No such route.');
   const given = header?.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : '';
   if (!given || !safeEqual(given, token)) {

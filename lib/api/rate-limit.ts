@@ -1,10 +1,11 @@
 import { ApiError } from '../errors';
+import { setting } from '../env';
 
 // Per-process token bucket per company. RATE_LIMIT_PER_SECOND=0 turns it off.
 const buckets = new Map<string, { tokens: number; at: number }>();
 
 export function checkRateLimit(companyId: string): void {
-  const rate = Number(process.env.RATE_LIMIT_PER_SECOND ?? 5000);
+  const rate = setting('RATE_LIMIT_PER_SECOND');
   if (!rate) return;
   const burst = rate * 2;
   const t = performance.now();
@@ -28,7 +29,7 @@ const addressBuckets = new Map<string, { tokens: number; at: number }>();
 const MAX_ADDRESSES = 10_000;
 
 export function checkAddressRateLimit(address: string): void {
-  const perMinute = Number(process.env.PUBLIC_RATE_LIMIT_PER_MINUTE ?? 10);
+  const perMinute = setting('PUBLIC_RATE_LIMIT_PER_MINUTE');
   if (!perMinute) return;
   const perMs = perMinute / 60_000;
   const t = performance.now();

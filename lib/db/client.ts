@@ -5,6 +5,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
 import { log } from '../log';
+import { setting } from '../env';
 
 export type Schema = typeof schema;
 /** A database handle or an open transaction: domain functions take either. */
@@ -63,9 +64,9 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const client = postgres(url, {
-    max: opts.max ?? Number(process.env.DATABASE_POOL_SIZE ?? 10),
+    max: opts.max ?? setting('DATABASE_POOL_SIZE'),
     onnotice: () => {},
-    connection: process.env.PG_PLAN_CACHE_MODE ? { plan_cache_mode: process.env.PG_PLAN_CACHE_MODE } : {},
+    connection: setting('PG_PLAN_CACHE_MODE') ? { plan_cache_mode: setting('PG_PLAN_CACHE_MODE')! } : {},
     // int8 as a JS number, as PGlite does: cents stay exact far beyond any real balance.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
   });
@@ -102,7 +103,7 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
 type PgClient = import('postgres').Sql;
 
 /** DATABASE_PREPARE=0 for connection poolers that cannot keep prepared statements (PgBouncer in transaction mode). */
-const preparedStatements = () => process.env.DATABASE_PREPARE !== '0';
+const preparedStatements = () => setting('DATABASE_PREPARE');
 
 /**
  * The postgres.js client as drizzle should use it: every statement with parameters is a named
@@ -217,7 +218,7 @@ type Holder = { promise?: Promise<Database>; database?: Database };
 const holder: Holder = ((globalThis as { __billingDb?: Holder }).__billingDb ??= {});
 
 /** MIGRATE=0: this process leaves migrating to `npm run db:migrate` (readiness then checks they are applied). */
-export const migratesAtStart = () => process.env.MIGRATE !== '0';
+export const migratesAtStart = () => setting('MIGRATE');
 
 /**
  * The process-wide database, opened once (route handlers, pages and instrumentation share it).
@@ -225,9 +226,9 @@ export const migratesAtStart = () => process.env.MIGRATE !== '0';
  */
 export function getDatabase(): Promise<Database> {
   if (!holder.promise) {
-    const url = process.env.DATABASE_URL;
+    const url = setting('DATABASE_URL');
     const migrate = migratesAtStart();
-    const opening = (url ? openPostgres(url, { migrate }) : openEmbedded(process.env.DATA_DIR || '.data', { migrate })).then((d) => {
+    const opening = (url ? openPostgres(url, { migrate }) : openEmbedded(setting('DATA_DIR'), { migrate })).then((d) => {
       holder.database = d;
       return d;
     });

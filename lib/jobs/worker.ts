@@ -4,6 +4,7 @@ import { expireHolds } from '../billing/events/events';
 import { claimJobs, failJob, finishJob, releaseJobs, type Job } from './queue';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
+import { setting } from '../env';
 
 /**
  * Work that runs when due. Each returns how many items it handled (0 means nothing was due).
@@ -148,7 +149,7 @@ const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__b
 export function startWorker(): void {
   if (loop.timer) return;
   loop.stopping = false;
-  const interval = Number(process.env.WORKER_INTERVAL_MS ?? 1000);
+  const interval = setting('WORKER_INTERVAL_MS');
   loop.timer = setInterval(() => void tick(), interval);
   loop.timer.unref?.();
 }

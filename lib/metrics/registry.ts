@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { setting } from '../env';
 
 /**
  * The process's metrics, in one registry on globalThis (route handlers, pages, instrumentation
@@ -156,10 +157,5 @@ export function metrics(): Metrics {
  * service's traffic looks like).
  */
 export function metricsToken(): string | null {
-  const raw = process.env.METRICS_TOKEN;
-  if (raw === undefined || raw === '') return null;
-  if (!/^[\x21-\x7e]{16,}$/.test(raw)) {
-    throw new Error('METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).');
-  }
-  return raw;
+  return setting('METRICS_TOKEN') ?? null;
 }

@@ -21,11 +21,13 @@ describe('destination addresses', () => {
     for (const url of PUBLIC_URLS) expect(literalHostProblem(new URL(url)), url).toBeNull();
   });
 
-  it('WEBHOOK_ALLOW_PRIVATE=1 allows them', () => {
+  it('WEBHOOK_ALLOW_PRIVATE=1 allows them, and any other value is refused rather than read as either', () => {
     process.env.WEBHOOK_ALLOW_PRIVATE = '1';
     for (const url of INTERNAL_URLS) expect(literalHostProblem(new URL(url)), url).toBeNull();
-    process.env.WEBHOOK_ALLOW_PRIVATE = 'yes';
+    process.env.WEBHOOK_ALLOW_PRIVATE = '0';
     expect(literalHostProblem(new URL('http://127.0.0.1/'))).not.toBeNull();
+    process.env.WEBHOOK_ALLOW_PRIVATE = 'yes';
+    expect(() => literalHostProblem(new URL('http://127.0.0.1/'))).toThrow('WEBHOOK_ALLOW_PRIVATE must be 1 (webhooks may reach non-public addresses) or 0; got "yes".');
   });
 
   it('classifies resolved addresses as DNS answers carry them', () => {

@@ -1,5 +1,6 @@
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { setting } from '../env';
 
 /**
  * Where the service may send requests chosen by its users (webhook URLs). Everything inside the
@@ -9,7 +10,7 @@ import { isIP, type LookupFunction } from 'node:net';
  * scanner for the service's own network.
  */
 export function privateDestinationsAllowed(): boolean {
-  return process.env.WEBHOOK_ALLOW_PRIVATE === '1';
+  return setting('WEBHOOK_ALLOW_PRIVATE');
 }
 
 // IPv4 ranges that are not globally reachable (RFC 6890 and the IANA special-purpose registry).

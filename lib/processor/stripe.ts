@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { decrypt } from '../crypto';
 import { ApiError } from '../errors';
+import { setting } from '../env';
 
 const clients = new Map<string, Stripe>();
 
@@ -10,7 +11,7 @@ const clients = new Map<string, Stripe>();
  * card data and report payments that no one made.
  */
 export function processorIsStandIn(): boolean {
-  return Boolean(process.env.STRIPE_API_URL);
+  return Boolean(setting('STRIPE_API_URL'));
 }
 
 export function isLiveKey(key: string): boolean {
@@ -25,8 +26,8 @@ export function stripeClient(secretKey: string): Stripe {
   }
   let client = clients.get(secretKey);
   if (!client) {
-    const base = process.env.STRIPE_API_URL;
-    const config: Stripe.StripeConfig = { maxNetworkRetries: 0, timeout: Number(process.env.STRIPE_TIMEOUT_MS ?? 20_000) };
+    const base = setting('STRIPE_API_URL');
+    const config: Stripe.StripeConfig = { maxNetworkRetries: 0, timeout: setting('STRIPE_TIMEOUT_MS') };
     if (base) {
       const u = new URL(base);
       config.host = u.hostname;

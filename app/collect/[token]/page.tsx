@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import { getDb } from '@/lib/db/client';
 import { viewCollector } from '@/lib/billing/accounts/collector';
 import { CollectorForm } from '@/components/collector-form';
+import { setting } from '@/lib/env';
 
 export const metadata: Metadata = { title: 'Add a payment card', robots: { index: false } };
 export const dynamic = 'force-dynamic';
@@ -20,7 +21,8 @@ function money(cents: number): string {
 export default async function CollectPage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
   const result = await viewCollector({ db: await getDb(), token });
-  const local = process.env.STRIPE_API_URL && /^http:\/\/(127\.0\.0\.1|localhost)/.test(process.env.STRIPE_API_URL) ? process.env.STRIPE_API_URL : null;
+  const stripeApi = setting('STRIPE_API_URL');
+  const local = stripeApi && /^http:\/\/(127\.0\.0\.1|localhost)/.test(stripeApi) ? stripeApi : null;
   return (
     <main className="mx-auto w-full max-w-md px-4 py-10">
       {'problem' in result ? (

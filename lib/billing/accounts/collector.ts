@@ -11,13 +11,13 @@ import { activatePlan } from './accounts';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
 import { periodChargeFor } from '../plans/attach';
+import { setting } from '../../env';
 
-const LINK_TTL_MS = Number(process.env.COLLECTOR_LINK_TTL_HOURS ?? 72) * 3600_000;
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
 export async function createCollectorLink({ db, accountId, now }: { db: Db; accountId: string; now: Date }): Promise<string> {
   const token = newSecret('', 32);
-  await db.insert(collectorLinks).values({ id: newId('cl'), accountId, tokenHash: sha256(token), expiresAt: new Date(now.getTime() + LINK_TTL_MS), createdAt: now });
+  await db.insert(collectorLinks).values({ id: newId('cl'), accountId, tokenHash: sha256(token), expiresAt: new Date(now.getTime() + setting('COLLECTOR_LINK_TTL_HOURS') * 3600_000), createdAt: now });
   return `${publicUrl()}/collect/${token}`;
 }
 

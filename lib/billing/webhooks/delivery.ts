@@ -12,6 +12,7 @@ import { toPage } from '../../api/pagination';
 import type { DeliveryListQuery } from '../../api/schemas/webhooks';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
 import { postWebhook, SEND_ERRORS, type SendError } from './send';
+import { setting } from '../../env';
 
 /**
  * Retry schedule after a failed attempt (non-2xx, redirect, network error, refused destination
@@ -49,8 +50,7 @@ const USER_AGENT = 'billing-webhooks/1 (Standard Webhooks)';
 
 /** A receiver must answer 2xx within this (10 s; WEBHOOK_TIMEOUT_MS overrides it, e.g. in tests). */
 export function sendTimeoutMs(): number {
-  const v = Number(process.env.WEBHOOK_TIMEOUT_MS);
-  return Number.isFinite(v) && v > 0 ? v : 10_000;
+  return setting('WEBHOOK_TIMEOUT_MS');
 }
 
 export type Delivery = typeof webhookDeliveries.$inferSelect;

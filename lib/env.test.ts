@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, ENV_NAMES, loadEnv, setting } from './env';
+
+const SECRET = 'env-test-secret-of-at-least-32-bytes-0123';
+
+function problems(source: Record<string, string>): string[] {
+  try {
+    loadEnv(source);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('the configuration was taken');
+}
+
+describe('the configuration schema', () => {
+  const saved = process.env.WORKER_INTERVAL_MS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.WORKER_INTERVAL_MS;
+    else process.env.WORKER_INTERVAL_MS = saved;
+  });
+
+  it('gives every setting its documented default, and takes an empty value as unset', () => {
+    const env = loadEnv({ PORT: '', WORKER: ' ' });
+    expect(env).toMatchObject({
+      PORT: 3000,
+      DATA_DIR: '.data',
+      WORKER: true,
+      WORKER_INTERVAL_MS: 1000,
+      MIGRATE: true,
+      DATABASE_PREPARE: true,
+      DATABASE_POOL_SIZE: 10,
+      RATE_LIMIT_PER_SECOND: 5000,
+      PUBLIC_RATE_LIMIT_PER_MINUTE: 10,
+      STRIPE_TIMEOUT_MS: 20_000,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_ALLOW_PRIVATE: false,
+      WEBHOOK_LOG_RETENTION_DAYS: 30,
+      COLLECTOR_LINK_TTL_HOURS: 72,
+      WEB_CONCURRENCY: 1,
+      SHUTDOWN_TIMEOUT_MS: 25_000,
+      LOG_LEVEL: 'info',
+      BILLING_TEST_CLOCK: false,
+      OTEL_SDK_DISABLED: false,
+    });
+    for (const name of ['DATABASE_URL', 'APP_SECRET', 'METRICS_TOKEN', 'WORKER_HEALTH_PORT', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'PUBLIC_URL'] as const) expect(env[name], name).toBeUndefined();
+  });
+
+  it('reads what it is given, as the types the code uses', () => {
+    const env = loadEnv({
+      DATABASE_URL: 'postgresql://billing:pw@db:5432/billing',
+      APP_SECRET: SECRET,
+      WORKER: '0',
+      MIGRATE: '0',
+      RATE_LIMIT_PER_SECOND: '0',
+      WORKER_HEALTH_PORT: '0',
+      LOG_LEVEL: ' DEBUG ',
+      PUBLIC_URL: 'https://billing.example.com/',
+      WEBHOOK_LOG_RETENTION_DAYS: '7',
+      OTEL_SDK_DISABLED: 'TRUE',
+    });
+    expect(env).toMatchObject({ WORKER: false, MIGRATE: false, RATE_LIMIT_PER_SECOND: 0, WORKER_HEALTH_PORT: 0, LOG_LEVEL: 'debug', PUBLIC_URL: 'https://billing.example.com', WEBHOOK_LOG_RETENTION_DAYS: 7, OTEL_SDK_DISABLED: true });
+  });
+
+  it('refuses a value that is not what a variable takes, naming it, what it expects and what it got', () => {
+    expect(problems({ WORKER_INTERVAL_MS: 'abc' })).toEqual(['WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got "abc".']);
+    expect(problems({ RATE_LIMIT_PER_SECOND: 'abc' })).toEqual(['RATE_LIMIT_PER_SECOND must be a whole number of requests per second (0 turns the limit off); got "abc".']);
+    // Each kind of wrong: not a number, a fraction, negative, out of range, a word for a flag, a URL of another kind.
+    const wrong: Record<string, string> = {
+      WORKER_INTERVAL_MS: '0',
+      PUBLIC_RATE_LIMIT_PER_MINUTE: '1.5',
+      SHUTDOWN_TIMEOUT_MS: '-1',
+      PORT: '70000',
+      WEB_CONCURRENCY: '0',
+      WEBHOOK_LOG_RETENTION_DAYS: 'forever',
+      MIGRATE: 'no',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'verbose',
+      PG_PLAN_CACHE_MODE: 'fast',
+      STRIPE_API_URL: 'stripe.local:12111',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317',
+      NODE_ENV: 'staging',
+    };
+    const said = problems(wrong);
+    expect(said).toHaveLength(Object.keys(wrong).length);
+    for (const [name, value] of Object.entries(wrong)) expect(said.some((p) => p.startsWith(`${name} must be `) && p.endsWith(`; got "${value}".`)), name).toBe(true);
+  });
+
+  it('never repeats a secret it refuses', () => {
+    const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing' });
+    expect(said).toEqual([
+      'DATABASE_URL must be a postgres:// or postgresql:// URL.',
+      'APP_SECRET must be at least 32 bytes long (it has 12): use a random value, e.g. `openssl rand -base64 32`.',
+      'METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).',
+    ]);
+  });
+
+  it('needs APP_SECRET on PostgreSQL, where every process must share it', () => {
+    expect(problems({ DATABASE_URL: 'postgres://billing@db/billing' })).toEqual([
+      'APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.',
+    ]);
+    expect(loadEnv({ DATABASE_URL: 'postgres://billing@db/billing', APP_SECRET: SECRET }).DATABASE_URL).toBe('postgres://billing@db/billing');
+  });
+
+  it('reads one setting as it is now, and refuses it when it changed to nonsense', () => {
+    process.env.WORKER_INTERVAL_MS = '250';
+    expect(setting('WORKER_INTERVAL_MS')).toBe(250);
+    process.env.WORKER_INTERVAL_MS = '500';
+    expect(setting('WORKER_INTERVAL_MS')).toBe(500);
+    process.env.WORKER_INTERVAL_MS = 'abc';
+    expect(() => setting('WORKER_INTERVAL_MS')).toThrow('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got "abc".');
+    delete process.env.WORKER_INTERVAL_MS;
+    expect(setting('WORKER_INTERVAL_MS')).toBe(1000);
+  });
+
+  it('leaves the test suite’s own variables out', () => {
+    for (const name of ['TEST_DB', 'TEST_PG_PORT', 'E2E_PORT', 'PG_BIN', 'PG_DURABLE']) expect(ENV_NAMES).not.toContain(name);
+    expect(() => loadEnv({ TEST_PG_PORT: 'not a port', TEST_DB: 'postgres' })).not.toThrow();
+  });
+});

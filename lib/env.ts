@@ -1,0 +1,157 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, in one schema. Each process checks the whole of
+ * it before it does anything else (lib/boot.ts, scripts/serve.mjs, scripts/start.mjs,
+ * scripts/worker.ts, scripts/migrate.ts): a value that is not what the variable takes stops the
+ * start with the variable's name and what it expects, instead of being taken for a default, for
+ * zero or for "off". Code reads its settings through `setting(name)`, never raw process.env.
+ * An empty value means unset. The README's configuration table lists exactly these variables
+ * (scripts/config.test.ts holds them together).
+ */
+
+const blank = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const digits = z.string().trim().regex(/^\d+$/).transform(Number);
+const whole = (min: number, max = Number.MAX_SAFE_INTEGER) => digits.pipe(z.number().int().min(min).max(max));
+const port = whole(0, 65535);
+const flag = z.enum(['0', '1']).transform((v) => v === '1');
+const httpUrl = z.string().trim().pipe(z.url({ protocol: /^https?$/ }));
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const envSchema = z.object({
+  NODE_ENV: z.preprocess(blank, z.enum(['development', 'production', 'test']).optional()),
+  PORT: z.preprocess(blank, port.default(3000)),
+  HOSTNAME: z.preprocess(blank, z.string().optional()),
+  KEEP_ALIVE_TIMEOUT: z.preprocess(blank, whole(0).optional()),
+  PUBLIC_URL: z.preprocess(blank, httpUrl.transform((u) => u.replace(/\/$/, '')).optional()),
+  DATABASE_URL: z.preprocess(blank, z.string().trim().pipe(z.url({ protocol: /^postgres(ql)?$/ })).optional()),
+  DATABASE_POOL_SIZE: z.preprocess(blank, whole(1, 1000).default(10)),
+  DATABASE_PREPARE: z.preprocess(blank, flag.default(true)),
+  PG_PLAN_CACHE_MODE: z.preprocess(blank, z.enum(['auto', 'force_custom_plan', 'force_generic_plan']).optional()),
+  MIGRATE: z.preprocess(blank, flag.default(true)),
+  DATA_DIR: z.preprocess(blank, z.string().default('.data')),
+  ADMIN_TOKEN: z.preprocess(blank, z.string().optional()),
+  APP_SECRET: z.preprocess(blank, z.string().refine((s) => Buffer.byteLength(s, 'utf8') >= 32).optional()),
+  APP_SECRET_PREVIOUS: z.preprocess(blank, z.string().optional()),
+  NEXTAUTH_URL: z.preprocess(blank, httpUrl.optional()),
+  NEXTAUTH_SECRET: z.preprocess(blank, z.string().optional()),
+  STRIPE_API_URL: z.preprocess(blank, httpUrl.optional()),
+  STRIPE_TIMEOUT_MS: z.preprocess(blank, whole(1).default(20_000)),
+  LOCAL_STRIPE_PORT: z.preprocess(blank, port.optional()),
+  BILLING_TEST_CLOCK: z.preprocess(blank, flag.default(false)),
+  WORKER: z.preprocess(blank, flag.default(true)),
+  WORKER_INTERVAL_MS: z.preprocess(blank, whole(10).default(1000)),
+  WORKER_HEALTH_PORT: z.preprocess(blank, port.optional()),
+  RATE_LIMIT_PER_SECOND: z.preprocess(blank, whole(0).default(5000)),
+  PUBLIC_RATE_LIMIT_PER_MINUTE: z.preprocess(blank, whole(0).default(10)),
+  COLLECTOR_LINK_TTL_HOURS: z.preprocess(blank, whole(1).default(72)),
+  WEBHOOK_TIMEOUT_MS: z.preprocess(blank, whole(1).default(10_000)),
+  WEBHOOK_ALLOW_PRIVATE: z.preprocess(blank, flag.default(false)),
+  WEBHOOK_LOG_RETENTION_DAYS: z.preprocess(blank, whole(1, 36_500).default(30)),
+  WEB_CONCURRENCY: z.preprocess(blank, whole(1, 1024).default(1)),
+  SHUTDOWN_TIMEOUT_MS: z.preprocess(blank, whole(0).default(25_000)),
+  LOG_LEVEL: z.preprocess(blank, z.string().trim().toLowerCase().pipe(z.enum(LOG_LEVELS)).default('info')),
+  METRICS_TOKEN: z.preprocess(blank, z.string().regex(/^[\x21-\x7e]{16,}$/).optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(blank, httpUrl.optional()),
+  OTEL_SDK_DISABLED: z.preprocess(blank, z.string().trim().toLowerCase().pipe(z.enum(['true', 'false'])).transform((v) => v === 'true').default(false)),
+});
+
+export type Env = z.output<typeof envSchema>;
+export type EnvName = keyof Env;
+export const ENV_NAMES = Object.keys(envSchema.shape) as EnvName[];
+
+/** What each variable takes, said after "NAME must be". Secrets are never echoed back. */
+const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); secret?: boolean }> = {
+  NODE_ENV: { expects: 'development, production or test' },
+  PORT: { expects: 'a TCP port number (0 to 65535)' },
+  HOSTNAME: { expects: 'a host name or address to listen on' },
+  KEEP_ALIVE_TIMEOUT: { expects: 'a whole number of milliseconds' },
+  PUBLIC_URL: { expects: 'an http or https URL (the base of the links the service hands out)' },
+  DATABASE_URL: { expects: 'a postgres:// or postgresql:// URL', secret: true },
+  DATABASE_POOL_SIZE: { expects: 'a whole number of connections, 1 to 1000' },
+  DATABASE_PREPARE: { expects: '0 (send statements unprepared) or 1' },
+  PG_PLAN_CACHE_MODE: { expects: 'one of auto, force_custom_plan, force_generic_plan' },
+  MIGRATE: { expects: '0 (leave migrating to `npm run db:migrate`) or 1' },
+  DATA_DIR: { expects: 'a directory' },
+  ADMIN_TOKEN: { expects: 'a token', secret: true },
+  APP_SECRET: {
+    expects: (raw) => `at least 32 bytes long (it has ${Buffer.byteLength(raw, 'utf8')}): use a random value, e.g. \`openssl rand -base64 32\``,
+    secret: true,
+  },
+  APP_SECRET_PREVIOUS: { expects: 'the secret APP_SECRET replaced', secret: true },
+  NEXTAUTH_URL: { expects: 'an http or https URL' },
+  NEXTAUTH_SECRET: { expects: 'a secret', secret: true },
+  STRIPE_API_URL: { expects: 'an http or https URL of a Stripe-compatible API' },
+  STRIPE_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1 or more' },
+  LOCAL_STRIPE_PORT: { expects: 'a TCP port number (0 to 65535)' },
+  BILLING_TEST_CLOCK: { expects: '1 (test clock on) or 0' },
+  WORKER: { expects: '0 (no worker in this process) or 1' },
+  WORKER_INTERVAL_MS: { expects: 'a whole number of milliseconds, 10 or more' },
+  WORKER_HEALTH_PORT: { expects: 'a TCP port number (0 to 65535)' },
+  RATE_LIMIT_PER_SECOND: { expects: 'a whole number of requests per second (0 turns the limit off)' },
+  PUBLIC_RATE_LIMIT_PER_MINUTE: { expects: 'a whole number of requests per minute (0 turns the limit off)' },
+  COLLECTOR_LINK_TTL_HOURS: { expects: 'a whole number of hours, 1 or more' },
+  WEBHOOK_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1 or more' },
+  WEBHOOK_ALLOW_PRIVATE: { expects: '1 (webhooks may reach non-public addresses) or 0' },
+  WEBHOOK_LOG_RETENTION_DAYS: { expects: 'a whole number of days, 1 to 36500' },
+  WEB_CONCURRENCY: { expects: 'a whole number of processes, 1 or more' },
+  SHUTDOWN_TIMEOUT_MS: { expects: 'a whole number of milliseconds' },
+  LOG_LEVEL: { expects: `one of ${LOG_LEVELS.join(', ')}` },
+  METRICS_TOKEN: { expects: 'at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off)', secret: true },
+  OTEL_EXPORTER_OTLP_ENDPOINT: { expects: 'an http or https URL of an OTLP/HTTP receiver (e.g. http://otel-collector:4318)' },
+  OTEL_SDK_DISABLED: { expects: 'true or false' },
+};
+
+/** A configuration the process cannot run with; `problems` has one sentence per variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+function describeProblem(name: EnvName, raw: string | undefined): string {
+  const { expects, secret } = EXPECTS[name];
+  const text = typeof expects === 'function' ? expects(raw ?? '') : expects;
+  return secret ? `${name} must be ${text}.` : `${name} must be ${text}; got "${raw}".`;
+}
+
+function raw(source: Record<string, string | undefined>): Record<EnvName, string | undefined> {
+  return Object.fromEntries(ENV_NAMES.map((n) => [n, source[n]])) as Record<EnvName, string | undefined>;
+}
+
+/**
+ * The whole configuration, checked: every variable, and the rules between them. Throws a
+ * ConfigError naming every variable that is wrong.
+ */
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  const values = raw(source);
+  const result = envSchema.safeParse(values);
+  if (!result.success) {
+    const names = [...new Set(result.error.issues.map((i) => i.path[0] as EnvName))];
+    throw new ConfigError(names.map((n) => describeProblem(n, values[n])));
+  }
+  const env = result.data;
+  // Every process on one PostgreSQL has to seal and open the same stored secrets.
+  if (env.DATABASE_URL && !env.APP_SECRET) {
+    throw new ConfigError(['APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.']);
+  }
+  return env;
+}
+
+const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
+
+/**
+ * One variable's parsed value. It is parsed again only when the variable changed (tests change
+ * some while they run). Throws a ConfigError when the value is not what the variable takes.
+ */
+export function setting<K extends EnvName>(name: K): Env[K] {
+  const value = process.env[name];
+  const hit = cache.get(name);
+  if (hit && hit.raw === value) return hit.value as Env[K];
+  const result = envSchema.shape[name].safeParse(value);
+  if (!result.success) throw new ConfigError([describeProblem(name, value)]);
+  cache.set(name, { raw: value, value: result.data });
+  return result.data as Env[K];
+}
