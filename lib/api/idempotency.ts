@@ -1,10 +1,11 @@
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
 import { decrypt, encrypt, sha256 } from '../crypto';
 import { ApiError } from '../errors';
 
-const TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a key answers with its stored response; after that the worker deletes it (lib/jobs/retention.ts). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const ABANDONED_MS = 60_000;
 
 export type Stored = { status: number; body: string };
@@ -38,7 +39,7 @@ export async function claimIdempotencyKey(
     .where(and(eq(idempotencyKeys.companyId, args.companyId), eq(idempotencyKeys.key, args.key)));
   if (!row) return claimIdempotencyKey(db, args);
   const age = args.now.getTime() - row.createdAt.getTime();
-  if (age > TTL_MS || (row.status === 'running' && age > ABANDONED_MS)) {
+  if (age > IDEMPOTENCY_TTL_MS || (row.status === 'running' && age > ABANDONED_MS)) {
     await db
       .update(idempotencyKeys)
       .set({ requestHash, method: args.method, path: args.path, status: 'running', createdAt: args.now, responseBody: null, responseStatus: null })
@@ -67,8 +68,4 @@ export async function finishIdempotencyKey(db: Db, companyId: string, key: strin
     // a webhook's signing secret).
     .set({ status: 'done', responseStatus: String(response.status), responseBody: encrypt(response.body) })
     .where(where);
-}
-
-export async function purgeIdempotencyKeys(db: Db, now: Date): Promise<void> {
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, new Date(now.getTime() - TTL_MS)));
 }

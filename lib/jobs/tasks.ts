@@ -11,3 +11,7 @@ registerJobHandler('periodic_refill', runPeriodicRefill);
 registerJobHandler('threshold_refill', runThresholdRefill);
 import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from '../billing/webhooks/delivery';
 registerTask({ name: 'webhook-deliveries', run: deliverDueWebhooks, nextDue: nextWebhookDue, stop: stopDeliveries });
+import { purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from './retention';
+registerTask({ name: 'purge-idempotency-keys', run: purgeIdempotencyKeys });
+registerTask({ name: 'purge-finished-jobs', run: purgeFinishedJobs });
+registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs });

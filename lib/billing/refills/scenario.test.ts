@@ -12,6 +12,8 @@ import { Decimal } from '../../money';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
+// These scenarios count every notification over many months: none may be purged meanwhile.
+process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 
 const t = useTestDatabase();
 const local = useLocalStripe();

@@ -1,0 +1,2 @@
+CREATE INDEX IF NOT EXISTS "jobs_finished" ON "jobs" USING btree ("updated_at") WHERE "jobs"."status" in ('done', 'failed');--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "webhook_deliveries_finished" ON "webhook_deliveries" USING btree ("updated_at") WHERE status in ('succeeded', 'failed', 'cancelled');
