@@ -8,6 +8,7 @@ export function NewAccountForm({ action, plans }: { action: FormAction; plans: P
     <ActionForm action={action} submitLabel="Create account" pendingLabel="Creating…" label="New account">
       <Field name="name" label="Name" autoComplete="off" required />
       <Field name="email" label="Email" type="email" autoComplete="off" required />
+      <Field name="external_id" label="External id (optional)" autoComplete="off" spellCheck={false} hint="Your own id for this customer, unique among your accounts." />
       <SelectField
         name="plan_id"
         label="Plan"

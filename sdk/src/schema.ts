@@ -158,7 +158,7 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Newest first.
+         * @description Newest first. `external_id` finds the account a company knows by its own id in one call (a list of at most one).
          */
         get: operations["listAccounts"];
         put?: never;
@@ -189,7 +189,7 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Send at least one of name, email, metadata, billing_address_id.
+         * @description Send at least one of name, email, metadata, billing_address_id, external_id.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -831,6 +831,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /** @description The company's own id for this customer, at most 255 characters, kept exactly as sent; unique within the company (another account's id is 409 `conflict` with `param: "external_id"`). Find the account by it with `GET /v1/companies/{company_id}/accounts?external_id=...`. */
+            external_id?: string | null;
             /** @description Existing payment processor customer id (cus_...). If omitted, the service creates a processor customer. */
             processor_id?: string;
             /** @description Plan to attach at once: creates all its balances and starts billing. A plan with a charge needs token, a processor_id with a default card, or enable_card_collector (otherwise 402 payment_method_required). */
@@ -860,6 +862,8 @@ export interface components {
             };
             /** @description Free-form billing address reference; null clears it. */
             billing_address_id?: string | null;
+            /** @description Sets the company's own id for this customer (unique within the company: 409 `conflict` when another account has it); null or an empty string clears it. */
+            external_id?: string | null;
         };
         CardAttach: {
             /** @description Card token from the payment processor's client-side card element (tok_...); becomes the default payment method. */
@@ -1146,6 +1150,8 @@ export interface components {
             name: string;
             /** @description Email address of the customer. */
             email: string;
+            /** @description The company's own id for this customer (unique within the company), or null. */
+            external_id: string | null;
             /** @description Owning company id (starts with `c_`). */
             company_id: string;
             /** @description Current plan id (starts with `p_`), or null. */
@@ -2495,7 +2501,9 @@ export interface operations {
                 starting_after?: string;
                 /** @description Only accounts with exactly this email. */
                 email?: string;
-                /** @description Case-insensitive part of the name or email, or an exact account id. */
+                /** @description Only the account with exactly this external_id (at most one: the lookup of a customer by your own id). */
+                external_id?: string;
+                /** @description Case-insensitive part of the name, email or external_id, or an exact account id. */
                 search?: string;
             };
             header?: never;
@@ -2525,6 +2533,7 @@ export interface operations {
                      *           "id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
                      *           "name": "Ada Lovelace",
                      *           "email": "ada@example.com",
+                     *           "external_id": "cus-8812",
                      *           "company_id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
                      *           "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k",
                      *           "plan_renewal_cadence": "MONTHLY",
@@ -2600,6 +2609,7 @@ export interface operations {
                  * @example {
                  *       "name": "Ada Lovelace",
                  *       "email": "ada@example.com",
+                 *       "external_id": "cus-8812",
                  *       "metadata": {
                  *         "crm_id": "8812"
                  *       },
@@ -2625,6 +2635,7 @@ export interface operations {
                      *         "id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
                      *         "name": "Ada Lovelace",
                      *         "email": "ada@example.com",
+                     *         "external_id": "cus-8812",
                      *         "company_id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
                      *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k",
                      *         "plan_renewal_cadence": "MONTHLY",
@@ -2711,6 +2722,7 @@ export interface operations {
                      *         "id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
                      *         "name": "Ada Lovelace",
                      *         "email": "ada@example.com",
+                     *         "external_id": "cus-8812",
                      *         "company_id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
                      *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k",
                      *         "plan_renewal_cadence": "MONTHLY",
@@ -2783,7 +2795,8 @@ export interface operations {
                  *       "email": "ada.lovelace@example.com",
                  *       "metadata": {
                  *         "crm_id": "8813"
-                 *       }
+                 *       },
+                 *       "external_id": "cus-8813"
                  *     }
                  */
                 "application/json": components["schemas"]["AccountUpdate"];
@@ -2804,6 +2817,7 @@ export interface operations {
                      *         "id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
                      *         "name": "Ada Lovelace",
                      *         "email": "ada.lovelace@example.com",
+                     *         "external_id": "cus-8813",
                      *         "company_id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
                      *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k",
                      *         "plan_renewal_cadence": "MONTHLY",
@@ -3031,6 +3045,7 @@ export interface operations {
                      *         "id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
                      *         "name": "Ada Lovelace",
                      *         "email": "ada@example.com",
+                     *         "external_id": "cus-8812",
                      *         "company_id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
                      *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k",
                      *         "plan_renewal_cadence": "MONTHLY",

@@ -109,6 +109,19 @@ describe('the SDK against a started server', () => {
     expect((await billing.accounts.list({ email: 'page2@example.com' })).data.map((a) => a.name)).toEqual(['Page 2']);
   });
 
+  it('accounts: an external_id set at creation finds the account in one call, is unique, and clears with null', async () => {
+    const own = await billing.accounts.create({ name: 'Grace', email: 'grace@example.com', external_id: 'crm-grace' });
+    expect(own.external_id).toBe('crm-grace');
+    const before = sent.length;
+    expect((await billing.accounts.list({ external_id: 'crm-grace' })).data.map((a) => a.id)).toEqual([own.id]);
+    expect(sent.slice(before)).toEqual([`GET /v1/companies/${companyId}/accounts?external_id=crm-grace`]);
+    const dup = await billing.accounts.create({ name: 'Copy', email: 'copy@example.com', external_id: 'crm-grace' }).catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(BillingApiError);
+    expect(dup).toMatchObject({ status: 409, type: 'conflict', param: 'external_id' });
+    expect((await billing.accounts.update(own.id, { external_id: null })).external_id).toBeNull();
+    expect((await billing.accounts.list({ external_id: 'crm-grace' })).data).toEqual([]);
+  });
+
   it('cards, the collector and changeplan', async () => {
     const card = await billing.accounts.attachCard(account.id, { token: 'tok_mastercard' });
     expect(card.payment_method).toMatchObject({ brand: 'mastercard' });

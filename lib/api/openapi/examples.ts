@@ -30,6 +30,7 @@ export const accountExample = {
   id: IDS.account,
   name: 'Ada Lovelace',
   email: 'ada@example.com',
+  external_id: 'cus-8812',
   company_id: IDS.company,
   plan_id: IDS.plan,
   plan_renewal_cadence: 'MONTHLY',

@@ -286,7 +286,9 @@ describe('real responses match the document', () => {
     expect(collector.data.card_collector_url).toBeTruthy();
     await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Cy', email: 'cy@example.com', plan_id: ids.pro } }, 402);
     ids.seats = (await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Di', email: 'di@example.com', plan_id: ids.variable, plan_variable_amounts: { seats: 8 } } })).data.id;
-    ids.plain = (await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Eve', email: 'eve@example.com' } })).data.id;
+    ids.plain = (await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Eve', email: 'eve@example.com', external_id: 'crm-eve' } })).data.id;
+    await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Eve 2', email: 'eve2@example.com', external_id: 'crm-eve' } }, 409);
+    expect((await call('GET', '/v1/companies/{company}/accounts?external_id=crm-eve')).data.map((a: { id: string }) => a.id)).toEqual([ids.plain]);
     await call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Fay' } }, 400);
     await call('POST', '/v1/companies/{company}/accounts', { raw: 'name=x', headers: { 'content-type': 'text/plain' } }, 415);
 

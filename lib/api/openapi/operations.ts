@@ -155,13 +155,13 @@ export const OPERATIONS: Operation[] = [
     summary: 'Create an account',
     description:
       'Creates the processor customer (unless `processor_id` is given), attaches `token` as the default card, and with `plan_id` attaches the plan: its balances are created and its first period is charged at once. With `enable_card_collector` the response carries `card_collector_url` and the plan waits (`PENDING_PAYMENT_METHOD`) until the customer fills in the form.',
-    body: { schema: 'AccountCreate', example: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { crm_id: '8812' }, plan_id: ex.IDS.plan, token: 'tok_visa' } },
+    body: { schema: 'AccountCreate', example: { name: 'Ada Lovelace', email: 'ada@example.com', external_id: 'cus-8812', metadata: { crm_id: '8812' }, plan_id: ex.IDS.plan, token: 'tok_visa' } },
     response: { schema: 'Account', description: 'The new account.', example: ex.accountExample },
     errors: PAY,
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/accounts', operationId: 'listAccounts', tag: 'Accounts', auth: 'company',
-    summary: 'List accounts', description: 'Newest first.',
+    summary: 'List accounts', description: 'Newest first. `external_id` finds the account a company knows by its own id in one call (a list of at most one).',
     query: accountListQuery,
     response: { schema: 'Account', list: 'paged', description: 'The accounts.', example: [ex.accountExample] },
   },
@@ -172,9 +172,9 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'patch', path: '/v1/accounts/{account_id}', operationId: 'updateAccount', tag: 'Accounts', auth: 'company',
-    summary: 'Update an account', description: 'Send at least one of name, email, metadata, billing_address_id.',
-    body: { schema: 'AccountUpdate', example: { email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' } } },
-    response: { schema: 'Account', description: 'The updated account.', example: { ...ex.accountExample, email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' }, updated_at: '2027-03-11T09:00:00.000Z' } },
+    summary: 'Update an account', description: 'Send at least one of name, email, metadata, billing_address_id, external_id.',
+    body: { schema: 'AccountUpdate', example: { email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' }, external_id: 'cus-8813' } },
+    response: { schema: 'Account', description: 'The updated account.', example: { ...ex.accountExample, email: 'ada.lovelace@example.com', metadata: { crm_id: '8813' }, external_id: 'cus-8813', updated_at: '2027-03-11T09:00:00.000Z' } },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/card', operationId: 'attachCard', tag: 'Accounts', auth: 'company',

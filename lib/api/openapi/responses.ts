@@ -35,6 +35,7 @@ export const account = z
     id: prefixed('a', 'Account id'),
     name: z.string().describe('Name of the customer.'),
     email: z.string().describe('Email address of the customer.'),
+    external_id: z.string().nullable().describe("The company's own id for this customer (unique within the company), or null."),
     company_id: prefixed('c', 'Owning company id'),
     plan_id: maybePrefixed('p', 'Current plan id'),
     plan_renewal_cadence: z

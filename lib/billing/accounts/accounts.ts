@@ -1,10 +1,10 @@
 import { and, desc, eq, ilike, lt, or } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import { isUniqueViolation, type Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import Stripe from 'stripe';
-import { ApiError, invalid, notFound } from '../../errors';
+import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { toPage } from '../../api/pagination';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { PaymentMethodSummary } from '../../db/schema';
@@ -24,6 +24,7 @@ export function serializeAccount(a: Account, extra: Record<string, unknown> = {}
     id: a.id,
     name: a.name,
     email: a.email,
+    external_id: a.externalId,
     company_id: a.companyId,
     plan_id: a.planId,
     plan_renewal_cadence: a.planRenewalCadence,
@@ -60,7 +61,7 @@ export async function listAccounts({
 }: {
   db: Db;
   companyId: string;
-  page: { limit: number; starting_after?: string; email?: string; search?: string };
+  page: { limit: number; starting_after?: string; email?: string; external_id?: string; search?: string };
 }) {
   const term = page.search?.trim();
   const rows = await db
@@ -71,12 +72,34 @@ export async function listAccounts({
         eq(accounts.companyId, companyId),
         page.starting_after ? lt(accounts.id, page.starting_after) : undefined,
         page.email ? eq(accounts.email, page.email) : undefined,
-        term ? or(eq(accounts.id, term), ilike(accounts.name, `%${escapeLike(term)}%`), ilike(accounts.email, `%${escapeLike(term)}%`)) : undefined,
+        page.external_id ? eq(accounts.externalId, page.external_id) : undefined,
+        term
+          ? or(
+              eq(accounts.id, term),
+              ilike(accounts.name, `%${escapeLike(term)}%`),
+              ilike(accounts.email, `%${escapeLike(term)}%`),
+              ilike(accounts.externalId, `%${escapeLike(term)}%`),
+            )
+          : undefined,
       ),
     )
     .orderBy(desc(accounts.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit);
+}
+
+const externalIdTaken = (externalId: string) => conflict(`Another account of this company already has the external_id ${JSON.stringify(externalId)}.`, 'external_id');
+
+/**
+ * Refuses an external id another account holds before any processor call is made. The unique
+ * index decides between two requests racing for the same id (see insertAccount, updateAccount).
+ */
+async function checkExternalIdFree({ db, companyId, externalId }: { db: Db; companyId: string; externalId: string }) {
+  const [holder] = await db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(and(eq(accounts.companyId, companyId), eq(accounts.externalId, externalId)));
+  if (holder) throw externalIdTaken(externalId);
 }
 
 function escapeLike(s: string): string {
@@ -127,6 +150,8 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
   const charge = plan ? periodChargeFor(plan, chosen) : 0;
   const resumed = plan && !collector ? await resumeAccountCreation(db, company, idempotencyKey) : null;
   if (resumed) return { account: resumed, cardCollectorUrl: undefined };
+  // After the resumption: the account an earlier attempt made holds this id already.
+  if (input.external_id) await checkExternalIdFree({ db, companyId: company.id, externalId: input.external_id });
   const stripe = processorFor(company);
   if ((collector || input.token) && !stripe) {
     throw invalid('The company has no payment processor key, so cards cannot be collected.', collector ? 'enable_card_collector' : 'token');
@@ -153,6 +178,7 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
       companyId: company.id,
       name: input.name,
       email: input.email,
+      externalId: input.external_id ?? null,
       metadata: input.metadata ?? {},
       processorId,
       paymentMethod,
@@ -164,7 +190,11 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
       createdAt: at,
       updatedAt: at,
     })
-    .returning();
+    .returning()
+    .catch((err: unknown) => {
+      if (isUniqueViolation(err) && input.external_id) throw externalIdTaken(input.external_id);
+      throw err;
+    });
 
   let cardCollectorUrl: string | undefined;
   if (collector) {
@@ -282,10 +312,15 @@ export async function updateAccount({ db, companyId, accountId, input }: { db: D
       ...(input.email !== undefined && { email: input.email }),
       ...(input.metadata !== undefined && { metadata: input.metadata }),
       ...(input.billing_address_id !== undefined && { billingAddressId: input.billing_address_id }),
+      ...(input.external_id !== undefined && { externalId: input.external_id }),
       updatedAt: now(),
     })
     .where(and(eq(accounts.id, accountId), eq(accounts.companyId, companyId)))
-    .returning();
+    .returning()
+    .catch((err: unknown) => {
+      if (isUniqueViolation(err) && input.external_id) throw externalIdTaken(input.external_id);
+      throw err;
+    });
   if (!account) throw notFound('account', 'account_id');
   return account;
 }

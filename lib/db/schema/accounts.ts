@@ -33,6 +33,8 @@ export const accounts = pgTable(
     companyId: text('company_id').notNull().references(() => companies.id),
     name: text('name').notNull(),
     email: text('email').notNull(),
+    // The company's own id for this customer: unique within the company (a lookup key).
+    externalId: text('external_id'),
     metadata: jsonb('metadata').notNull(),
     processorId: text('processor_id'),
     paymentMethod: jsonb('payment_method').$type<PaymentMethodSummary | null>(),
@@ -60,6 +62,8 @@ export const accounts = pgTable(
   (t) => [
     index('accounts_company').on(t.companyId, t.id),
     index('accounts_next_renewal').on(t.nextPlanRenewal).where(sql`${t.nextPlanRenewal} is not null`),
+    uniqueIndex('accounts_company_external_id').on(t.companyId, t.externalId),
+    check('accounts_external_id_length', sql`char_length(${t.externalId}) between 1 and 255`),
   ],
 );
 

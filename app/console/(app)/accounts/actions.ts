@@ -26,6 +26,7 @@ export async function createAccountAction(_: FormState, fd: FormData): Promise<F
     const input = parseWith(accountCreate, {
       name: v.name ?? '',
       email: v.email ?? '',
+      ...(v.external_id ? { external_id: v.external_id } : {}),
       ...(v.plan_id ? { plan_id: v.plan_id } : {}),
       ...(v.enable_card_collector ? { enable_card_collector: true } : {}),
     });

@@ -29,7 +29,7 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
       <form role="search" aria-label="Accounts" className="mb-4 flex flex-wrap items-end gap-2">
         <div className="min-w-0 flex-1 sm:max-w-md">
           <label htmlFor="q" className="block text-sm font-medium">
-            Search by name, email or account id
+            Search by name, email, external id or account id
           </label>
           <input id="q" name="q" type="search" defaultValue={search} className="mt-1 w-full rounded border border-slate-500 px-3 py-2" />
         </div>
@@ -51,7 +51,7 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
           )}
         </Empty>
       ) : (
-        <Table caption={search ? `Accounts matching ${search}` : 'Accounts'} head={['Name', 'Email', 'Plan status', 'Created', 'Id']}>
+        <Table caption={search ? `Accounts matching ${search}` : 'Accounts'} head={['Name', 'Email', 'External id', 'Plan status', 'Created', 'Id']}>
           {page.items.map((a) => (
             <tr key={a.id}>
               <Td className="font-medium">
@@ -60,6 +60,9 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
                 </Link>
               </Td>
               <Td className="break-all">{a.email}</Td>
+              <Td mono className="break-all">
+                {a.externalId ?? ''}
+              </Td>
               <Td>
                 <Badge value={a.planStatus} />
               </Td>

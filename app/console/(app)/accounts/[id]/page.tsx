@@ -93,6 +93,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
             ['Price', plan ? planSummary({ chargeAmount: account.planChargeAmount ?? plan.chargeAmount, billingPeriod: plan.billingPeriod }) : '—'],
             ['Current period', account.lastPlanRenewal ? `${formatTime(account.lastPlanRenewal)} to ${formatTime(account.nextPlanRenewal)}` : '—'],
             ['Payment method', pm ? `${pm.brand.toUpperCase()} ending ${pm.last4}, expires ${String(pm.exp_month).padStart(2, '0')}/${pm.exp_year}` : 'No card on file'],
+            ['External id', account.externalId ? <span className="break-all font-mono text-xs">{account.externalId}</span> : '—'],
             ['Processor customer', account.processorId ? <span className="font-mono text-xs">{account.processorId}</span> : '—'],
             ['Flags', account.flags.length ? account.flags.map((f) => `${f.name}: ${f.enabled ? 'on' : 'off'}`).join(', ') : 'None'],
             ['Created', formatTime(account.createdAt)],
