@@ -389,7 +389,7 @@ export interface paths {
         get?: never;
         /**
          * Schedule a refill change for next month
-         * @description Changes the monthly refill of `denomination` from its next refill on (the way to decrease it). Also at `/v1/accounts/{account_id}/autorefill`.
+         * @description Changes the monthly refill of `denomination` from its next refill on (the way to decrease it): the same fields as the balance's own auto_refill path, with `refill_period: "monthly"` optional here, nothing charged now, and the new amount and charge used from the next monthly refill (`effective_at`). A threshold refill changes at once on `PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill`. Also at `/v1/accounts/{account_id}/autorefill`.
          */
         put: operations["scheduleRefillChange"];
         post?: never;
@@ -944,6 +944,11 @@ export interface components {
              * @example 2500
              */
             usd_charge: number | string;
+            /**
+             * @description `monthly` (the only period, validated as on the balance's own auto_refill path; may be left out): the monthly refill is what changes.
+             * @enum {string}
+             */
+            refill_period?: "monthly";
         };
         MidMonthRequest: {
             /** @description Optional; must equal the path account_id. */
@@ -3722,7 +3727,8 @@ export interface operations {
                  * @example {
                  *       "denomination": "credits",
                  *       "amount": 500,
-                 *       "usd_charge": 1500
+                 *       "usd_charge": 1500,
+                 *       "refill_period": "monthly"
                  *     }
                  */
                 "application/json": components["schemas"]["RefillChangeRequest"];

@@ -162,6 +162,9 @@ describe('the SDK against a started server', () => {
     expect(set).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });
     const scheduled = await billing.refills.scheduleChange(account.id, { denomination: 'minutes', amount: 50, usd_charge: 600 });
     expect(scheduled).toMatchObject({ denomination: 'minutes', amount: 50, usd_charge: 600 });
+    // The balance path's fields, refill_period included, are taken here too.
+    const named = await billing.refills.scheduleChange(account.id, { denomination: 'minutes', amount: 60, usd_charge: 700, refill_period: 'monthly' });
+    expect(named).toMatchObject({ denomination: 'minutes', amount: 60, usd_charge: 700, effective_at: scheduled.effective_at });
     const increased = await billing.refills.modifyMidMonth(account.id, { denomination: 'minutes', amount: 300, usd_charge: 2400 });
     expect(increased).toMatchObject({ refill_amount: 300 });
     const removed = await billing.refills.remove(account.id, 'minutes');

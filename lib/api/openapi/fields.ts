@@ -51,6 +51,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
   'RefillChangeRequest.amount': 'Units per refill from the next refill on.',
   'RefillChangeRequest.usd_charge': 'Charge per refill from the next refill on.',
+  'RefillChangeRequest.refill_period': '`monthly` (the only period, validated as on the balance\'s own auto_refill path; may be left out): the monthly refill is what changes.',
 
   'MidMonthRequest.account_id': 'Optional; must equal the path account_id.',
   'MidMonthRequest.denomination': 'Balance whose monthly refill increases now.',

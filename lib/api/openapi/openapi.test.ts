@@ -313,6 +313,8 @@ describe('real responses match the document', () => {
 
     await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
     await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 50, usd_charge: 600 } });
+    await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 40, usd_charge: 500, refill_period: 'monthly' } });
+    await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 40, usd_charge: 500, refill_period: 'weekly' } }, 400);
     await call('POST', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { denomination: 'tokens', amount: 200, usd_charge: 1800 } });
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { account_id: ids.account, denomination: 'tokens', amount: 300, usd_charge: 2400 } });
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { denomination: 'tokens', amount: 1, usd_charge: 1 } }, 400);

@@ -259,8 +259,9 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'put', path: '/v1/accounts/{account_id}/auto_refill', operationId: 'scheduleRefillChange', tag: 'Refills', auth: 'company',
     summary: 'Schedule a refill change for next month',
-    description: 'Changes the monthly refill of `denomination` from its next refill on (the way to decrease it). Also at `/v1/accounts/{account_id}/autorefill`.',
-    body: { schema: 'RefillChangeRequest', example: { denomination: 'credits', amount: 500, usd_charge: 1500 } },
+    description:
+      'Changes the monthly refill of `denomination` from its next refill on (the way to decrease it): the same fields as the balance\'s own auto_refill path, with `refill_period: "monthly"` optional here, nothing charged now, and the new amount and charge used from the next monthly refill (`effective_at`). A threshold refill changes at once on `PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill`. Also at `/v1/accounts/{account_id}/autorefill`.',
+    body: { schema: 'RefillChangeRequest', example: { denomination: 'credits', amount: 500, usd_charge: 1500, refill_period: 'monthly' } },
     response: {
       schema: 'ScheduledRefill', description: 'The scheduled change.',
       example: { account_id: ex.IDS.account, denomination: 'credits', amount: 500, usd_charge: 1500, effective_at: '2027-04-10T00:00:00.000Z' },

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { chargeCents, denomination, positiveUnits } from './common';
 
+/** The one time-based refill period; both refill paths validate it alike. */
+const refillPeriod = z.enum(['monthly'], { error: 'must be monthly' });
+
 export const autoRefill = z
   .strictObject({
     amount: positiveUnits,
     usd_charge: chargeCents,
-    refill_period: z.enum(['monthly'], { error: 'must be monthly' }).optional(),
+    refill_period: refillPeriod.optional(),
     // A refill_threshold of 0 reads as "no threshold refill" (interface.md), so a threshold is above 0.
     threshold: positiveUnits.optional(),
   })
@@ -14,7 +17,8 @@ export const autoRefill = z
     path: ['refill_period'],
   });
 
-export const scheduledRefill = z.strictObject({ denomination, amount: positiveUnits, usd_charge: chargeCents });
+// The monthly refill is the one this path changes, so its period may be named or left out.
+export const scheduledRefill = z.strictObject({ denomination, amount: positiveUnits, usd_charge: chargeCents, refill_period: refillPeriod.optional() });
 
 export const modifyMidMonth = z.strictObject({
   account_id: z.string().optional(),

@@ -244,7 +244,10 @@ describe('PUT /v1/accounts/{account_id}/auto_refill (scheduled change)', () => {
       [{ denomination: 'credits', amount: 10 }, 'usd_charge'],
       [{ denomination: 'credits', amount: 10, usd_charge: 99.9 }, 'usd_charge'],
       [{ denomination: 'credits', amount: 10, usd_charge: -100 }, 'usd_charge'],
-      [{ denomination: 'credits', amount: 10, usd_charge: 100, refill_period: 'monthly' }, 'refill_period'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 100, refill_period: 'weekly' }, 'refill_period'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 100, refill_period: null }, 'refill_period'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 100, refill_period: 1 }, 'refill_period'],
+      [{ denomination: 'credits', amount: 10, usd_charge: 999_999_999, refill_period: 'monthly' }, 'usd_charge'],
     ];
     for (const [body, param] of cases) {
       const r = await co.call('PUT', path, { body });

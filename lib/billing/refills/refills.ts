@@ -148,7 +148,19 @@ export async function removeAutoRefill({ db, company, accountId, denomination, n
 }
 
 /** PUT /accounts/{id}/auto_refill: a change that takes effect at the next monthly refill. */
-export async function scheduleRefillChange({ db, company, accountId, input, now }: { db: Db; company: Company; accountId: string; input: { denomination: string; amount: string; usd_charge: number }; now: Date }) {
+export async function scheduleRefillChange({
+  db,
+  company,
+  accountId,
+  input,
+  now,
+}: {
+  db: Db;
+  company: Company;
+  accountId: string;
+  input: { denomination: string; amount: string; usd_charge: number; refill_period?: 'monthly' };
+  now: Date;
+}) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
   if (!b) throw notFound('balance', 'denomination');

@@ -390,3 +390,32 @@ describe('turning refills off', () => {
     expect(await charges(co, a.id)).toHaveLength(0);
   });
 });
+
+describe('scheduled change sent with the balance path\'s fields (refill_period: "monthly")', () => {
+  it('is validated alike, charges nothing now and takes effect at the next monthly refill, on either spelling', async () => {
+    await advanceTo(at(2030, 2, 20, 10));
+    const co = await newPayingCompany(t);
+    const a = await account(co);
+    await setMonthly(co, a.id, 100, 1000);
+    const body = { denomination: 'credits', amount: 40, usd_charge: 500, refill_period: 'monthly' };
+    const r = await co.call('PUT', `/v1/accounts/${a.id}/auto_refill`, { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toEqual({ account_id: a.id, denomination: 'credits', amount: 40, usd_charge: 500, effective_at: iso(at(2030, 3, 20)) });
+    const again = await co.call('PUT', `/accounts/${a.id}/autorefill`, { body: { ...body, amount: '45', usd_charge: '550' } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ amount: 45, usd_charge: 550, effective_at: iso(at(2030, 3, 20)) });
+    // The balance path's own refusals, word for word.
+    const { denomination: _, ...balanceBody } = body;
+    for (const [path, sent] of [[`/v1/accounts/${a.id}/auto_refill`, body], [`/v1/accounts/${a.id}/balance/credits/auto_refill`, balanceBody]] as const) {
+      const bad = await co.call('PUT', path, { body: { ...sent, refill_period: 'yearly' } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ param: 'refill_period', message: 'refill_period must be monthly' });
+    }
+    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000]);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 45, usd_charge: 550 } });
+
+    await advanceTo(at(2030, 3, 20));
+    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 550]);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 145, refill_amount: 45, refill_usd_amount: 550, refill_on_day: '20', scheduled_refill_change: null });
+  });
+});
