@@ -59,9 +59,22 @@ export type OperationId = keyof typeof operations;
 `;
 }
 
+/**
+ * The document without its aliases (`x-alias-of`): another spelling of a path the SDK already
+ * calls would only add a second name for the same call to its types.
+ */
+export function withoutAliases(doc: Json): Json {
+  const paths: Json = {};
+  for (const [p, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    const kept = Object.fromEntries(Object.entries(item).filter(([, op]) => !(op as Json)['x-alias-of']));
+    if (Object.keys(kept).length) paths[p] = kept;
+  }
+  return { ...doc, paths };
+}
+
 /** The generated files, by path relative to sdk/. */
 export async function generateSdkSources(): Promise<Record<string, string>> {
-  const doc = buildOpenApiDocument();
+  const doc = withoutAliases(buildOpenApiDocument());
   return { 'src/schema.ts': await generateSchema(doc), 'src/operations.ts': generateOperations(doc) };
 }
 

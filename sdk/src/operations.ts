@@ -32,7 +32,6 @@ export const operations = {
   removeAutoRefill: { method: 'delete', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', auth: 'company', list: false },
   scheduleRefillChange: { method: 'put', path: '/v1/accounts/{account_id}/auto_refill', auth: 'company', list: false },
   modifyMidMonth: { method: 'post', path: '/v1/accounts/{account_id}/modifymidmonth', auth: 'company', list: false },
-  modifyMidMonthPut: { method: 'put', path: '/v1/accounts/{account_id}/modifymidmonth', auth: 'company', list: false },
   recordEvent: { method: 'post', path: '/v1/accounts/{account_id}/events', auth: 'company', list: false },
   recordEvents: { method: 'post', path: '/v1/events', auth: 'company', list: false },
   getEvent: { method: 'get', path: '/v1/events/{event_id}', auth: 'company', list: false },

@@ -407,11 +407,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /**
-         * Increase a monthly refill now (PUT form)
-         * @description Only increases (otherwise 400). The new monthly refill starts at once with all its units; remaining units are cancelled and their value at the old unit price (`usd_charge / amount`) comes off the new `usd_charge`; the refill day moves to today. POST and PUT behave the same.
-         */
-        put: operations["modifyMidMonthPut"];
+        put?: never;
         /**
          * Increase a monthly refill now
          * @description Only increases (otherwise 400). The new monthly refill starts at once with all its units; remaining units are cancelled and their value at the old unit price (`usd_charge / amount`) comes off the new `usd_charge`; the refill day moves to today. POST and PUT behave the same.
@@ -3767,98 +3763,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-        };
-    };
-    modifyMidMonthPut: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
-                 * @example order-8812-topup
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
-                "X-DedupeId"?: components["parameters"]["XDedupeId"];
-            };
-            path: {
-                /**
-                 * @description Account id (`a_...`).
-                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
-                 */
-                account_id: components["parameters"]["account_id"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "denomination": "credits",
-                 *       "amount": 2000,
-                 *       "usd_charge": 4500
-                 *     }
-                 */
-                "application/json": components["schemas"]["MidMonthRequest"];
-            };
-        };
-        responses: {
-            /** @description The balance after the change, with the proration. */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "b_01jq3v6c3d5e7f9g1h3j5k7m9n",
-                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
-                     *         "denomination": "credits",
-                     *         "amount": 2000,
-                     *         "pending": 2,
-                     *         "available": 1998,
-                     *         "refill_threshold": 0,
-                     *         "refill_amount": 2000,
-                     *         "refill_usd_amount": 4500,
-                     *         "refill_on_day": "10",
-                     *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
-                     *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
-                     *         "scheduled_refill_change": null,
-                     *         "managed_by_plan_id": null,
-                     *         "created_at": "2027-03-10T12:00:00.000Z",
-                     *         "updated_at": "2027-03-10T12:05:00.000Z",
-                     *         "credit": 2489,
-                     *         "charged": 2011
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["MidMonthChange"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            /** @description Payment needed or refused. Types: `payment_method_required`, `card_declined`. */
-            402: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            502: components["responses"]["ProcessorError"];
         };
     };
     modifyMidMonth: {

@@ -245,6 +245,7 @@ function buildOperation(op: Operation, usedResponses: Set<string>): Json {
     }),
     responses,
     'x-error-types': types,
+    ...(op.aliasOf && { 'x-alias-of': op.aliasOf }),
   };
 }
 
@@ -256,8 +257,9 @@ usage recorded as events against balances, with plans, refills, card payments an
 Every endpoint is served under \`/v1\` (the form documented here). Every path also answers
 without the prefix (\`/accounts/...\`, \`/events\`, \`/webhooks\`, \`/companies/...\`,
 \`/plans/...\`, \`/test_clock\`, \`/openapi.json\`), with identical behaviour. \`autorefill\` is a
-synonym of \`auto_refill\` in both refill paths, and \`/v1/companies/{company_id}/plan\` of
-\`/v1/companies/{company_id}/plans\`. The probes (\`/livez\`, \`/readyz\`, \`/health\`) have no \`/v1\` form.
+synonym of \`auto_refill\` in both refill paths, \`/v1/companies/{company_id}/plan\` of
+\`/v1/companies/{company_id}/plans\`, and \`PUT\` of \`POST\` on \`modifymidmonth\`: each synonym is
+listed below as an operation of its own whose \`x-alias-of\` names its canonical operation. The probes (\`/livez\`, \`/readyz\`, \`/health\`) have no \`/v1\` form.
 
 ## Authentication
 Company calls use HTTP Basic authentication: the username is the company id (\`c_...\`), the

@@ -27,11 +27,11 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * Route files that are not operations of their own: next-auth, the catch-all 404, the hosted
- * collector's own call, the synonym paths (`autorefill`, `.../plan`) that re-export a
- * documented route (the document's description names them), and `/metrics`, Prometheus' text
- * for the monitoring system behind its own token (README "Metrics and logs").
+ * collector's own call, and `/metrics`, Prometheus' text for the monitoring system behind its
+ * own token (README "Metrics and logs"). Synonym paths are API routes like any other: each must
+ * be documented (as an alias of its canonical operation).
  */
-const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /\/autorefill$/, /^\/v1\/companies\/\[company_id\]\/plan$/, /^\/metrics$/];
+const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /^\/metrics$/];
 
 function routeFiles(dir = APP, segments: string[] = []): { file: string; route: string }[] {
   const out: { file: string; route: string }[] = [];
@@ -62,10 +62,48 @@ describe('the document covers exactly the routes under app/', () => {
     expect(fromDoc.size).toBe(OPERATIONS.length);
   });
 
+  it('an alias is answered by the very handler of the operation it names, and only synonyms are aliases', async () => {
+    const routeOf = (template: string) => routeFiles().find((r) => toTemplate(r.route) === template);
+    const aliases = OPERATIONS.filter((o) => o.aliasOf);
+    expect(aliases.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual([
+      'DELETE /v1/accounts/{account_id}/balance/{denomination}/autorefill',
+      'POST /v1/companies/{company_id}/plan',
+      'PUT /v1/accounts/{account_id}/autorefill',
+      'PUT /v1/accounts/{account_id}/balance/{denomination}/autorefill',
+      'PUT /v1/accounts/{account_id}/modifymidmonth',
+    ]);
+    for (const op of aliases) {
+      const canonical = OPERATIONS.find((o) => o.operationId === op.aliasOf)!;
+      expect(canonical, op.operationId).toBeTruthy();
+      expect(canonical.aliasOf, `${op.operationId} names a canonical operation`).toBeUndefined();
+      const documented = doc.paths[op.path][op.method];
+      expect(documented['x-alias-of']).toBe(canonical.operationId);
+      expect(documented.operationId).not.toBe(canonical.operationId);
+      expect(documented.description).toContain(`An alias of \`${canonical.method.toUpperCase()} ${canonical.path}\``);
+      const mine = (await import(routeOf(op.path)!.file)) as Record<string, unknown>;
+      const theirs = (await import(routeOf(canonical.path)!.file)) as Record<string, unknown>;
+      expect(mine[op.method.toUpperCase()], `${op.operationId} runs ${canonical.operationId}'s handler`).toBe(theirs[canonical.method.toUpperCase()]);
+    }
+    // Any other handler answering the very same way at two places would be an undocumented alias.
+    const places = new Map<unknown, string[]>();
+    for (const r of apiRoutes()) {
+      const mod = (await import(r.file)) as Record<string, unknown>;
+      for (const m of METHODS) if (isHandler(mod[m])) places.set(mod[m], [...(places.get(mod[m]) ?? []), `${m} ${toTemplate(r.route)}`]);
+    }
+    for (const at of places.values()) {
+      if (at.length < 2) continue;
+      const canonical = at.filter((here) => !OPERATIONS.find((o) => `${o.method.toUpperCase()} ${o.path}` === here)?.aliasOf);
+      expect(canonical, `one handler answers ${at.join(', ')}: all but one must be documented as its aliases`).toHaveLength(1);
+    }
+  });
+
   it('each operation documents the very zod schema its route parses (body and query)', async () => {
     const pick = (opts: string, key: string) => new RegExp(`\\b${key}:\\s*(\\w+)`).exec(opts)?.[1] ?? null;
     for (const r of apiRoutes()) {
-      const src = fs.readFileSync(r.file, 'utf8');
+      // A synonym's route file re-exports its canonical route's handlers: read those.
+      const reexport = /export\s*\{[^}]*\}\s*from\s*'(\.[^']+)'/.exec(fs.readFileSync(r.file, 'utf8'));
+      const file = reexport ? `${path.resolve(path.dirname(r.file), reexport[1])}.ts` : r.file;
+      const src = fs.readFileSync(file, 'utf8');
       // Imported name -> [module, exported name]
       const imports = new Map<string, [string, string]>();
       for (const m of src.matchAll(/import\s*\{([^}]*)\}\s*from\s*'@\/([^']+)'/g)) {
@@ -87,6 +125,7 @@ describe('the document covers exactly the routes under app/', () => {
         }
       }
       const mod = (await import(r.file)) as Record<string, unknown>;
+      if (reexport) for (const m of byMethod.keys()) if (!isHandler(mod[m])) byMethod.delete(m);
       expect([...byMethod.keys()].sort(), `${r.file}: every exported method's options were read`).toEqual(METHODS.filter((m) => isHandler(mod[m])).sort());
       const resolve = async (name: string | null) => {
         if (!name) return undefined;
@@ -278,6 +317,8 @@ describe('real responses match the document', () => {
     ids.pro = pro.data.id;
     ids.lite = (await call('POST', '/v1/companies/{company}/plans', { body: { name: 'Lite', charge_amount: 1000, balances: [{ amount: 100, denomination: 'credits' }] } })).data.id;
     ids.variable = (await call('POST', '/v1/companies/{company}/plans', { body: { name: 'Seats', balances: [{ amount: 5, denomination: 'seats', variable_unit_price: 0 }] } })).data.id;
+    await call('POST', '/v1/companies/{company}/plan', { body: { name: 'Spelled as the interface spells it', balances: [{ amount: 1, denomination: 'credits' }] } });
+    await call('POST', '/v1/companies/{company}/plan', { body: { name: '' } }, 400);
     await call('GET', '/v1/companies/{company}/plans?limit=2');
     await call('GET', `/v1/plans/${ids.pro}`);
 
@@ -315,6 +356,9 @@ describe('real responses match the document', () => {
     await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 50, usd_charge: 600 } });
     await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 40, usd_charge: 500, refill_period: 'monthly' } });
     await call('PUT', `/v1/accounts/${ids.account}/auto_refill`, { body: { denomination: 'tokens', amount: 40, usd_charge: 500, refill_period: 'weekly' } }, 400);
+    await call('PUT', `/v1/accounts/${ids.account}/autorefill`, { body: { denomination: 'tokens', amount: 45, usd_charge: 550, refill_period: 'monthly' } });
+    await call('PUT', `/v1/accounts/${ids.account}/balance/spelled/autorefill`, { body: { amount: 10, usd_charge: 0, threshold: 1 } });
+    await call('DELETE', `/v1/accounts/${ids.account}/balance/spelled/autorefill`);
     await call('POST', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { denomination: 'tokens', amount: 200, usd_charge: 1800 } });
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { account_id: ids.account, denomination: 'tokens', amount: 300, usd_charge: 2400 } });
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { denomination: 'tokens', amount: 1, usd_charge: 1 } }, 400);

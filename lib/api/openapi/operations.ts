@@ -82,11 +82,13 @@ export type Operation = {
   };
   /** Error types beyond the ones every call of its kind can answer (see document.ts). */
   errors?: ErrorType[];
+  /** The operationId of the operation whose very handler answers here too (`x-alias-of`). */
+  aliasOf?: string;
 };
 
 const PAY: ErrorType[] = ['payment_method_required', 'card_declined', 'processor_error'];
 
-export const OPERATIONS: Operation[] = [
+const CANONICAL: Operation[] = [
   // Service
   {
     method: 'get', path: '/health', operationId: 'getHealth', tag: 'Service', auth: 'public',
@@ -267,20 +269,18 @@ export const OPERATIONS: Operation[] = [
       example: { account_id: ex.IDS.account, denomination: 'credits', amount: 500, usd_charge: 1500, effective_at: '2027-04-10T00:00:00.000Z' },
     },
   },
-  ...(['post', 'put'] as const).map(
-    (method): Operation => ({
-      method, path: '/v1/accounts/{account_id}/modifymidmonth', operationId: method === 'post' ? 'modifyMidMonth' : 'modifyMidMonthPut', tag: 'Refills', auth: 'company',
-      summary: `Increase a monthly refill now${method === 'put' ? ' (PUT form)' : ''}`,
-      description:
-        'Only increases (otherwise 400). The new monthly refill starts at once with all its units; remaining units are cancelled and their value at the old unit price (`usd_charge / amount`) comes off the new `usd_charge`; the refill day moves to today. POST and PUT behave the same.',
-      body: { schema: 'MidMonthRequest', example: { denomination: 'credits', amount: 2000, usd_charge: 4500 } },
-      response: {
-        schema: 'MidMonthChange', description: 'The balance after the change, with the proration.',
-        example: { ...ex.balanceExample, amount: 2000, available: 1998, refill_amount: 2000, refill_usd_amount: 4500, credit: 2489, charged: 2011 },
-      },
-      errors: PAY,
-    }),
-  ),
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/modifymidmonth', operationId: 'modifyMidMonth', tag: 'Refills', auth: 'company',
+    summary: 'Increase a monthly refill now',
+    description:
+      'Only increases (otherwise 400). The new monthly refill starts at once with all its units; remaining units are cancelled and their value at the old unit price (`usd_charge / amount`) comes off the new `usd_charge`; the refill day moves to today. POST and PUT behave the same.',
+    body: { schema: 'MidMonthRequest', example: { denomination: 'credits', amount: 2000, usd_charge: 4500 } },
+    response: {
+      schema: 'MidMonthChange', description: 'The balance after the change, with the proration.',
+      example: { ...ex.balanceExample, amount: 2000, available: 1998, refill_amount: 2000, refill_usd_amount: 4500, credit: 2489, charged: 2011 },
+    },
+    errors: PAY,
+  },
 
   // Events
   {
@@ -452,3 +452,33 @@ export const OPERATIONS: Operation[] = [
     response: { schema: 'TestClock', description: 'The new service time.', example: { now: '2027-03-11T12:00:00.000Z' } },
   },
 ];
+
+/**
+ * Other spellings the service answers with the very same handler (a route file that re-exports
+ * the canonical one, or one handler under two methods). Each is documented as an operation of
+ * its own, with its own operationId, marked `x-alias-of` its canonical operation, so a client
+ * generated from the document knows every path and can tell which ones mean the same call.
+ */
+const ALIASES: { method: Method; path: string; operationId: string; of: string; why: string }[] = [
+  { method: 'post', path: '/v1/companies/{company_id}/plan', operationId: 'createPlanAlias', of: 'createPlan', why: 'the interface\'s own spelling of plan creation' },
+  { method: 'put', path: '/v1/accounts/{account_id}/autorefill', operationId: 'scheduleRefillChangeAlias', of: 'scheduleRefillChange', why: 'the `autorefill` spelling' },
+  { method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/autorefill', operationId: 'setAutoRefillAlias', of: 'setAutoRefill', why: 'the `autorefill` spelling' },
+  { method: 'delete', path: '/v1/accounts/{account_id}/balance/{denomination}/autorefill', operationId: 'removeAutoRefillAlias', of: 'removeAutoRefill', why: 'the `autorefill` spelling' },
+  { method: 'put', path: '/v1/accounts/{account_id}/modifymidmonth', operationId: 'modifyMidMonthPut', of: 'modifyMidMonth', why: 'the PUT form' },
+];
+
+function aliasOperation(alias: (typeof ALIASES)[number]): Operation {
+  const canonical = CANONICAL.find((o) => o.operationId === alias.of);
+  if (!canonical) throw new Error(`alias ${alias.operationId} names no operation ${alias.of}`);
+  return {
+    ...canonical,
+    method: alias.method,
+    path: alias.path,
+    operationId: alias.operationId,
+    summary: `${canonical.summary} (alias)`,
+    description: `An alias of \`${canonical.method.toUpperCase()} ${canonical.path}\` (${canonical.operationId}), ${alias.why}: the same handler, body, answers and errors. ${(canonical.description ?? '').replace(/\s*Also at .*$/, '')}`.trim(),
+    aliasOf: canonical.operationId,
+  };
+}
+
+export const OPERATIONS: Operation[] = [...CANONICAL, ...ALIASES.map(aliasOperation)];
