@@ -7,20 +7,13 @@ import { listEvents } from '@/lib/billing/events/events';
 import { describeIssue } from '@/lib/api/zod-errors';
 
 import { accountNames } from '@/lib/console/queries';
+import { localToIso } from '@/lib/console/exports';
 import { Empty, PageHeader, Pager, linkClass } from '@/components/console/ui';
 import { EventsTable } from '@/components/console/account-tables';
 
 export const metadata = { title: 'Events' };
 
 type Params = { account_id?: string; type?: string; state?: string; created_gte?: string; created_lt?: string; after?: string };
-
-/** `<input type="datetime-local">` gives "2026-01-02T03:04"; the console's times are UTC. */
-function localToIso(v: string | undefined): string | undefined {
-  if (!v) return undefined;
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v)) return `${v}:00Z`;
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(v)) return `${v}Z`;
-  return v;
-}
 
 const STATES = [
   { value: '', label: 'Any state' },
@@ -65,6 +58,9 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const last = page.items[page.items.length - 1];
   const filterAccount = parsed.success && filters.account_id ? (await accountNames({ db, companyId: user.companyId, ids: [filters.account_id] })).get(filters.account_id) : undefined;
   const filtered = Object.values(filters).some(Boolean);
+  // Every event the filters select, not only this page: the export reads them page by page.
+  const exportQuery = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const exportHref = `/console/events/export${exportQuery ? `?${exportQuery}` : ''}`;
 
   const field = (name: keyof typeof filters, label: string, props: React.InputHTMLAttributes<HTMLInputElement> = {}, hint?: string) => {
     const error = errors.get(name);
@@ -125,6 +121,11 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             <Link href="/console/events" className={linkClass}>
               Clear filters
             </Link>
+          )}
+          {parsed.success && (
+            <a href={exportHref} download className={linkClass}>
+              Download CSV{filtered ? ' of the filtered events' : ''}
+            </a>
           )}
         </div>
       </form>

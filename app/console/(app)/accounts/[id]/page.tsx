@@ -172,7 +172,16 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         </Section>
       </div>
 
-      <Section title="Ledger" id="ledger" actions={<Link href={`/console/accounts/${account.id}/ledger`} className={linkClass}>All ledger rows</Link>} description={`The ${RECENT} latest changes to any balance.`}>
+      <Section title="Ledger" id="ledger" actions={
+          <span className="flex flex-wrap gap-x-4">
+            <Link href={`/console/accounts/${account.id}/ledger`} className={linkClass}>
+              All ledger rows
+            </Link>
+            <a href={`/console/accounts/${account.id}/ledger/export`} download className={linkClass}>
+              Download CSV
+            </a>
+          </span>
+        } description={`The ${RECENT} latest changes to any balance.`}>
         {ledger.items.length === 0 ? (
           <Empty>No balance changes yet.</Empty>
         ) : (
