@@ -5,7 +5,7 @@ import { setting } from './lib/env';
  * Strict-Transport-Security once the service is served over HTTPS (PUBLIC_URL), decided at run
  * time: next.config's headers are fixed when the application is built. Only the HTML pages pass
  * through here (a browser that saw one keeps to HTTPS for the whole host): never the API, whose
- * throughput a proxy would cost, nor calls with bodies (sign-in, the collector's submit, server
+ * throughput a proxy would cost, nor calls with bodies (sign-in, the collector's and the portal's submits, server
  * actions), whose bodies Next.js would copy before the route could bound them.
  */
 export function proxy() {
@@ -19,6 +19,7 @@ export const config = {
     { source: '/', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/console/:path*', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/collect/:token', missing: [{ type: 'header', key: 'next-action' }] },
+    { source: '/portal/:token', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/docs/:path*', missing: [{ type: 'header', key: 'next-action' }] },
   ],
 };

@@ -1,5 +1,6 @@
 'use client';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
+import { useRouter } from 'next/navigation';
 import { CardElement, Elements, useElements, useStripe } from '@stripe/react-stripe-js';
 import { loadStripe } from '@stripe/stripe-js/pure';
 import type { Stripe } from '@stripe/stripe-js';
@@ -30,18 +31,44 @@ export function CollectorForm(props: { token: string; publishableKey: string; st
   if (!stripePromise) return <p className="mt-6 text-slate-600" role="status">Loading the secure card form…</p>;
   return (
     <Elements stripe={stripePromise}>
-      <CardForm token={props.token} />
+      <CardForm submitUrl={`/collect/${encodeURIComponent(props.token)}/submit`} mode="collector" />
     </Elements>
   );
 }
 
-function CardForm({ token }: { token: string }) {
+/** The customer portal's form to replace the card on file: the collector's form, kept after a save. */
+export function PortalCardForm(props: { token: string; publishableKey: string; stripeJsUrl: string | null }) {
+  const stripePromise = useStripePromise(props.publishableKey, props.stripeJsUrl);
+  if (!stripePromise) return <p className="mt-4 text-slate-700" role="status">Loading the secure card form…</p>;
+  return (
+    <Elements stripe={stripePromise}>
+      <CardForm submitUrl={`/portal/${encodeURIComponent(props.token)}/card`} mode="portal" />
+    </Elements>
+  );
+}
+
+type Outcome = { payment_method?: { brand: string; last4: string } | null; renewal?: { status: 'paid' } | { status: 'failed'; message: string } | null };
+
+function savedMessage(data: Outcome | undefined): string {
+  const pm = data?.payment_method;
+  const saved = pm ? `Your ${pm.brand} card ending in ${pm.last4} is saved.` : 'Your card is saved.';
+  const renewal = data?.renewal;
+  if (renewal?.status === 'paid') return `${saved} The overdue payment went through: your plan is active again.`;
+  if (renewal?.status === 'failed') return `${saved} The overdue payment did not go through: ${renewal.message}`;
+  return saved;
+}
+
+function CardForm({ submitUrl, mode }: { submitUrl: string; mode: 'collector' | 'portal' }) {
   const stripe = useStripe();
   const elements = useElements();
+  const router = useRouter();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [spent, setSpent] = useState<string | null>(null);
+  const message = useRef<HTMLParagraphElement>(null);
+  // What the submit answered is read out and gets the focus, so keyboard and screen reader users land on it.
+  useEffect(() => message.current?.focus(), [error, done, spent]);
 
   async function onSubmit(e: React.FormEvent) {
     e.preventDefault();
@@ -50,13 +77,14 @@ function CardForm({ token }: { token: string }) {
     if (!card) return;
     setBusy(true);
     setError(null);
+    setDone(null);
     const { token: cardToken, error: tokenError } = await stripe.createToken(card);
     if (tokenError || !cardToken) {
       setBusy(false);
       setError(tokenError?.message ?? 'The card could not be read. Please check the details.');
       return;
     }
-    const res = await fetch(`/collect/${encodeURIComponent(token)}/submit`, {
+    const res = await fetch(submitUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ token: cardToken.id }),
@@ -64,27 +92,33 @@ function CardForm({ token }: { token: string }) {
     const body = await res.json().catch(() => null);
     setBusy(false);
     if (res.ok) {
-      const pm = body?.data?.payment_method;
-      setDone(pm ? `Your ${pm.brand} card ending in ${pm.last4} is saved.` : 'Your card is saved.');
+      setDone(savedMessage(body?.data));
+      if (mode === 'portal') {
+        card.clear();
+        // The card, plan and charges shown above are read again.
+        router.refresh();
+      }
     } else if (res.status === 410 || body?.error?.link_spent) {
       // No further card can be tried through this link: the form goes away.
       setSpent(body?.error?.message ?? 'This link can no longer be used. Ask the company that sent it for a new link.');
     } else {
       setError(body?.error?.message ?? 'Something went wrong. Please try again.');
+      // A declined overdue payment still saved the card and recorded the charge: show them.
+      if (mode === 'portal' && res.status === 402) router.refresh();
     }
   }
 
   if (spent) {
     return (
-      <p className="mt-6 rounded bg-amber-50 p-4 text-amber-900" role="alert">
+      <p ref={message} tabIndex={-1} className="mt-6 rounded bg-amber-50 p-4 text-amber-900" role="alert">
         {spent}
       </p>
     );
   }
 
-  if (done) {
+  if (done && mode === 'collector') {
     return (
-      <p className="mt-6 rounded bg-green-50 p-4 text-green-900" role="status">
+      <p ref={message} tabIndex={-1} className="mt-6 rounded bg-green-50 p-4 text-green-900" role="status">
         {done} You can close this page.
       </p>
     );
@@ -98,12 +132,17 @@ function CardForm({ token }: { token: string }) {
         </div>
       </fieldset>
       {error && (
-        <p role="alert" className="rounded bg-red-50 p-3 text-sm text-red-800">
+        <p ref={message} tabIndex={-1} role="alert" className="rounded bg-red-50 p-3 text-sm text-red-800">
           {error}
         </p>
       )}
-      <button type="submit" disabled={!stripe || busy} className="w-full rounded bg-blue-800 px-4 py-3 font-medium text-white hover:bg-blue-900 disabled:opacity-60">
-        {busy ? 'Saving…' : 'Save card'}
+      {done && !error && (
+        <p ref={message} tabIndex={-1} role="status" className="rounded bg-green-50 p-3 text-sm text-green-900">
+          {done}
+        </p>
+      )}
+      <button type="submit" disabled={!stripe || busy} className="w-full rounded bg-blue-800 px-4 py-3 font-medium text-white hover:bg-blue-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-800 focus-visible:ring-offset-2 disabled:opacity-60">
+        {busy ? 'Saving…' : mode === 'portal' ? 'Save new card' : 'Save card'}
       </button>
       <p className="text-xs text-slate-600">Card details go straight to the payment processor; this service never sees the card number.</p>
     </form>

@@ -7,7 +7,7 @@ const t = useTestDatabase();
 
 // Routes outside the company API: public pages, next-auth's own handler, and /metrics (its own
 // token; lib/metrics/metrics.test.ts).
-const PUBLIC = [/^\/(health|livez|readyz|metrics)$/, /^\/collect\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
+const PUBLIC = [/^\/(health|livez|readyz|metrics)$/, /^\/collect\//, /^\/portal\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
 const OPERATOR = [/^\/v1\/companies$/, /^\/v1\/test_clock/];
 
 function concrete(path: string, companyId: string): string {

@@ -34,7 +34,7 @@ const STATUS_WORDS: Record<number, string> = {
   402: 'Payment needed or refused.',
   404: 'No such resource for this company (other companies\' ids are 404 too).',
   409: 'Conflict: an illegal state transition, or an Idempotency-Key reused with a different body (or still in progress).',
-  410: 'Gone: a card collector link that expired, or was spent by 5 failed card attempts; a new link must be made.',
+  410: 'Gone: a card collector or customer portal link that expired, or was spent by 5 failed card attempts; a new link must be made.',
   413: 'Payload too large: a body over 1 MiB (64 KiB on unauthenticated calls), or a batch over 1000 events.',
   415: 'Unsupported media type: send JSON with Content-Type: application/json.',
   429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
@@ -313,6 +313,13 @@ API. Its submit call takes bodies of at most 64 KiB and a limited number of call
 one client address (429 \`rate_limited\`; 10 by default), and answers 410 \`link_expired\` once
 the link has expired or 5 card attempts through it failed (declined cards and refused card
 tokens): a new link must be made with \`POST /v1/accounts/{account_id}/card_collector\`.
+
+The customer portal page (\`/portal/...\`, made with \`POST /v1/accounts/{account_id}/portal_link\`)
+and its own card call are not part of this API either. The page shows one account to its end
+customer without sign-in for 24 hours: balances, plan and next renewal, the last 20 charges,
+and a form to replace the card (a past-due renewal is retried at once with the new card). Its
+card call keeps the collector's rules: 64 KiB bodies, the per-address limit, and 410
+\`link_expired\` once the link has expired or 5 card attempts through it failed.
 `.trim();
 
 function webhookOperation(kind: 'type' | 'topic'): Json {

@@ -259,7 +259,7 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     error: { type: 'conflict', message: 'This Idempotency-Key was already used with a different request.', param: null },
   },
   link_expired: {
-    summary: 'A card collector link that expired or was spent by 5 failed card attempts (the collector page only)',
+    summary: 'A card collector or portal link that expired or was spent by 5 failed card attempts (those pages only)',
     error: { type: 'link_expired', message: 'This link can no longer be used: 5 card attempts through it failed. Ask Acme AI for a new link.', param: null },
   },
   payload_too_large: {

@@ -27,11 +27,11 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * Route files that are not operations of their own: next-auth, the catch-all 404, the hosted
- * collector's own call, and `/metrics`, Prometheus' text for the monitoring system behind its
- * own token (README "Metrics and logs"). Synonym paths are API routes like any other: each must
- * be documented (as an alias of its canonical operation).
+ * collector's and the customer portal's own calls, and `/metrics`, Prometheus' text for the
+ * monitoring system behind its own token (README "Metrics and logs"). Synonym paths are API
+ * routes like any other: each must be documented (as an alias of its canonical operation).
  */
-const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /^\/metrics$/];
+const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /^\/portal\//, /^\/metrics$/];
 
 function routeFiles(dir = APP, segments: string[] = []): { file: string; route: string }[] {
   const out: { file: string; route: string }[] = [];
@@ -340,6 +340,7 @@ describe('real responses match the document', () => {
     await call('POST', `/v1/accounts/${ids.plain}/card`, { body: { token: 'tok_chargeDeclined' } });
     await call('POST', `/v1/accounts/${ids.account}/card`, { body: { token: 'tok_mastercard' } });
     await call('POST', `/v1/accounts/${ids.account}/card_collector`);
+    await call('POST', `/v1/accounts/${ids.account}/portal_link`);
     await call('POST', `/v1/accounts/${ids.account}/changeplan`, { body: { plan_id: ids.lite } });
   });
 

@@ -193,6 +193,13 @@ const CANONICAL: Operation[] = [
     response: { schema: 'CardCollectorLink', description: 'The link.', example: { account_id: ex.IDS.account, card_collector_url: ex.accountWithCollectorExample.card_collector_url } },
   },
   {
+    method: 'post', path: '/v1/accounts/{account_id}/portal_link', operationId: 'createPortalLink', tag: 'Accounts', auth: 'company',
+    summary: 'New customer portal link',
+    description:
+      'A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page\'s card call then answers 410 `link_expired`).',
+    response: { schema: 'PortalLink', description: 'The link and when it expires.', example: { url: 'https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4', expires_at: '2026-03-02T09:30:00.000Z' } },
+  },
+  {
     method: 'post', path: '/v1/accounts/{account_id}/changeplan', operationId: 'changePlan', tag: 'Accounts', auth: 'company',
     summary: 'Change plan',
     description:

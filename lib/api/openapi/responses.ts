@@ -319,6 +319,13 @@ export const cardCollectorLink = z
   .strictObject({ account_id: prefixed('a', 'Account id'), card_collector_url: z.url().describe('One-time link to the hosted card form.') })
   .describe('A fresh card collector link.');
 
+export const portalLink = z
+  .strictObject({
+    url: z.url().describe('Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.'),
+    expires_at: timestamp('When the link stops working, 24 hours after it was made'),
+  })
+  .describe('A fresh customer portal link.');
+
 export const testClock = z.strictObject({ now: timestamp('The test clock time') }).describe('The service clock.');
 
 export const health = z
@@ -376,6 +383,7 @@ export const RESPONSE_SCHEMAS = {
   Delivery: delivery,
   CardAttached: cardAttached,
   CardCollectorLink: cardCollectorLink,
+  PortalLink: portalLink,
   TestClock: testClock,
   Health: health,
   Liveness: liveness,

@@ -7,7 +7,8 @@ import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { attachCard } from './cards';
-import { activatePlan } from './accounts';
+import { activatePlan, type Account } from './accounts';
+import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
 import { periodChargeFor } from '../plans/attach';
@@ -54,6 +55,25 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
 }
 
 /**
+ * Makes the card the account's default (a past-due renewal is retried with it, see attachCard)
+ * and starts a plan that waits for a card. Shared by the collector and the customer portal.
+ */
+export async function saveCard({ db, company, account, cardToken, at }: { db: Db; company: Company; account: Account; cardToken: string; at: Date }) {
+  const attached = await attachCard({ db, company, account, token: cardToken });
+  if (attached.planId && attached.planStatus === 'PENDING_PAYMENT_METHOD') {
+    // Under the account's plan lease: another link of the same account may be submitted at once.
+    await withAccountLease(db, attached.id, at, async (fresh) => {
+      if (!fresh.planId || fresh.planStatus !== 'PENDING_PAYMENT_METHOD') return;
+      const [plan] = await db.select().from(plans).where(eq(plans.id, fresh.planId));
+      const chosen = (fresh.planVariableAmounts as Record<string, string> | null) ?? null;
+      await activatePlan({ db, company, account: fresh, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
+    });
+  }
+  const [fresh] = await db.select().from(accounts).where(eq(accounts.id, attached.id));
+  return fresh;
+}
+
+/**
  * The end customer submitted a card: claim the link (one submission at a time), attach the
  * card, start the pending plan. On failure the link is released so they can try another card;
  * after MAX_FAILED_ATTEMPTS declined cards or refused tokens it is spent (410 link_expired).
@@ -76,18 +96,7 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
     throw conflict('This link was already used.');
   }
   try {
-    const account = await attachCard({ db, company: row.company, account: row.account, token: cardToken });
-    if (account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD') {
-      // Under the account's plan lease: another link of the same account may be submitted at once.
-      await withAccountLease(db, account.id, at, async (fresh) => {
-        if (!fresh.planId || fresh.planStatus !== 'PENDING_PAYMENT_METHOD') return;
-        const [plan] = await db.select().from(plans).where(eq(plans.id, fresh.planId));
-        const chosen = (fresh.planVariableAmounts as Record<string, string> | null) ?? null;
-        await activatePlan({ db, company: row.company, account: fresh, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
-      });
-    }
-    const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
-    return fresh;
+    return await saveCard({ db, company: row.company, account: row.account, cardToken, at });
   } catch (err) {
     // A charge whose outcome is still unknown keeps the link used: a second card must not be
     // charged while the first may have gone through. Any other failure frees it for a retry.

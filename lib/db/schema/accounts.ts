@@ -86,3 +86,26 @@ export const collectorLinks = pgTable(
     check('collector_links_failed_attempts_nonneg', sql`${t.failedAttempts} >= 0`),
   ],
 );
+
+// Links to the customer portal (a page of one account, without sign-in); only the hash of the
+// token is stored. A link stays usable until it expires or failed card attempts spend it.
+export const portalLinks = pgTable(
+  'portal_links',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    // A card submission under way: one at a time per link, so failed attempts are counted
+    // before the next one starts. Ends by itself if the process dies.
+    busyUntil: timestamp('busy_until', { withTimezone: true, mode: 'date' }),
+    // Declined cards and refused card tokens; at MAX_FAILED_ATTEMPTS the link is spent.
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('portal_links_token').on(t.tokenHash),
+    index('portal_links_account').on(t.accountId),
+    check('portal_links_failed_attempts_nonneg', sql`${t.failedAttempts} >= 0`),
+  ],
+);

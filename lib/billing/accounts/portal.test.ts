@@ -1,0 +1,234 @@
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret';
+
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { idempotencyKeys, portalLinks } from '../../db/schema';
+import { sha256 } from '../../crypto';
+import { now } from '../../clock';
+import { viewPortal } from './portal';
+
+const t = useTestDatabase();
+useLocalStripe();
+
+type Co = Awaited<ReturnType<typeof newPayingCompany>>;
+
+let addresses = 0;
+/** Each scenario submits from an address of its own, so the per-address limit does not mix them up. */
+const newAddress = () => `198.51.100.${100 + ++addresses}`;
+
+const tokenOf = (url: string) => new URL(url).pathname.split('/').pop()!;
+const submit = (url: string, token: string, address = newAddress()) => api('POST', `${new URL(url).pathname}/card`, { body: { token }, headers: { 'x-forwarded-for': address } });
+
+async function ok(co: Co, method: string, path: string, body?: unknown) {
+  const r = await co.call(method, path, body === undefined ? {} : { body });
+  expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(200);
+  return r.body.data;
+}
+
+async function portalLink(co: Co, accountId: string) {
+  return (await ok(co, 'POST', `/v1/accounts/${accountId}/portal_link`)) as { url: string; expires_at: string };
+}
+
+async function activeAccount(co: Co) {
+  const plan = await ok(co, 'POST', '/v1/companies/{company}/plans', { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+  const account = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' });
+  return { plan, account };
+}
+
+async function advance(seconds: number) {
+  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+/** An account whose renewal was declined: the card starts declining, then the clock passes the renewal. */
+async function pastDueAccount(co: Co) {
+  const { account } = await activeAccount(co);
+  await ok(co, 'POST', `/v1/accounts/${account.id}/card`, { token: 'tok_chargeDeclined' });
+  await advance(Math.ceil((new Date(account.next_plan_renewal).getTime() - now().getTime()) / 1000));
+  const fresh = await ok(co, 'GET', `/v1/accounts/${account.id}`);
+  expect(fresh.plan_status).toBe('PAST_DUE');
+  return fresh;
+}
+
+describe('POST /v1/accounts/{account_id}/portal_link', () => {
+  it('answers a 24-hour link with a 256-bit token, of which only the hash is stored', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    expect(Object.keys(link).sort()).toEqual(['expires_at', 'url']);
+    expect(link.url).toMatch(/^http:\/\/localhost:\d+\/portal\/[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(tokenOf(link.url), 'base64url').length).toBe(32);
+    expect(new Date(link.expires_at).getTime()).toBe(now().getTime() + 24 * 3600_000);
+    const rows = await t.database.db.select().from(portalLinks).where(eq(portalLinks.accountId, account.id));
+    expect(rows).toHaveLength(1);
+    expect(rows[0].tokenHash).toBe(sha256(tokenOf(link.url)));
+    expect(JSON.stringify(rows)).not.toContain(tokenOf(link.url));
+    // Every call makes a new link.
+    expect((await portalLink(co, account.id)).url).not.toBe(link.url);
+  });
+
+  it('needs the company key, and finds only the caller company\'s accounts (404 otherwise)', async () => {
+    const co = await newPayingCompany(t);
+    const other = await newCompany(t);
+    const { account } = await activeAccount(co);
+    const path = `/v1/accounts/${account.id}/portal_link`;
+    const anonymous = await api('POST', path);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.type).toBe('unauthorized');
+    expect((await api('POST', path, { auth: { companyId: co.company.id, apiKey: 'sk_wrong' } })).status).toBe(401);
+    const foreign = await other.call('POST', path);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error).toMatchObject({ type: 'not_found' });
+    expect((await co.call('POST', '/v1/accounts/a_nothere/portal_link')).status).toBe(404);
+    expect((await co.call('POST', path, { body: { extra: 1 } })).status).toBe(400);
+    expect((await co.call('GET', path)).status).toBe(404);
+    expect(await t.database.db.select().from(portalLinks).where(eq(portalLinks.accountId, account.id))).toEqual([]);
+  });
+
+  it('replays the same link for a repeated Idempotency-Key, sealed where it is kept', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const headers = { 'Idempotency-Key': 'portal-1' };
+    const first = await co.call('POST', `/v1/accounts/${account.id}/portal_link`, { headers });
+    const again = await co.call('POST', `/v1/accounts/${account.id}/portal_link`, { headers });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    expect(await t.database.db.select().from(portalLinks).where(eq(portalLinks.accountId, account.id))).toHaveLength(1);
+    const [kept] = await t.database.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'portal-1'));
+    expect(kept.responseBody).not.toContain(tokenOf(first.body.data.url));
+  });
+});
+
+describe('the customer portal', () => {
+  it('shows the balances (amount, pending, available), plan, next renewal, card and the last 20 charges, and no other account', async () => {
+    const co = await newPayingCompany(t);
+    const { plan, account } = await activeAccount(co);
+    const neighbour = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Neighbour', email: 'n@x.io', token: 'tok_visa' });
+    await ok(co, 'POST', `/v1/accounts/${neighbour.id}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 777 });
+    await ok(co, 'POST', `/v1/accounts/${account.id}/events`, { type: 'hold', cost_override_amount: '12.5', cost_override_denomination: 'tokens', state: 'pending' });
+    for (let i = 1; i <= 21; i++) await ok(co, 'POST', `/v1/accounts/${account.id}/deposit`, { denomination: 'credits', amount_to_deposit: i, amount_to_charge: 100 + i });
+    const link = await portalLink(co, account.id);
+    const result = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    if (!('view' in result)) throw new Error(JSON.stringify(result));
+    const { view } = result;
+    expect(view.companyName).toBe('Acme');
+    expect(view.account).toEqual({ name: 'Ada', email: 'ada@x.io' });
+    expect(view.balances).toEqual([
+      { denomination: 'credits', amount: '231', pending: '0', available: '231' },
+      { denomination: 'tokens', amount: '1000', pending: '12.5', available: '987.5' },
+    ]);
+    expect(view.plan).toEqual({ name: plan.name, status: 'ACTIVE', charge: 2500, period: 'month', nextRenewal: new Date(account.next_plan_renewal), scheduledName: null });
+    expect(view.card).toMatchObject({ brand: 'visa', last4: '4242' });
+    // 22 charges (the plan start and 21 deposits): the newest 20, newest first.
+    expect(view.charges).toHaveLength(20);
+    expect(view.charges.map((c) => c.amount)).toEqual(Array.from({ length: 20 }, (_, i) => 121 - i));
+    expect(view.charges.every((c) => c.status === 'succeeded')).toBe(true);
+    expect(view.charges.some((c) => c.amount === 777)).toBe(false);
+  });
+
+  it('replaces the card on file through its card call (public, 64 KiB), and stays usable', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    const saved = await submit(link.url, 'tok_mastercard');
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect(saved.body.data).toEqual({ plan_status: 'ACTIVE', payment_method: { brand: 'mastercard', last4: '4444' }, renewal: null });
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'mastercard', last4: '4444' });
+    const big = await api('POST', `${new URL(link.url).pathname}/card`, { raw: JSON.stringify({ token: 'tok_visa', pad: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json', 'x-forwarded-for': newAddress() } });
+    expect(big.status).toBe(413);
+    expect((await submit(link.url, 'tok_visa')).body.data.payment_method).toEqual({ brand: 'visa', last4: '4242' });
+    const unknown = await submit(`${link.url}x`, 'tok_visa');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.type).toBe('not_found');
+  });
+
+  it('retries a past-due renewal at once with the new card: a declined one is said in plain words, a good one recovers the plan', async () => {
+    const co = await newPayingCompany(t);
+    const account = await pastDueAccount(co);
+    const link = await portalLink(co, account.id);
+    const before = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    expect('view' in before && before.view.plan?.status).toBe('PAST_DUE');
+
+    const declined = await submit(link.url, 'tok_chargeDeclinedInsufficientFunds');
+    expect(declined.status).toBe(402);
+    expect(declined.body.error).toMatchObject({ type: 'card_declined', param: null });
+    expect(declined.body.error.message).toBe('Your new card is saved, but the overdue payment with it was declined. The card was declined: it has insufficient funds.');
+    const [row] = await t.database.db.select().from(portalLinks).where(eq(portalLinks.tokenHash, sha256(tokenOf(link.url))));
+    expect(row).toMatchObject({ failedAttempts: 1, busyUntil: null });
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).plan_status).toBe('PAST_DUE');
+
+    const good = await submit(link.url, 'tok_visa');
+    expect(good.status, JSON.stringify(good.body)).toBe(200);
+    expect(good.body.data).toEqual({ plan_status: 'ACTIVE', payment_method: { brand: 'visa', last4: '4242' }, renewal: { status: 'paid' } });
+    const charges = (await ok(co, 'GET', `/v1/accounts/${account.id}/charges`)) as { reason: string; status: string; amount: number }[];
+    expect(charges[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).plan_status).toBe('ACTIVE');
+  });
+
+  it('starts a plan that waits for a card, as the collector does', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await ok(co, 'POST', '/v1/companies/{company}/plans', { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });
+    const account = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Kim', email: 'kim@x.io', plan_id: plan.id, enable_card_collector: true });
+    const link = await portalLink(co, account.id);
+    const r = await submit(link.url, 'tok_visa');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.plan_status).toBe('ACTIVE');
+    expect(((await ok(co, 'GET', `/v1/accounts/${account.id}/charges`)) as { amount: number; status: string }[]).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
+  });
+
+  it('is spent after 5 failed card attempts: its card call answers 410 link_expired and the page says so; a new link works', async () => {
+    const co = await newPayingCompany(t);
+    const account = await pastDueAccount(co);
+    const link = await portalLink(co, account.id);
+    const from = newAddress();
+    for (const token of ['tok_chargeDeclined', 'tok_no_such_token', 'tok_chargeDeclined', 'tok_no_such_token']) {
+      const r = await submit(link.url, token, from);
+      expect([402, 400], JSON.stringify(r.body)).toContain(r.status);
+      expect(r.body.error.link_spent).toBeUndefined();
+    }
+    const fifth = await submit(link.url, 'tok_chargeDeclined', from);
+    expect(fifth.status).toBe(402);
+    expect(fifth.body.error).toMatchObject({ type: 'card_declined', link_spent: true });
+    expect(fifth.body.error.message).toBe('The card was refused, and this link can no longer be used: 5 card attempts through it failed. Ask Acme for a new link.');
+
+    const spent = await submit(link.url, 'tok_visa', from);
+    expect(spent.status).toBe(410);
+    expect(spent.body.error).toMatchObject({ type: 'link_expired', param: null });
+    expect(spent.body.error.message).toContain('5 card attempts');
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).plan_status).toBe('PAST_DUE');
+    expect(await viewPortal({ db: t.database.db, token: tokenOf(link.url) })).toEqual({ problem: 'spent', companyName: 'Acme' });
+
+    const fresh = await portalLink(co, account.id);
+    const recovered = await submit(fresh.url, 'tok_visa', from);
+    expect(recovered.status, JSON.stringify(recovered.body)).toBe(200);
+    expect(recovered.body.data.renewal).toEqual({ status: 'paid' });
+  });
+
+  it('expires after 24 hours: the page says so and the card call answers 410 link_expired', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    expect('view' in (await viewPortal({ db: t.database.db, token: tokenOf(link.url) }))).toBe(true);
+    await advance(24 * 3600);
+    expect(await viewPortal({ db: t.database.db, token: tokenOf(link.url) })).toEqual({ problem: 'expired', companyName: 'Acme' });
+    const r = await submit(link.url, 'tok_mastercard');
+    expect(r.status).toBe(410);
+    expect(r.body.error).toMatchObject({ type: 'link_expired', message: 'This link has expired. Ask Acme for a new link.' });
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'visa' });
+    expect(await viewPortal({ db: t.database.db, token: 'not-a-link' })).toEqual({ problem: 'unknown' });
+  });
+
+  it('takes one card at a time per link: a submit while another is under way is 409', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    await t.database.db.update(portalLinks).set({ busyUntil: new Date(now().getTime() + 60_000) }).where(eq(portalLinks.tokenHash, sha256(tokenOf(link.url))));
+    const r = await submit(link.url, 'tok_mastercard');
+    expect(r.status).toBe(409);
+    expect(r.body.error.type).toBe('conflict');
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'visa' });
+  });
+});

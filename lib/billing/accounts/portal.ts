@@ -1,0 +1,176 @@
+import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts, charges, companies, plans, portalLinks } from '../../db/schema';
+import { sha256 } from '../../crypto';
+import { newId, newSecret } from '../../ids';
+import { publicUrl } from '../../config';
+import { now as clockNow } from '../../clock';
+import { sub } from '../../money';
+import { ApiError, conflict, notFound } from '../../errors';
+import { listBalances } from '../balances/balances';
+import { listCharges } from '../charges/charges';
+import { plainDecline } from '../../processor/stripe';
+import { saveCard } from './collector';
+import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
+
+/** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
+export const PORTAL_LINK_TTL_MS = 24 * 3600_000;
+/** Charges the page lists, newest first. */
+export const PORTAL_CHARGES = 20;
+/** How long one card submission holds the link; a dead process frees it after this. */
+const BUSY_MS = 2 * 60_000;
+
+/**
+ * A link to the customer portal: one account's balances, plan and charges, and a card form,
+ * without sign-in. The token carries 256 bits; only its hash is stored; the URL is shown once.
+ */
+export async function createPortalLink({ db, accountId, now }: { db: Db; accountId: string; now: Date }): Promise<{ url: string; expiresAt: Date }> {
+  const token = newSecret('', 32);
+  const expiresAt = new Date(now.getTime() + PORTAL_LINK_TTL_MS);
+  await db.insert(portalLinks).values({ id: newId('pl'), accountId, tokenHash: sha256(token), expiresAt, createdAt: now });
+  return { url: `${publicUrl()}/portal/${token}`, expiresAt };
+}
+
+async function loadLink(db: Db, token: string) {
+  const [row] = await db
+    .select({ link: portalLinks, account: accounts, company: companies })
+    .from(portalLinks)
+    .innerJoin(accounts, eq(accounts.id, portalLinks.accountId))
+    .innerJoin(companies, eq(companies.id, accounts.companyId))
+    .where(eq(portalLinks.tokenHash, sha256(token)));
+  return row ?? null;
+}
+
+export type PortalView = {
+  companyName: string;
+  publishableKey: string | null;
+  account: { name: string; email: string };
+  balances: { denomination: string; amount: string; pending: string; available: string }[];
+  plan: {
+    name: string;
+    status: string;
+    /** Cents per period. */
+    charge: number;
+    period: string;
+    nextRenewal: Date | null;
+    scheduledName: string | null;
+  } | null;
+  card: { brand: string; last4: string; expMonth: number; expYear: number } | null;
+  charges: { id: string; createdAt: Date; description: string; amount: number; status: string; failureMessage: string | null }[];
+  expiresAt: Date;
+};
+
+export type PortalProblem = { problem: 'unknown' | 'expired' | 'spent'; companyName?: string };
+
+/** What the portal page shows, or why the link cannot be used (the page says which). */
+export async function viewPortal({ db, token }: { db: Db; token: string }): Promise<{ view: PortalView } | PortalProblem> {
+  const at = clockNow();
+  const row = await loadLink(db, token);
+  if (!row) return { problem: 'unknown' };
+  if (row.link.expiresAt.getTime() <= at.getTime()) return { problem: 'expired', companyName: row.company.name };
+  if (isSpent(row.link)) return { problem: 'spent', companyName: row.company.name };
+  const { account, company } = row;
+  const [balanceRows, chargePage, planRows] = await Promise.all([
+    listBalances({ db, accountId: account.id, now: at }),
+    listCharges({ db, accountId: account.id, page: { limit: PORTAL_CHARGES } }),
+    db
+      .select({ id: plans.id, name: plans.name, chargeAmount: plans.chargeAmount, billingPeriod: plans.billingPeriod })
+      .from(plans)
+      .where(and(eq(plans.companyId, company.id), or(eq(plans.id, account.planId ?? ''), eq(plans.id, account.scheduledPlanId ?? '')))),
+  ]);
+  const current = planRows.find((p) => p.id === account.planId);
+  const scheduled = planRows.find((p) => p.id === account.scheduledPlanId);
+  const pm = account.paymentMethod;
+  return {
+    view: {
+      companyName: company.name,
+      publishableKey: company.processorPublishableKey,
+      account: { name: account.name, email: account.email },
+      balances: balanceRows.map((b) => ({ denomination: b.denomination, amount: b.amount, pending: b.pending, available: sub(b.amount, b.pending) })),
+      plan:
+        current && account.planStatus !== 'NONE'
+          ? {
+              name: current.name,
+              status: account.planStatus,
+              charge: account.planChargeAmount ?? current.chargeAmount,
+              period: current.billingPeriod,
+              nextRenewal: account.planStatus === 'CANCELLED' ? null : account.nextPlanRenewal,
+              scheduledName: scheduled?.name ?? null,
+            }
+          : null,
+      card: pm ? { brand: pm.brand, last4: pm.last4, expMonth: pm.exp_month, expYear: pm.exp_year } : null,
+      charges: chargePage.items.map((c) => ({ id: c.id, createdAt: c.createdAt, description: c.description, amount: c.amount, status: c.status, failureMessage: c.failureMessage })),
+      expiresAt: row.link.expiresAt,
+    },
+  };
+}
+
+export type PortalCardOutcome = {
+  plan_status: string;
+  payment_method: { brand: string; last4: string } | null;
+  /** A past-due renewal retried with the new card: paid, or not tried yet (a decline is a 402). */
+  renewal: { status: 'paid' } | { status: 'failed'; message: string } | null;
+};
+
+/**
+ * A past-due account kept its status after the new card: the renewal retried with it was declined
+ * (a failed card attempt like any other, said in plain words), or could not be tried now (the
+ * worker retries it).
+ */
+async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<PortalCardOutcome['renewal']> {
+  const [last] = await db.select().from(charges).where(eq(charges.accountId, accountId)).orderBy(desc(charges.id)).limit(1);
+  const tried = last && last.createdAt.getTime() >= at.getTime() && last.status === 'failed';
+  if (tried && last.failureCode !== 'processor_error' && last.failureCode !== 'payment_method_required') {
+    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${last.failureMessage ?? plainDecline(last.failureCode)}`, null, {
+      decline_code: last.failureCode,
+    });
+  }
+  return { status: 'failed', message: 'It could not be tried just now and is retried automatically.' };
+}
+
+/**
+ * The end customer replaced the card through the portal. One submission at a time per link (so
+ * failed attempts are counted before the next starts); the card becomes the default, a past-due
+ * renewal is retried at once and a plan waiting for a card starts, as with the collector. After
+ * MAX_FAILED_ATTEMPTS declined cards or refused tokens the link is spent (410 link_expired).
+ */
+export async function replacePortalCard({ db, token, cardToken }: { db: Db; token: string; cardToken: string }): Promise<PortalCardOutcome> {
+  const at = clockNow();
+  const row = await loadLink(db, token);
+  if (!row) throw notFound('portal link');
+  const issuer = row.company.name;
+  if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
+  if (isSpent(row.link)) throw linkSpentError(issuer);
+  const [claimed] = await db
+    .update(portalLinks)
+    .set({ busyUntil: new Date(at.getTime() + BUSY_MS) })
+    .where(and(eq(portalLinks.id, row.link.id), or(isNull(portalLinks.busyUntil), lt(portalLinks.busyUntil, at)), takesAttempts(portalLinks)))
+    .returning();
+  if (!claimed) {
+    const [current] = await db.select().from(portalLinks).where(eq(portalLinks.id, row.link.id));
+    if (current && isSpent(current)) throw linkSpentError(issuer);
+    throw conflict('A card is being saved through this link; wait a moment and reload the page.');
+  }
+  const before = row.account.planStatus;
+  let account;
+  let renewal: PortalCardOutcome['renewal'] = null;
+  try {
+    account = await saveCard({ db, company: row.company, account: row.account, cardToken, at });
+    if (before === 'PAST_DUE') {
+      renewal = account.planStatus === 'PAST_DUE' ? await overdueOutcome(db, account.id, at) : { status: 'paid' };
+    }
+  } catch (err) {
+    // A charge whose outcome is still unknown keeps the link busy (until the link expires): a
+    // second card must not be charged while the first may have gone through.
+    if (err instanceof ApiError && err.extra.charge_pending === true) {
+      await db.update(portalLinks).set({ busyUntil: row.link.expiresAt }).where(eq(portalLinks.id, row.link.id));
+      throw err;
+    }
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, portalLinks, row.link.id, err, issuer, { busyUntil: null });
+    await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
+    throw err;
+  }
+  await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
+  const pm = account.paymentMethod;
+  return { plan_status: account.planStatus, payment_method: pm && { brand: pm.brand, last4: pm.last4 }, renewal };
+}
