@@ -21,6 +21,7 @@ export const operations = {
   updateAccount: { method: 'patch', path: '/v1/accounts/{account_id}', auth: 'company', list: false },
   attachCard: { method: 'post', path: '/v1/accounts/{account_id}/card', auth: 'company', list: false },
   createCardCollectorLink: { method: 'post', path: '/v1/accounts/{account_id}/card_collector', auth: 'company', list: false },
+  createPortalLink: { method: 'post', path: '/v1/accounts/{account_id}/portal_link', auth: 'company', list: false },
   changePlan: { method: 'post', path: '/v1/accounts/{account_id}/changeplan', auth: 'company', list: false },
   listCharges: { method: 'get', path: '/v1/accounts/{account_id}/charges', auth: 'company', list: true },
   getBalance: { method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}', auth: 'company', list: false },

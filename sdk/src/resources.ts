@@ -71,6 +71,11 @@ export class Accounts extends Resource {
     return (await this.client.request('post', '/v1/accounts/{account_id}/card_collector', { ...options, path: { account_id: accountId } })).data;
   }
 
+  /** A link to the account's customer portal (balances, plan, charges, card form), for 24 hours. */
+  async createPortalLink(accountId: string, options?: CallOptions): Promise<S.PortalLink> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_link', { ...options, path: { account_id: accountId } })).data;
+  }
+
   /** An upgrade takes effect at once (with credit for unused time); a downgrade waits for the renewal. */
   async changePlan(accountId: string, body: Body<'PlanChange'>, options?: CallOptions): Promise<S.Account> {
     return (await this.client.request('post', '/v1/accounts/{account_id}/changeplan', { ...options, path: { account_id: accountId }, body })).data;

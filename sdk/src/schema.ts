@@ -234,6 +234,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/portal_link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New customer portal link
+         * @description A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page's card call then answers 410 `link_expired`).
+         */
+        post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/changeplan": {
         parameters: {
             query?: never;
@@ -1843,6 +1863,19 @@ export interface components {
              */
             card_collector_url: string;
         };
+        /** @description A fresh customer portal link. */
+        PortalLink: {
+            /**
+             * Format: uri
+             * @description Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working, 24 hours after it was made (ISO 8601, UTC).
+             */
+            expires_at: string;
+        };
         /** @description The service clock. */
         TestClock: {
             /**
@@ -2987,6 +3020,60 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["CardCollectorLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link and when it expires. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "url": "https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4",
+                     *         "expires_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalLink"];
                     };
                 };
             };
@@ -5699,6 +5786,7 @@ export type WebhookPayloadByTopic = components["schemas"]["WebhookPayloadByTopic
 export type Delivery = components["schemas"]["Delivery"];
 export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
+export type PortalLink = components["schemas"]["PortalLink"];
 export type TestClock = components["schemas"]["TestClock"];
 export type Health = components["schemas"]["Health"];
 export type Liveness = components["schemas"]["Liveness"];

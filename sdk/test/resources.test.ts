@@ -122,11 +122,17 @@ describe('the SDK against a started server', () => {
     expect((await billing.accounts.list({ external_id: 'crm-grace' })).data).toEqual([]);
   });
 
-  it('cards, the collector and changeplan', async () => {
+  it('cards, the collector, the customer portal and changeplan', async () => {
     const card = await billing.accounts.attachCard(account.id, { token: 'tok_mastercard' });
     expect(card.payment_method).toMatchObject({ brand: 'mastercard' });
     const link = await billing.accounts.createCardCollectorLink(account.id);
     expect(link.card_collector_url).toMatch(/\/collect\//);
+    const portal = await billing.accounts.createPortalLink(account.id);
+    expect(portal.url).toMatch(/\/portal\/[A-Za-z0-9_-]{43}$/);
+    expect(new Date(portal.expires_at).getTime() - Date.now()).toBeGreaterThan(23 * 3600_000);
+    const page = await fetch(portal.url.replace(/^https?:\/\/[^/]+/, server.url));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Recent charges');
     const upgraded = await billing.accounts.changePlan(account.id, { plan_id: plans.max.id });
     expect(upgraded).toMatchObject({ plan_id: plans.max.id, plan_status: 'ACTIVE' });
     // An upgrade is charged at once, less the unused time of the old plan's period.
