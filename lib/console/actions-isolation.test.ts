@@ -91,6 +91,7 @@ const FOREIGN: Record<string, (w: World) => { call: (a: Action) => Promise<FormS
   'accounts.setRefillAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form({ denomination: 'credits', amount: '10', usd_charge: '5', threshold: '1' })) }],
   'accounts.removeRefillAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, 'credits', idle, form()) }],
   'accounts.collectorLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
+  'accounts.portalLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
   'team.removeAdminAction': (w) => [{ what: 'admin', call: (a) => a(w.other.admin, idle, form()) }],
   'api-keys.revokeKeyAction': (w) => [{ what: 'API key', call: (a) => a(w.other.key, idle, form()) }],
   'webhooks.setTopicsAction': (w) => [

@@ -9,6 +9,7 @@ import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
 import { autoRefill } from '@/lib/api/schemas/refills';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
+import { createPortalLink } from '@/lib/billing/accounts/portal';
 import { createOrGrantBalance } from '@/lib/billing/balances/grants';
 import { getCompany } from '@/lib/billing/companies/companies';
 import { changePlan } from '@/lib/billing/plans/change';
@@ -116,5 +117,16 @@ export async function collectorLinkAction(accountId: string, _: FormState, _fd: 
     const url = await createCollectorLink({ db, accountId: account.id, now: now() });
     revalidatePath(`/console/accounts/${account.id}`);
     return { secret: { label: `Card collector link for ${account.name}`, value: url } };
+  });
+}
+
+/** POST /v1/accounts/{account_id}/portal_link. */
+export async function portalLinkAction(accountId: string, _: FormState, _fd: FormData): Promise<FormState> {
+  return act(async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const account = await getAccount({ db, companyId: user.companyId, accountId });
+    const link = await createPortalLink({ db, accountId: account.id, now: now() });
+    return { message: `Send it to the customer: it works until ${formatTime(link.expiresAt)}.`, secret: { label: `Customer portal link for ${account.name}`, value: link.url } };
   });
 }

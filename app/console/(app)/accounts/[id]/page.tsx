@@ -15,7 +15,7 @@ import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
-import { changePlanAction, collectorLinkAction, grantUnitsAction, removeRefillAction, setRefillAction } from '../actions';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, setRefillAction } from '../actions';
 
 export const metadata = { title: 'Account' };
 
@@ -169,6 +169,12 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
             {linkState && <span className="block">Latest link: {linkState}.</span>}
           </p>
           <ActionForm action={collectorLinkAction.bind(null, account.id)} submitLabel="Create a new link" pendingLabel="Creating…" variant="secondary" label="Create a card collector link" />
+        </Section>
+        <Section title="Portal link">
+          <p className="mb-3 text-sm text-slate-700">
+            A page for the customer, without sign-in: balances, plan and next renewal, the last 20 charges, and a form to replace the card (an overdue renewal is retried at once). The link works for 24 hours; only a fresh one can be shown.
+          </p>
+          <ActionForm action={portalLinkAction.bind(null, account.id)} submitLabel="Portal link" pendingLabel="Creating…" variant="secondary" label="Create a customer portal link" />
         </Section>
       </div>
 
