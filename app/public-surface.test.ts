@@ -21,7 +21,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
   });
 
   it('sends every HTML page unframeable, unsniffable and HTTPS-only', async () => {
-    for (const page of ['/', '/console/sign-in', '/console', '/docs', '/collect/no-such-link']) {
+    for (const page of ['/', '/console/sign-in', '/console', '/docs', '/collect/no-such-link', '/portal/no-such-link']) {
       const res = await fetch(`${server.url}${page}`);
       expect(res.status, page).toBe(200);
       expect(res.headers.get('content-type'), page).toMatch(/^text\/html/);

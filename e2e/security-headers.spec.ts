@@ -1,7 +1,7 @@
 import { expect, test } from '@playwright/test';
 
 test('every page is sent unframeable and unsniffable; without HTTPS in PUBLIC_URL, no HSTS', async ({ page }) => {
-  for (const path of ['/', '/console/sign-in', '/docs', '/collect/no-such-link']) {
+  for (const path of ['/', '/console/sign-in', '/docs', '/collect/no-such-link', '/portal/no-such-link']) {
     const res = await page.goto(path);
     expect(res?.status(), path).toBe(200);
     const headers = await res!.allHeaders();
