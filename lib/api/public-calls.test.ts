@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../testing/harness';
 import { dispatch } from '../testing/router';
 
-// Calls anyone may make, without credentials: the card collector's submit and next-auth's routes.
+// Calls anyone may make, without credentials: the card collector's submit, the customer portal's
+// card call and next-auth's routes.
 const t = useTestDatabase();
 useLocalStripe();
 
@@ -28,6 +29,18 @@ describe('public submits', () => {
     // Entries a client writes in front of the proxy's own do not make it someone else.
     expect((await submit(path, 'tok_visa', `203.0.113.9, ${from}`)).status).toBe(429);
     expect((await submit(path, 'tok_visa', newAddress())).status).toBe(404);
+  });
+
+  it("include the customer portal's card call: limited per address, bodies over 64 KiB refused", async () => {
+    const from = newAddress();
+    const card = (address: string, body: unknown = { token: 'tok_visa' }) => api('POST', '/portal/not-a-link/card', { body, headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 10; i++) expect((await card(from)).status).toBe(404);
+    const limited = await card(from);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.type).toBe('rate_limited');
+    const big = await card(newAddress(), { token: 'tok_visa', pad: 'x'.repeat(100 * 1024) });
+    expect(big.status).toBe(413);
+    expect(big.body.error).toMatchObject({ type: 'payload_too_large', message: 'Request bodies are limited to 64 KiB.' });
   });
 
   it('refuse bodies over 64 KiB (413), declared or streamed without a length, before reading them whole', async () => {
