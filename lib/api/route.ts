@@ -211,7 +211,9 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
           throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
         }
         const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
-        const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
+        // On the embedded database a whole request held in one transaction stalls whatever else
+        // shares its single connection, so there the key is kept apart as before.
+        const atomic = database.kind === 'postgres' && (typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true);
         if (atomic) return await respondAtomically(db, claim, requestId, respond);
         const stored = await claimIdempotencyKey(db, { ...claim, now: now() });
         if (stored) return replay(stored, requestId);
