@@ -12,8 +12,18 @@ type Route = { segments: string[]; file: string };
 type Rewrite = { source: string; destination: string };
 
 const appDir = path.resolve(__dirname, '../../app');
-let routes: Route[] | null = null;
-let rewrites: Rewrite[] | null = null;
+/** The route table and next.config's rewrites, read once; concurrent first calls wait for the same read. */
+let table: Promise<{ routes: Route[]; rewrites: Rewrite[] }> | null = null;
+
+function loadTable(): Promise<{ routes: Route[]; rewrites: Rewrite[] }> {
+  table ??= (async () => {
+    const routes: Route[] = [];
+    scan(appDir, [], routes);
+    const rw = await nextConfig.rewrites();
+    return { routes, rewrites: rw.beforeFiles as Rewrite[] };
+  })();
+  return table;
+}
 
 function scan(dir: string, segments: string[], out: Route[]) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -77,8 +87,8 @@ function compileSource(source: string): { re: RegExp; names: string[] } {
   return { re: new RegExp(`^${out}$`), names };
 }
 
-function applyRewrites(pathname: string): string {
-  for (const r of rewrites!) {
+function applyRewrites(rewrites: Rewrite[], pathname: string): string {
+  for (const r of rewrites) {
     const { re, names } = compileSource(r.source);
     const m = re.exec(pathname);
     if (!m) continue;
@@ -92,14 +102,9 @@ function applyRewrites(pathname: string): string {
 }
 
 export async function dispatch(req: Request): Promise<Response> {
-  if (!routes) {
-    routes = [];
-    scan(appDir, [], routes);
-    const rw = await nextConfig.rewrites();
-    rewrites = rw.beforeFiles as Rewrite[];
-  }
+  const { routes, rewrites } = await loadTable();
   const url = new URL(req.url);
-  const pathname = applyRewrites(url.pathname);
+  const pathname = applyRewrites(rewrites, url.pathname);
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
   const candidates = routes
     .map((r) => ({ r, params: match(r, parts) }))
