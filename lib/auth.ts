@@ -6,7 +6,8 @@ import { eq } from 'drizzle-orm';
 import { getDb, type Db } from './db/client';
 import { admins, companies } from './db/schema';
 import { consoleSessionSecret } from './config';
-import { attemptSignIn, clientAddress } from './console/sign-in';
+import { attemptSignIn } from './console/sign-in';
+import { clientAddress } from './net/client-address';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
 

@@ -12,7 +12,7 @@ import { describeIssue } from './zod-errors';
 import { checkStorable } from './input';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
-import { clientAddress } from './client-address';
+import { clientAddress } from '../net/client-address';
 import type { Page } from './pagination';
 
 const OPERATOR_SCOPE = '_operator';
@@ -140,7 +140,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
         authenticateAdmin(req.headers.get('authorization'));
       }
       const reads = req.method !== 'GET' && req.method !== 'DELETE' && req.method !== 'HEAD';
-      if (auth === 'none' && reads) checkAddressRateLimit(clientAddress(req));
+      // Callers without a usable address share one bucket.
+      if (auth === 'none' && reads) checkAddressRateLimit(clientAddress(req.headers) ?? 'unknown');
       const rawParams = (await context.params) ?? {};
       const params: Record<string, string> = {};
       // Next.js hands over path parameters already decoded: decoding again would turn %2541 into A.

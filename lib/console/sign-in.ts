@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { and, count, eq, gt, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { admins, companies, signInAttempts } from '../db/schema';
@@ -14,34 +13,6 @@ type Scope = keyof typeof SIGN_IN_LIMITS;
 
 export type SignedInAdmin = { id: string; email: string; companyId: string; companyName: string; role: string; sessionVersion: number };
 export type SignInResult = { status: 'ok'; admin: SignedInAdmin } | { status: 'failed' } | { status: 'locked' };
-
-/**
- * The client's address as the sign-in limits key it: the last X-Forwarded-For entry, which is
- * the one the nearest proxy added (Next.js itself sets the header to the peer address when no
- * proxy did; entries further left are whatever the client sent). IPv6 addresses are keyed by
- * their /64, which one client usually holds whole. Null when there is no usable address.
- */
-export function clientAddress(headers: Headers | Record<string, string | string[] | undefined>): string | null {
-  const raw = headers instanceof Headers ? headers.get('x-forwarded-for') : headers['x-forwarded-for'];
-  const value = Array.isArray(raw) ? raw.join(',') : raw;
-  const last = value?.split(',').map((s) => s.trim()).filter(Boolean).pop();
-  if (!last) return null;
-  let address = last.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/%.*$/, '');
-  if (net.isIPv4(address.replace(/:\d+$/, ''))) address = address.replace(/:\d+$/, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) address = mapped[1];
-  if (net.isIPv4(address)) return address;
-  if (net.isIPv6(address)) return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
-  return null;
-}
-
-function expandIPv6(address: string): string[] {
-  const [head, tail = ''] = address.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = address.includes('::') && tail ? tail.split(':') : [];
-  const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
-  return groups.map((g) => (g.includes('.') ? g : parseInt(g, 16).toString(16)));
-}
 
 /** The lower-cased email, as the admins' unique index compares them. */
 const lockEnd = (at: Date) => new Date(at.getTime() + SIGN_IN_LOCK_MS);

@@ -1,7 +1,8 @@
 import net from 'node:net';
 
 /**
- * The client's network address, for per-address limits on unauthenticated calls.
+ * The client's network address, for per-address limits (unauthenticated API calls, console
+ * sign-in attempts), or null when there is no usable one.
  *
  * Route handlers do not see the connection, only headers. Next.js fills `X-Forwarded-For` with
  * the connection's peer address when a request arrives without one, and a proxy in front
@@ -13,12 +14,18 @@ import net from 'node:net';
  *
  * IPv6 addresses are taken by their /64 network: one subscriber usually holds a whole /64.
  */
-export function clientAddress(req: Request): string {
-  const last = req.headers.get('x-forwarded-for')?.split(',').pop()?.trim() ?? '';
-  const address = last.replace(/^\[(.*)\]$/, '$1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+export function clientAddress(headers: Headers | Record<string, string | string[] | undefined>): string | null {
+  const raw = headers instanceof Headers ? headers.get('x-forwarded-for') : headers['x-forwarded-for'];
+  const value = Array.isArray(raw) ? raw.join(',') : raw;
+  const last = value?.split(',').pop()?.trim();
+  if (!last) return null;
+  // Some proxies write a port ([v6]:port, v4:port) or a zone (fe80::1%eth0): neither names the client.
+  let address = last.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/%.*$/, '');
+  if (net.isIPv4(address.replace(/:\d+$/, ''))) address = address.replace(/:\d+$/, '');
+  address = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
   if (net.isIPv4(address)) return address;
   if (net.isIPv6(address)) return `${network64(address)}::/64`;
-  return 'unknown';
+  return null;
 }
 
 /** The first four groups of an IPv6 address, written out (`2001:db8::1` → `2001:db8:0:0`). */
