@@ -9,6 +9,9 @@ export type Units = string;
 
 export const MAX_DECIMALS = 12;
 
+/** The most one card payment can be: the processor refuses more than $999,999.99. */
+export const MAX_CHARGE_CENTS = 99_999_999;
+
 /** Parses a caller's number or numeric string into a canonical decimal string, or null. */
 export function parseUnits(value: unknown): Units | null {
   if (typeof value !== 'number' && typeof value !== 'string') return null;

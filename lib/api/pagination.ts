@@ -10,10 +10,3 @@ export const listQuery = z.strictObject({
   starting_after: z.string().min(1).optional(),
 });
 export type ListQuery = z.infer<typeof listQuery>;
-
-export type Page<T> = { items: T[]; hasMore: boolean };
-
-/** Fetch limit + 1 rows, ordered newest first; the extra row only tells whether more exist. */
-export function toPage<T>(rows: T[], limit: number): Page<T> {
-  return { items: rows.slice(0, limit), hasMore: rows.length > limit };
-}

@@ -13,7 +13,7 @@ import { checkStorable } from './input';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
 import { clientAddress } from '../net/client-address';
-import type { Page } from './pagination';
+import type { Page } from '../db/keyset';
 
 const OPERATOR_SCOPE = '_operator';
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { accounts, collectorLinks } from '../db/schema';
-import { toPage } from '../api/pagination';
+import { toPage } from '../db/keyset';
 
 /**
  * Accounts on a plan, or moving to it at their next renewal, newest first, by keyset. Walks the

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { parseUnits } from '../../money';
-
-export const DENOMINATION_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+import { MAX_CHARGE_CENTS, parseUnits } from '../../money';
+import { DENOMINATION_RE } from '../../billing/balances/denomination';
 
 export const denomination = z
   .string({ error: 'must be a string' })
@@ -28,8 +27,7 @@ export const units = z.union([z.number(), z.string()], { error: 'must be a numbe
 export const nonNegativeUnits = units.refine((v) => !v.startsWith('-'), 'must not be negative');
 export const positiveUnits = units.refine((v) => !v.startsWith('-') && Number(v) !== 0, 'must be greater than 0');
 
-/** The most one card payment can be: the processor refuses more than $999,999.99. */
-export const MAX_CHARGE_CENTS = 99_999_999;
+export { MAX_CHARGE_CENTS };
 
 function centsUpTo(max: number) {
   return z.union([z.number(), z.string()], { error: 'must be an integer number of cents' }).transform((v, ctx) => {

@@ -5,7 +5,8 @@ import { newId } from '../../ids';
 import { now } from '../../clock';
 import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
-import { toPage } from '../../api/pagination';
+import { MAX_CHARGE_CENTS } from '../../money';
+import { toPage } from '../../db/keyset';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { PaymentMethodSummary } from '../../db/schema';
 import { chargeAccount, findRequestCharge, resumeCharge, type Measured } from '../charges/charges';
@@ -13,11 +14,26 @@ import { periodChargeFor, startPlanPeriod } from '../plans/attach';
 import type { Plan } from '../plans/plans';
 import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
-import type { AccountCreate, AccountUpdate } from '../../api/schemas/accounts';
-import { MAX_CHARGE_CENTS } from '../../api/schemas/common';
 import type { Company } from '../companies/companies';
 
 export type Account = typeof accounts.$inferSelect;
+
+/** A new account, as the API's body parses into it. */
+export type AccountInput = {
+  name: string;
+  email: string;
+  metadata?: Record<string, unknown>;
+  processor_id?: string;
+  plan_id?: string;
+  plan_variable_amounts?: Record<string, string>;
+  enable_card_collector?: boolean;
+  token?: string;
+  billing_address_id?: string | null;
+  external_id?: string | null;
+};
+
+/** What PATCH changes on an account. */
+export type AccountPatch = { name?: string; email?: string; metadata?: Record<string, unknown>; billing_address_id?: string | null; external_id?: string | null };
 
 export function serializeAccount(a: Account, extra: Record<string, unknown> = {}) {
   return {
@@ -110,7 +126,7 @@ function escapeLike(s: string): string {
  * Validates everything about a new account before any side effect, so a bad plan id or
  * variable amount never leaves a processor customer or a half-made account behind.
  */
-export async function validateAccountInput({ db, companyId, input }: { db: Db; companyId: string; input: AccountCreate }) {
+export async function validateAccountInput({ db, companyId, input }: { db: Db; companyId: string; input: AccountInput }) {
   if (!input.plan_id) {
     if (input.plan_variable_amounts) throw invalid('plan_variable_amounts needs a plan_id.', 'plan_variable_amounts');
     return { plan: null };
@@ -143,7 +159,7 @@ export async function validateAccountInput({ db, companyId, input }: { db: Db; c
  * request (same Idempotency-Key) whose first charge was left pending carries on with the
  * account and charge of its first attempt.
  */
-export async function createAccount({ db, company, input, idempotencyKey = null }: { db: Db; company: Company; input: AccountCreate; idempotencyKey?: string | null }) {
+export async function createAccount({ db, company, input, idempotencyKey = null }: { db: Db; company: Company; input: AccountInput; idempotencyKey?: string | null }) {
   const { plan } = await validateAccountInput({ db, companyId: company.id, input });
   const chosen = input.plan_variable_amounts ?? null;
   const collector = input.enable_card_collector === true;
@@ -304,7 +320,7 @@ async function defaultPaymentMethod(stripe: Stripe, customerId: string): Promise
   }
 }
 
-export async function updateAccount({ db, companyId, accountId, input }: { db: Db; companyId: string; accountId: string; input: AccountUpdate }) {
+export async function updateAccount({ db, companyId, accountId, input }: { db: Db; companyId: string; accountId: string; input: AccountPatch }) {
   const [account] = await db
     .update(accounts)
     .set({

@@ -5,7 +5,7 @@ import { newId } from '../../ids';
 import { notFound } from '../../errors';
 import { add, sub, unitsOut, type Units } from '../../money';
 import type { Moved } from './crossings';
-import { toPage, type ListQuery } from '../../api/pagination';
+import { toPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
 export type Balance = BalanceRow & { pending: Units };
@@ -164,7 +164,7 @@ export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level:
   return row;
 }
 
-export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: ListQuery; denomination?: string }) {
+export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: PageQuery; denomination?: string }) {
   const rows = await db
     .select()
     .from(transactions)

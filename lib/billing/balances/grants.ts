@@ -1,14 +1,6 @@
 import type { Db } from '../../db/client';
-import { invalid } from '../../errors';
-import { DENOMINATION_RE } from '../../api/schemas/common';
 import { ensureBalances, findBalance, moveBalance, type Balance } from './balances';
-
-export function checkDenomination(denomination: string): string {
-  if (!DENOMINATION_RE.test(denomination)) {
-    throw invalid('A denomination is 1 to 64 letters, digits, and . _ : - (starting with a letter or digit).', 'denomination');
-  }
-  return denomination;
-}
+import { checkDenomination } from './denomination';
 
 /** Creates the balance (idempotent) and, with an amount, grants units as one ledger row. */
 export async function createOrGrantBalance({

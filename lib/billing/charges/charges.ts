@@ -6,7 +6,7 @@ import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { log } from '../../log';
 import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
-import { toPage, type ListQuery } from '../../api/pagination';
+import { toPage, type PageQuery } from '../../db/keyset';
 import { enqueueNotifications } from '../webhooks/outbox';
 import type { Company } from '../companies/companies';
 
@@ -56,7 +56,7 @@ export function serializeCharge(c: Charge) {
   };
 }
 
-export async function listCharges({ db, accountId, page }: { db: Db; accountId: string; page: ListQuery }) {
+export async function listCharges({ db, accountId, page }: { db: Db; accountId: string; page: PageQuery }) {
   const rows = await db
     .select()
     .from(charges)

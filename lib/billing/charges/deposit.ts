@@ -2,7 +2,8 @@ import type { Db } from '../../db/client';
 import { now as clockNow } from '../../clock';
 import { getAccount } from '../accounts/accounts';
 import { findBalance, type Balance } from '../balances/balances';
-import { checkDenomination, createOrGrantBalance } from '../balances/grants';
+import { createOrGrantBalance } from '../balances/grants';
+import { checkDenomination } from '../balances/denomination';
 import type { Company } from '../companies/companies';
 import { chargeAccount } from './charges';
 

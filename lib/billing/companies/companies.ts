@@ -6,7 +6,7 @@ import { newId, newSecret } from '../../ids';
 import { now } from '../../clock';
 import { conflict, invalid, notFound } from '../../errors';
 import { isLiveKey, processorIsStandIn } from '../../processor/stripe';
-import { toPage, type ListQuery } from '../../api/pagination';
+import { toPage, type PageQuery } from '../../db/keyset';
 
 export type Company = typeof companies.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
@@ -115,7 +115,7 @@ export async function revokeApiKey({ db, companyId, keyId }: { db: Db; companyId
   return existing;
 }
 
-export async function listApiKeys({ db, companyId, page }: { db: Db; companyId: string; page: ListQuery }) {
+export async function listApiKeys({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
   const rows = await db
     .select()
     .from(apiKeys)

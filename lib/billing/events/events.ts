@@ -4,8 +4,7 @@ import { accounts, events, plans, transactions } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
-import { toPage } from '../../api/pagination';
-import type { BatchItem, EventListQuery } from '../../api/schemas/events';
+import { toPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
 import type { Notification } from '../webhooks/outbox';
 import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
@@ -14,6 +13,28 @@ import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 
 export type EventRow = typeof events.$inferSelect;
+
+/** One event as the API's body parses into it; a batch item also names its account. */
+export type EventInput = {
+  type: string;
+  cost_override?: { amount: Units; denomination: string };
+  cost_override_amount?: Units;
+  cost_override_denomination?: string;
+  metadata?: Record<string, unknown>;
+  state?: 'pending' | 'complete';
+  gate_on_balance?: boolean;
+  idempotency_key?: string;
+};
+export type BatchItem = EventInput & { account_id: string };
+
+/** The filters of GET /v1/companies/{company_id}/events. */
+export type EventFilter = PageQuery & {
+  account_id?: string;
+  type?: string;
+  state?: 'pending' | 'complete' | 'cancelled' | 'rejected';
+  created_gte?: string;
+  created_lt?: string;
+};
 export { HOLD_MS };
 
 /** An expired hold reads as cancelled even before the worker has flipped it. */
@@ -305,7 +326,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
  * case is one statement (see single.ts); a first event on a new balance or an idempotent
  * repeat takes the general path.
  */
-export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }): Promise<{ event: EventRow; balance: Balance | null }> {
+export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date }): Promise<{ event: EventRow; balance: Balance | null }> {
   const fast = await recordSingleEvent({ db, companyId, accountId, input, now });
   if (fast === 'not_found') throw notFound('account', 'account_id');
   let result = fast;
@@ -368,7 +389,7 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
 }
 
 /** The company's events, newest first, with the filters of GET /v1/companies/{company_id}/events. */
-export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventListQuery; now: Date }) {
+export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventFilter; now: Date }) {
   const stateFilter =
     q.state === 'pending'
       ? and(eq(events.state, 'pending'), gt(events.expiresAt, now))

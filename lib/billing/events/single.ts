@@ -1,10 +1,10 @@
 import { compile, runCompiled, sql, type Compiled, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { add, type Units } from '../../money';
-import type { BatchItem } from '../../api/schemas/events';
 import type { events } from '../../db/schema';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
+import type { EventInput } from './events';
 
 type EventRow = typeof events.$inferSelect;
 
@@ -45,7 +45,7 @@ let singleEvent: Compiled | undefined;
  * outbox rows. Returns null when the general path must take over: the balance does not exist
  * yet, the idempotency key was already used, or the event crosses something that notifies.
  */
-export async function recordSingleEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: Omit<BatchItem, 'account_id'>; now: Date }): Promise<{ event: EventRow; balance: Balance | null } | 'not_found' | null> {
+export async function recordSingleEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date }): Promise<{ event: EventRow; balance: Balance | null } | 'not_found' | null> {
   const ovrAmount = input.cost_override?.amount ?? input.cost_override_amount ?? null;
   const ovrDenomination = input.cost_override?.denomination ?? input.cost_override_denomination ?? null;
   const gate = input.gate_on_balance ?? false;

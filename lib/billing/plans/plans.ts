@@ -5,10 +5,22 @@ import { newId } from '../../ids';
 import { now } from '../../clock';
 import { notFound } from '../../errors';
 import { unitsOut } from '../../money';
-import { toPage, type ListQuery } from '../../api/pagination';
-import type { PlanCreate } from '../../api/schemas/plans';
+import { toPage, type PageQuery } from '../../db/keyset';
 
 export type Plan = typeof plans.$inferSelect;
+/** A new plan, as the API's body parses into it (amounts are exact decimal strings). */
+export type PlanInput = {
+  name: string;
+  charge_amount: number;
+  charge_denomination: string;
+  billing_period: 'day' | 'week' | 'month' | 'year';
+  overage_charge_mode: string;
+  threshold_alert_percentage?: string | null;
+  balances: { amount: string; denomination: string; overage_charge_amount?: number; overage_charge_denomination?: string; variable_unit_price?: string }[];
+  billing_rules: { type: string; amount: string; denomination: string }[];
+  flags: Record<string, boolean>;
+  metadata?: Record<string, unknown>;
+};
 export type PlanBalance = { amount: string; denomination: string; overage_charge_amount: number; overage_charge_denomination: string; variable_unit_price: string | null };
 
 export function planBalances(p: Plan): PlanBalance[] {
@@ -40,7 +52,7 @@ export function serializePlan(p: Plan) {
   };
 }
 
-export async function createPlan({ db, companyId, input }: { db: Db; companyId: string; input: PlanCreate }) {
+export async function createPlan({ db, companyId, input }: { db: Db; companyId: string; input: PlanInput }) {
   const at = now();
   const [plan] = await db
     .insert(plans)
@@ -76,7 +88,7 @@ export async function getPlan({ db, companyId, planId, param = 'plan_id' }: { db
   return plan;
 }
 
-export async function listPlans({ db, companyId, page }: { db: Db; companyId: string; page: ListQuery }) {
+export async function listPlans({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
   const rows = await db
     .select()
     .from(plans)

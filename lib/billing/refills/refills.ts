@@ -7,7 +7,7 @@ import { cmp, roundCents, sub, toUnits, unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, moveBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
-import { checkDenomination } from '../balances/grants';
+import { checkDenomination } from '../balances/denomination';
 import { chargeAccount, findRequestCharge, resumeCharge, type Charge, type Effect } from '../charges/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';

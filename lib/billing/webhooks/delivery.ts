@@ -8,8 +8,7 @@ import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
 import { log } from '../../log';
 import { stringifyJson, toUnits, unitsOut } from '../../money';
-import { toPage } from '../../api/pagination';
-import type { DeliveryListQuery } from '../../api/schemas/webhooks';
+import { toPage, type PageQuery } from '../../db/keyset';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
 import { postWebhook, SEND_ERRORS, type SendError } from './send';
 import { setting } from '../../env';
@@ -533,7 +532,7 @@ async function deliveriesWithAttempts(db: Db, w: Webhook, where: ReturnType<type
 }
 
 /** A webhook's deliveries, newest first, each with its attempts oldest first. */
-export async function listDeliveries({ db, companyId, webhookId, page }: { db: Db; companyId: string; webhookId: string; page: DeliveryListQuery }) {
+export async function listDeliveries({ db, companyId, webhookId, page }: { db: Db; companyId: string; webhookId: string; page: PageQuery & { status?: 'pending' | 'sending' | 'succeeded' | 'failed' } }) {
   const w = await getWebhook({ db, companyId, webhookId });
   const rows = await deliveriesWithAttempts(
     db,

@@ -6,13 +6,19 @@ import { newId } from '../../ids';
 import { now } from '../../clock';
 import { decrypt, encrypt } from '../../crypto';
 import { conflict, invalid, notFound } from '../../errors';
-import { toPage, type ListQuery } from '../../api/pagination';
-import type { TypeRegistration, WebhookCreate, WebhookUpdate } from '../../api/schemas/webhooks';
+import { toPage, type PageQuery } from '../../db/keyset';
 import { literalHostProblem } from '../../net/destinations';
 import { TOPICS, type Topic } from './topics';
 
 export type Webhook = typeof webhooks.$inferSelect;
 export type Style = 'topic' | 'type';
+
+/** Variant B registration; null or a missing username means no Basic credentials. */
+export type WebhookInput = { url: string; username?: string | null; password?: string | null };
+/** What PATCH changes; null clears the credentials. */
+export type WebhookPatch = { url?: string; username?: string | null; password?: string | null };
+/** Variant A: one event type at one url. */
+export type TypeRegistration = { type: Topic; url: string };
 
 /** Webhooks one company may have: each one takes send slots and a share of the sender's time. */
 export const MAX_WEBHOOKS_PER_COMPANY = 20;
@@ -99,7 +105,7 @@ async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, strin
 }
 
 /** Variant B: a webhook with optional Basic credentials, subscribed to topics separately. */
-export async function createWebhook({ db, companyId, input }: { db: Db; companyId: string; input: WebhookCreate }): Promise<WebhookWithTopics> {
+export async function createWebhook({ db, companyId, input }: { db: Db; companyId: string; input: WebhookInput }): Promise<WebhookWithTopics> {
   requireAllowedUrl(input.url);
   const at = now();
   return db.transaction(async (tx) => {
@@ -163,7 +169,7 @@ export async function getWebhookWithTopics(args: { db: Db; companyId: string; we
   return { webhook, topics: (await topicsOf(args.db, [webhook.id])).get(webhook.id) ?? [] };
 }
 
-export async function listWebhooks({ db, companyId, page }: { db: Db; companyId: string; page: ListQuery }) {
+export async function listWebhooks({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
   const rows = await db
     .select()
     .from(webhooks)
@@ -175,7 +181,7 @@ export async function listWebhooks({ db, companyId, page }: { db: Db; companyId:
   return { items: result.items.map((w) => ({ id: w.id, webhook: w, topics: topics.get(w.id) ?? [] })), hasMore: result.hasMore };
 }
 
-export async function updateWebhook({ db, companyId, webhookId, input }: { db: Db; companyId: string; webhookId: string; input: WebhookUpdate }): Promise<WebhookWithTopics> {
+export async function updateWebhook({ db, companyId, webhookId, input }: { db: Db; companyId: string; webhookId: string; input: WebhookPatch }): Promise<WebhookWithTopics> {
   if (input.url !== undefined) requireAllowedUrl(input.url);
   const current = await getWebhook({ db, companyId, webhookId });
   const username = input.username !== undefined ? input.username : current.username;

@@ -3,7 +3,8 @@ import { balanceCreate } from '@/lib/api/schemas/balances';
 import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { getBalance, serializeBalance } from '@/lib/billing/balances/balances';
-import { checkDenomination, createOrGrantBalance } from '@/lib/billing/balances/grants';
+import { createOrGrantBalance } from '@/lib/billing/balances/grants';
+import { checkDenomination } from '@/lib/billing/balances/denomination';
 
 // POST /v1/accounts/{account_id}/balance/{denomination} – create (idempotent) and optionally grant units
 export const POST = withCompany({ body: balanceCreate, optionalBody: true, atomic: true }, async ({ db, company, params, body }) => {
