@@ -7,6 +7,8 @@ import { getDatabase } from './db/client';
 import { companies } from './db/schema';
 import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
+import { registerBillingTasks } from './billing/tasks';
+import { startWorker, syncTestClock } from './jobs/worker';
 import { migrationsApplied } from './probes';
 import { exitOnSignals } from './shutdown';
 import { log } from './log';
@@ -41,6 +43,7 @@ export async function boot(): Promise<void> {
     launcher.__billingSignals = true;
     exitOnSignals(() => ({ servers: launcher.__billingHttpServers ?? [] }));
   }
+  registerBillingTasks();
   const database = await getDatabase();
   let ready = false;
   try {
@@ -50,14 +53,10 @@ export async function boot(): Promise<void> {
     log.warn({ err }, 'The database does not answer yet; readiness answers 503 until it does');
   }
   if (ready) {
-    const { syncTestClock } = await import('./jobs/worker');
     await syncTestClock(database.db);
     if (database.kind === 'embedded' && !setting('ADMIN_TOKEN')) await seedDemo();
   }
-  if (setting('WORKER')) {
-    const { startWorker } = await import('./jobs/worker');
-    startWorker();
-  }
+  if (setting('WORKER')) startWorker();
 }
 
 async function seedDemo(): Promise<void> {

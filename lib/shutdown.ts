@@ -4,6 +4,7 @@ import { markStopping } from './probes';
 import { log } from './log';
 import { flushTracing } from './tracing';
 import { setting } from './env';
+import { stopWorker } from './jobs/worker';
 
 /**
  * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
@@ -80,7 +81,7 @@ export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[]
     const deadline = Date.now() + timeout;
     const [http, worker] = await Promise.all([
       Promise.all([...(opts.servers ?? [])].map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))).then((r) => r.every(Boolean)),
-      beforeDeadline(import('./jobs/worker').then((w) => w.stopWorker()), deadline),
+      beforeDeadline(stopWorker(), deadline),
     ]);
     if (!http) log.error(`shutdown: requests still running after ${timeout} ms were cut off`);
     if (!worker) log.error(`shutdown: background work still running after ${timeout} ms was cut off; its leases expire and another process takes it over`);

@@ -6,6 +6,7 @@
 import type { Server } from 'node:http';
 import { getDatabase } from '../lib/db/client';
 import { startWorker } from '../lib/jobs/worker';
+import { registerBillingTasks } from '../lib/billing/tasks';
 import { appSecret } from '../lib/config';
 import { startProbeServer } from '../lib/probes';
 import { exitOnSignals } from '../lib/shutdown';
@@ -35,6 +36,7 @@ try {
   process.exit(1);
 }
 registry();
+registerBillingTasks();
 startWorker();
 if (healthPort !== undefined) {
   const server = await startProbeServer(healthPort);

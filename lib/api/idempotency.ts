@@ -4,8 +4,10 @@ import { idempotencyKeys } from '../db/schema';
 import { decrypt, encrypt, sha256 } from '../crypto';
 import { ApiError } from '../errors';
 
-/** How long a key answers with its stored response; after that the worker deletes it (lib/jobs/retention.ts). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+import { IDEMPOTENCY_TTL_MS } from '../db/retention';
+
+/** How long a key answers with its stored response; after that the worker deletes it (lib/db/retention.ts). */
+export { IDEMPOTENCY_TTL_MS };
 const ABANDONED_MS = 60_000;
 
 export type Stored = { status: number; body: string };

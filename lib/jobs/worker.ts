@@ -1,6 +1,5 @@
 import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/client';
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
-import { expireHolds } from '../billing/events/events';
 import { claimJobs, failJob, finishJob, releaseJobs, type Job } from './queue';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
@@ -22,6 +21,11 @@ export type Task = {
 };
 export type JobHandler = (db: Db, job: Job, now: Date) => Promise<void>;
 
+/**
+ * What the worker runs. The domain registers its tasks and job handlers at process start; this
+ * module runs whatever is registered and knows nothing of what the work is. Process-wide, since
+ * route handlers and instrumentation are separate module instances in one process.
+ */
 type Registry = { tasks: Task[]; handlers: Map<string, JobHandler> };
 const registry: Registry = ((globalThis as { __billingJobs?: Registry }).__billingJobs ??= { tasks: [], handlers: new Map() });
 
@@ -32,13 +36,11 @@ export function registerJobHandler(kind: string, handler: JobHandler): void {
   registry.handlers.set(kind, handler);
 }
 
+const JOBS_TASK = 'jobs';
+
+/** The worker's own task: run the queued jobs with their registered handlers. */
 registerTask({
-  name: 'expire-holds',
-  run: expireHolds,
-  nextDue: async (db, after) => minDate(db, sql`select min(expires_at) as at from events where state = 'pending' and expires_at > ${after.toISOString()}::timestamptz`),
-});
-registerTask({
-  name: 'jobs',
+  name: JOBS_TASK,
   run: async (db, now, opts) => {
     const jobs = await claimJobs(db, now);
     for (const [i, job] of jobs.entries()) {
@@ -66,14 +68,14 @@ export async function minDate(db: Db, statement: ReturnType<typeof sql>): Promis
   return row?.at ? new Date(row.at) : null;
 }
 
-/** Loads the domain modules that register tasks and job handlers. */
-async function loadTasks(): Promise<void> {
-  await import('./tasks');
+/** Work stepped with nothing registered would silently do nothing: a process that forgot to register fails instead. */
+function requireTasks(): void {
+  if (!registry.tasks.some((t) => t.name !== JOBS_TASK)) throw new Error('No worker tasks are registered: register the domain\'s tasks at process start before running due work.');
 }
 
 /** Runs everything due at `now` until nothing is left (in the background, until nothing more can start). */
 export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Promise<number> {
-  await loadTasks();
+  requireTasks();
   let total = 0;
   for (let round = 0; round < 1000; round++) {
     let handled = 0;
@@ -89,13 +91,12 @@ export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Prom
 
 /** The registered tasks (their `nextDue` tells how late their work is: lib/metrics). */
 export async function registeredTasks(): Promise<readonly Task[]> {
-  await loadTasks();
   return registry.tasks;
 }
 
 /** The earliest time any task has work due, to step the test clock through it in order. */
 export async function nextDueAt(db: Db, after: Date): Promise<Date | null> {
-  await loadTasks();
+  requireTasks();
   let earliest: Date | null = null;
   for (const task of registry.tasks) {
     const at = task.nextDue ? await task.nextDue(db, after) : null;

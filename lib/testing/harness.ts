@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { openEmbedded, openPostgres, setDatabase, type Database } from '../db/client';
 import { createCompany } from '../billing/companies/companies';
+import { registerBillingTasks } from '../billing/tasks';
 import { dispatch } from './router';
 
 export type TestDb = { database: Database; kind: 'embedded' | 'postgres'; url: string | null };
@@ -13,6 +14,8 @@ export type TestDb = { database: Database; kind: 'embedded' | 'postgres'; url: s
  */
 export function useTestDatabase(): TestDb {
   const handle = {} as TestDb;
+  // As a server's boot does: the test clock's advance and the worker run the domain's tasks.
+  registerBillingTasks();
   beforeAll(async () => {
     if (process.env.TEST_DB === 'postgres') {
       const base = inject('postgresUrl');

@@ -8,15 +8,16 @@ import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { MAX_CHARGE_CENTS } from '../../money';
 import { toPage } from '../../db/keyset';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
-import type { PaymentMethodSummary } from '../../db/schema';
-import { chargeAccount, findRequestCharge, resumeCharge, type Measured } from '../charges/charges';
-import { periodChargeFor, startPlanPeriod } from '../plans/attach';
-import type { Plan } from '../plans/plans';
+import type { Account, PaymentMethodSummary } from '../../db/schema';
+import { findRequestCharge } from '../charges/charges';
+import { resumeChargeFor } from '../settlement';
+import { activatePlan, pendingPlanError } from '../plans/activate';
+import { periodChargeFor } from '../plans/plans';
 import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
 import type { Company } from '../companies/companies';
 
-export type Account = typeof accounts.$inferSelect;
+export type { Account };
 
 /** A new account, as the API's body parses into it. */
 export type AccountInput = {
@@ -235,75 +236,13 @@ async function resumeAccountCreation(db: Db, company: Company, idempotencyKey: s
   if (!earlier) return null;
   const [account] = await db.select().from(accounts).where(and(eq(accounts.id, earlier.accountId), eq(accounts.companyId, company.id)));
   if (!account) return null;
-  const outcome = await resumeCharge({ db, company, account, charge: earlier, now: now() });
+  const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now: now() });
   if (!outcome.ok) {
     if (outcome.charge.status === 'failed') await db.delete(accounts).where(eq(accounts.id, account.id));
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
   return fresh;
-}
-
-function pendingPlanError(account: Pick<Account, 'id'>, chargeId: string, reason: 'start' | 'upgrade'): ApiError {
-  return new ApiError(
-    'processor_error',
-    `The payment processor did not confirm charge ${chargeId} in time. Account ${account.id} keeps it pending and its outcome is settled automatically: the plan ${reason === 'start' ? 'starts' : 'changes'} only if it was paid, and a retry with the same Idempotency-Key never charges twice.`,
-    null,
-    { account_id: account.id, charge_id: chargeId, charge_pending: true },
-  );
-}
-
-/** Starts a plan: free plans at once, chargeable ones when their charge succeeded. */
-export async function activatePlan({
-  db,
-  company,
-  account,
-  plan,
-  chosen,
-  charge,
-  reason,
-  credit = 0,
-  overage = { cents: 0, lines: [] },
-  measured,
-  idempotencyKey = null,
-}: {
-  db: Db;
-  company: Company;
-  account: Account;
-  plan: Plan;
-  chosen: Record<string, string> | null;
-  charge: number;
-  reason: 'start' | 'upgrade';
-  /** Cents of unused time of the old plan already taken off `charge` (upgrades). */
-  credit?: number;
-  /** Postpaid overage of the old plan already included in `charge` (upgrades). */
-  overage?: { cents: number; lines: string[] };
-  /** The old plan's balances the charge was priced on (upgrades): the new period starts from them. */
-  measured?: Measured;
-  /** The API request's Idempotency-Key: its retry finds this charge. */
-  idempotencyKey?: string | null;
-}) {
-  const at = now();
-  if (charge <= 0) {
-    await db.transaction((tx) => startPlanPeriod(tx, { accountId: account.id, companyId: company.id, plan, chosen, reason, measured, now: at }));
-    return;
-  }
-  const outcome = await chargeAccount({
-    db,
-    company,
-    account,
-    amount: charge,
-    reason: reason === 'start' ? 'plan_start' : 'plan_change',
-    description:
-      reason === 'start'
-        ? `Plan ${plan.name}: first period`
-        : [`Plan change to ${plan.name}: ${charge - overage.cents + credit} cents less ${credit} cents credit for unused time`, ...overage.lines].join('; '),
-    effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason, ...(measured && { measured }) }],
-    now: at,
-    idempotencyKey,
-  });
-  if (!outcome.ok && outcome.charge.status === 'pending') throw pendingPlanError(account, outcome.charge.id, reason);
-  if (!outcome.ok) throw outcome.error!;
 }
 
 async function defaultPaymentMethod(stripe: Stripe, customerId: string): Promise<PaymentMethodSummary | null> {

@@ -5,10 +5,11 @@ import { accounts, type PaymentMethodSummary } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { now } from '../../clock';
 import { log } from '../../log';
+import { retryPastDueRenewal } from '../plans/renewals';
 import { ApiError } from '../../errors';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Company } from '../companies/companies';
-import type { Account } from './accounts';
+import type { Account } from '../../db/schema';
 
 export function requireProcessor(company: Pick<Company, 'processorKeyEnc'>): Stripe {
   const stripe = processorFor(company);
@@ -55,7 +56,6 @@ export async function attachCard({ db, company, account, token }: { db: Db; comp
   if (updated.planStatus === 'PAST_DUE') {
     // A new card is the usual answer to a failed renewal: try it now, not at the next retry slot.
     // Its outcome shows on the account and its charges; the card itself is attached either way.
-    const { retryPastDueRenewal } = await import('../plans/renewals');
     try {
       await retryPastDueRenewal(db, updated.id, now());
     } catch (err) {

@@ -7,11 +7,12 @@ import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { attachCard } from './cards';
-import { activatePlan, type Account } from './accounts';
+import type { Account } from './accounts';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
-import { periodChargeFor } from '../plans/attach';
+import { activatePlan } from '../plans/activate';
+import { periodChargeFor } from '../plans/plans';
 import { setting } from '../../env';
 
 

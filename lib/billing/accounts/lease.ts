@@ -2,7 +2,7 @@ import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts } from '../../db/schema';
 import { conflict } from '../../errors';
-import type { Account } from './accounts';
+import type { Account } from '../../db/schema';
 
 const LEASE_MS = 10 * 60_000;
 

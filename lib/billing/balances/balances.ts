@@ -4,7 +4,7 @@ import { balances, transactions } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
 import { add, sub, unitsOut, type Units } from '../../money';
-import type { Moved } from './crossings';
+import { afterBalancesMoved, type Moved } from './crossings';
 import { toPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
@@ -208,7 +208,6 @@ async function lockForMove(db: Db, at: { accountId: string; denomination: string
 }
 
 async function notifyMoved(db: Db, change: Pick<Change, 'accountId' | 'companyId' | 'denomination'>, row: LedgerRow, locked: Locked, now: Date, extra: Pick<Moved, 'planAlert'> = {}) {
-  const { afterBalancesMoved } = await import('./crossings');
   await afterBalancesMoved(
     db,
     change.companyId,
@@ -243,7 +242,6 @@ export async function releaseHolds(
 ): Promise<void> {
   // In (account, denomination) order, like every writer that locks several balances.
   const sorted = [...released].sort((a, b) => (a.accountId === b.accountId ? (a.denomination < b.denomination ? -1 : 1) : a.accountId < b.accountId ? -1 : 1));
-  const { afterBalancesMoved } = await import('./crossings');
   for (const h of sorted) {
     const b = await lockForMove(db, h, now);
     if (!b) continue;

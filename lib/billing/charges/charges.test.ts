@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { charges as chargeRows } from '../../db/schema';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { captureLogs } from '../../testing/log-capture';
+import { chargeFor, reconcileCharges } from '../settlement';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -27,8 +28,7 @@ async function untilIntents(co: Co, n: number) {
 
 /** Runs the reconciler as if `seconds` had passed. */
 async function reconcileAfter(seconds: number) {
-  const { reconcilePendingCharges } = await import('./charges');
-  return reconcilePendingCharges(t.database.db, new Date(Date.now() + seconds * 1000));
+  return reconcileCharges(t.database.db, new Date(Date.now() + seconds * 1000));
 }
 
 const deposit = (co: Co, accountId: string, units: number, cents: number, headers?: Record<string, string>) =>
@@ -202,10 +202,9 @@ describe('charges', () => {
   it('reuses the charge and its processor key when work is retried with the same work key', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
-    const { chargeAccount } = await import('./charges');
     const req = await chargeRequest(fresh, a.id, 250, '25', { reason: 'refill_monthly', description: 'retried work', workKey: 'job:retried-work' });
-    const first = await chargeAccount(req);
-    const second = await chargeAccount(req);
+    const first = await chargeFor(req);
+    const second = await chargeFor(req);
     expect(first.ok && second.ok).toBe(true);
     expect(second.charge.id).toBe(first.charge.id);
     expect((await counts(fresh)).payment_intents).toBe(1);
@@ -338,17 +337,16 @@ describe('charges whose outcome is unknown', () => {
   it('a new request with a used Idempotency-Key whose charge failed is charged anew', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
-    const { chargeAccount } = await import('./charges');
     const req = await chargeRequest(fresh, a.id, 100, '1', { description: 'keyed', idempotencyKey: 'k-1' });
-    const first = await chargeAccount(req);
+    const first = await chargeFor(req);
     expect(first.ok).toBe(true);
-    expect((await chargeAccount(req)).charge.id).toBe(first.charge.id);
+    expect((await chargeFor(req)).charge.id).toBe(first.charge.id);
     await t.database.db.update(chargeRows).set({ status: 'failed' }).where(eq(chargeRows.id, first.charge.id));
-    const third = await chargeAccount(req);
+    const third = await chargeFor(req);
     expect(third.ok).toBe(true);
     expect(third.charge.id).not.toBe(first.charge.id);
     // A paid charge is reused only for the life of the key (24 hours).
-    const later = await chargeAccount({ ...req, now: new Date(Date.now() + 25 * 3600_000) });
+    const later = await chargeFor({ ...req, now: new Date(Date.now() + 25 * 3600_000) });
     expect(later.charge.id).not.toBe(third.charge.id);
     expect((await counts(fresh)).payment_intents).toBe(3);
   });
@@ -356,11 +354,10 @@ describe('charges whose outcome is unknown', () => {
   it('reports a charge recorded as failed meanwhile as failed, even when the processor then says paid', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });
-    const { chargeAccount } = await import('./charges');
     const req = await chargeRequest(fresh, a.id, 100, '1', { description: 'raced' });
     await local.control('fail', { delay_ms: 400, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
     const logs = captureLogs('error');
-    const running = chargeAccount(req);
+    const running = chargeFor(req);
     let row: { id: string } | undefined;
     for (let i = 0; i < 100 && !row; i++) {
       [row] = await t.database.db.select().from(chargeRows).where(eq(chargeRows.accountId, a.id));

@@ -13,31 +13,40 @@ import type { Company } from '../companies/companies';
 export type Charge = typeof charges.$inferSelect;
 
 /**
- * Plan balances as they were when the charge was priced (denomination → amount). The new period
- * starts from them, not from the balance at settlement: usage during the processor call counts
- * against the new period (new level = included + (current − measured)).
+ * What a charge pays for: a JSON value stored with the charge (its `kind` names the handler).
+ * This module records, attempts, settles and fails charges; what a payment buys is the caller's,
+ * through the handler map it passes.
  */
-export type Measured = Record<string, string>;
+export type PaidFor = { kind: string };
 
 /**
- * What a successful charge does, applied exactly once in the transaction that marks it paid.
- * A renewal's failure also has an effect (the account becomes PAST_DUE), applied in the
- * transaction that marks the charge failed.
+ * One handler per kind of effect: `paid` applies it exactly once, in the transaction that marks
+ * the charge paid; `failed`, if there is one, in the transaction that marks it failed.
  */
-export type Effect =
-  | { kind: 'grant'; denomination: string; amount: string; type: string; description: string }
-  | { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade'; measured?: Measured }
-  | { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured }
-  | {
-      kind: 'refill';
-      balance_id: string;
-      amount: string;
-      description: string;
-      periodic: boolean;
-      config?: Record<string, unknown>;
-      /** A mid-month change's credit in cents, shown again to a retried request. */
-      credit?: number;
-    };
+export type Handlers<E extends PaidFor> = {
+  [K in E['kind']]: {
+    paid: (tx: Db, charge: Charge, effect: Extract<E, { kind: K }>, now: Date) => Promise<void>;
+    failed?: (tx: Db, charge: Charge, effect: Extract<E, { kind: K }>, now: Date) => Promise<void>;
+  };
+};
+
+type Handler<E extends PaidFor> = { paid: (tx: Db, charge: Charge, effect: E, now: Date) => Promise<void>; failed?: (tx: Db, charge: Charge, effect: E, now: Date) => Promise<void> };
+
+/** The effects stored with a charge. */
+export function effectsOf<E extends PaidFor>(charge: Pick<Charge, 'metadata'>): E[] {
+  return ((charge.metadata as { effects?: E[] }).effects ?? []) as E[];
+}
+
+function handlerFor<E extends PaidFor>(handlers: Handlers<E>, effect: E): Handler<E> {
+  const handler = (handlers as unknown as Record<string, Handler<E> | undefined>)[effect.kind];
+  // A charge recorded with an effect no handler knows would be paid for nothing: never settle it so.
+  if (!handler) throw new Error(`no handler for a charge's effect of kind ${effect.kind}`);
+  return handler;
+}
+
+async function applyPaid<E extends PaidFor>(tx: Db, handlers: Handlers<E>, charge: Charge, now: Date): Promise<void> {
+  for (const effect of effectsOf<E>(charge)) await handlerFor(handlers, effect).paid(tx, charge, effect, now);
+}
 
 export function serializeCharge(c: Charge) {
   return {
@@ -66,14 +75,16 @@ export async function listCharges({ db, accountId, page }: { db: Db; accountId: 
   return toPage(rows, page.limit);
 }
 
-export type ChargeRequest = {
+export type ChargeRequest<E extends PaidFor> = {
   db: Db;
   company: Pick<Company, 'id' | 'processorKeyEnc'>;
   account: Pick<typeof accounts.$inferSelect, 'id' | 'processorId' | 'paymentMethod'>;
   amount: number;
   reason: string;
   description: string;
-  effects: Effect[];
+  effects: E[];
+  /** What each kind of effect does when the charge is paid (or fails). */
+  handlers: Handlers<E>;
   now: Date;
   /** Names work that may be retried (a job, a renewal attempt): the retry reuses its charge. */
   workKey?: string;
@@ -131,7 +142,7 @@ function outcomeOf(charge: Charge): ChargeOutcome {
  * failed, and the reconciler settles it. A charge of 0 cents calls no processor: it is recorded
  * as paid with its effects in one transaction.
  */
-export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> {
+export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): Promise<ChargeOutcome> {
   const { db, company, account, now } = req;
   const workKey = req.workKey ?? (req.idempotencyKey ? requestWorkKey(req.idempotencyKey, req.reason) : null);
   // Before any row is written: a company whose processor key cannot be used is not a decline.
@@ -153,7 +164,7 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
     updatedAt: now,
   };
   if (req.amount === 0) {
-    const free = await recordFreeCharge(db, values, now);
+    const free = await recordFreeCharge(db, req.handlers, values, now);
     if (free) return { charge: free, ok: true };
   } else {
     // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
@@ -163,16 +174,15 @@ export async function chargeAccount(req: ChargeRequest): Promise<ChargeOutcome> 
   const [charge] = workKey
     ? await db.select().from(charges).where(and(eq(charges.companyId, company.id), eq(charges.workKey, workKey)))
     : await db.select().from(charges).where(eq(charges.id, values.id));
-  return continueCharge(db, stripe, account, charge, now, charge.id === values.id);
+  return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id);
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
-async function recordFreeCharge(db: Db, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
+async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(charges).values(values).onConflictDoNothing().returning();
     if (!row) return null;
-    const { applyEffect } = await import('./effects');
-    for (const effect of (values.metadata as { effects: Effect[] }).effects) await applyEffect(tx, row, effect, now);
+    await applyPaid(tx, handlers, row, now);
     return row;
   });
 }
@@ -211,11 +221,26 @@ export async function findRequestCharge(db: Db, companyId: string, idempotencyKe
 }
 
 /** Carries on with an existing charge: a pending one is executed again under its processor key. */
-export async function resumeCharge(args: { db: Db; company: Pick<Company, 'id' | 'processorKeyEnc'>; account: Pick<typeof accounts.$inferSelect, 'processorId'>; charge: Charge; now: Date }): Promise<ChargeOutcome> {
-  return continueCharge(args.db, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false);
+export async function resumeCharge<E extends PaidFor>(args: {
+  db: Db;
+  handlers: Handlers<E>;
+  company: Pick<Company, 'id' | 'processorKeyEnc'>;
+  account: Pick<typeof accounts.$inferSelect, 'processorId'>;
+  charge: Charge;
+  now: Date;
+}): Promise<ChargeOutcome> {
+  return continueCharge(args.db, args.handlers, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false);
 }
 
-async function continueCharge(db: Db, stripe: Stripe | null, account: Pick<typeof accounts.$inferSelect, 'processorId'>, charge: Charge, now: Date, fresh: boolean): Promise<ChargeOutcome> {
+async function continueCharge<E extends PaidFor>(
+  db: Db,
+  handlers: Handlers<E>,
+  stripe: Stripe | null,
+  account: Pick<typeof accounts.$inferSelect, 'processorId'>,
+  charge: Charge,
+  now: Date,
+  fresh: boolean,
+): Promise<ChargeOutcome> {
   if (charge.status !== 'pending') return outcomeOf(charge);
   if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
     // An earlier attempt may have reached the processor: only a charge never tried can fail here.
@@ -227,9 +252,9 @@ async function continueCharge(db: Db, stripe: Stripe | null, account: Pick<typeo
         : 'The company has no payment processor key, so cards cannot be charged.',
     );
     log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
-    return failCharge(db, charge, 'payment_method_required', error, null, now);
+    return failCharge(db, handlers, charge, 'payment_method_required', error, null, now);
   }
-  return recordAttempt(db, charge, await attemptIntent(stripe, charge, account.processorId), now);
+  return recordAttempt(db, handlers, charge, await attemptIntent(stripe, charge, account.processorId), now);
 }
 
 /** What the processor said about a charge. */
@@ -303,11 +328,11 @@ function isUnclear(err: unknown): boolean {
   return e?.type === 'StripeConnectionError' || e?.code === 'ETIMEDOUT' || e?.code === 'ECONNRESET';
 }
 
-async function recordAttempt(db: Db, charge: Charge, attempt: Attempt, now: Date): Promise<ChargeOutcome> {
+async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date): Promise<ChargeOutcome> {
   log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: attempt.kind, failure_code: attempt.kind === 'declined' ? attempt.code : attempt.kind === 'refused' ? 'processor_error' : null }, 'charge attempt');
   switch (attempt.kind) {
     case 'paid': {
-      const settled = await settleCharge(db, charge.id, attempt.intentId, now);
+      const settled = await settleCharge(db, handlers, charge.id, attempt.intentId, now);
       if (settled.status !== 'succeeded') {
         // Paid at the processor but recorded as failed: money moved without its effects.
         log.error({ charge_id: charge.id, account_id: charge.accountId, payment_intent_id: attempt.intentId, status: settled.status }, 'charge paid at the processor but recorded otherwise');
@@ -315,9 +340,9 @@ async function recordAttempt(db: Db, charge: Charge, attempt: Attempt, now: Date
       return outcomeOf(settled);
     }
     case 'declined':
-      return failCharge(db, charge, attempt.code, attempt.error, attempt.intentId, now);
+      return failCharge(db, handlers, charge, attempt.code, attempt.error, attempt.intentId, now);
     case 'refused':
-      return failCharge(db, charge, 'processor_error', attempt.error, null, now);
+      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now);
     case 'unknown': {
       let row = charge;
       if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
@@ -350,8 +375,8 @@ async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.Paymen
   }
 }
 
-/** Marks a pending charge failed (and applies a renewal's failure effect); a charge that is no longer pending is reported as it is. */
-async function failCharge(db: Db, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date): Promise<ChargeOutcome> {
+/** Marks a pending charge failed (and applies its effects' failure handlers); a charge that is no longer pending is reported as it is. */
+async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
     const [row] = await tx
       .update(charges)
@@ -360,8 +385,7 @@ async function failCharge(db: Db, charge: Charge, code: string, error: ApiError,
       .returning();
     if (!row) return null;
     await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
-    const { applyFailure } = await import('./effects');
-    for (const effect of ((row.metadata as { effects?: Effect[] }).effects ?? []) as Effect[]) await applyFailure(tx, row, effect, now);
+    for (const effect of effectsOf<E>(row)) await handlerFor(handlers, effect).failed?.(tx, row, effect, now);
     return row;
   });
   if (failed) return { charge: failed, ok: false, error };
@@ -370,7 +394,7 @@ async function failCharge(db: Db, charge: Charge, code: string, error: ApiError,
 }
 
 /** Marks a charge paid and applies its effects, once: only the update that flips it from pending does. */
-export async function settleCharge(db: Db, chargeId: string, intentId: string, now: Date): Promise<Charge> {
+export async function settleCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, chargeId: string, intentId: string, now: Date): Promise<Charge> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(charges)
@@ -381,9 +405,7 @@ export async function settleCharge(db: Db, chargeId: string, intentId: string, n
       const [existing] = await tx.select().from(charges).where(eq(charges.id, chargeId));
       return existing;
     }
-    const effects = ((row.metadata as { effects?: Effect[] }).effects ?? []) as Effect[];
-    const { applyEffect } = await import('./effects');
-    for (const effect of effects) await applyEffect(tx, row, effect, now);
+    await applyPaid(tx, handlers, row, now);
     return row;
   });
 }
@@ -406,7 +428,7 @@ export async function nextChargeCheck(db: Db, after: Date): Promise<Date | null>
  * One the processor has no trace of is created again under the same idempotency key, which
  * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
  */
-export async function reconcilePendingCharges(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
+export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Date, opts: { handlers: Handlers<E>; stopping?: () => boolean }): Promise<number> {
   const due = await db
     .select({ id: charges.id, updatedAt: charges.updatedAt })
     .from(charges)
@@ -425,7 +447,7 @@ export async function reconcilePendingCharges(db: Db, now: Date, opts: { stoppin
     if (!charge) continue;
     handled++;
     try {
-      await reconcileCharge(db, charge, now);
+      await reconcileCharge(db, opts.handlers, charge, now);
     } catch (err) {
       log.error({ charge_id: charge.id, account_id: charge.accountId, err }, 'reconciling the charge failed; looked at again later');
     }
@@ -433,7 +455,7 @@ export async function reconcilePendingCharges(db: Db, now: Date, opts: { stoppin
   return handled;
 }
 
-async function reconcileCharge(db: Db, charge: Charge, now: Date): Promise<void> {
+async function reconcileCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, now: Date): Promise<void> {
   const [row] = await db
     .select({ company: companies, customer: accounts.processorId })
     .from(accounts)
@@ -447,5 +469,5 @@ async function reconcileCharge(db: Db, charge: Charge, now: Date): Promise<void>
   else if (now.getTime() - charge.createdAt.getTime() < GIVE_UP_MS) attempt = await attemptIntent(stripe, charge, row.customer);
   else if (found === null) attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
   else return; // the processor cannot be asked: keep looking
-  await recordAttempt(db, charge, attempt, now);
+  await recordAttempt(db, handlers, charge, attempt, now);
 }

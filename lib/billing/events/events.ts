@@ -11,21 +11,10 @@ import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './
 import { afterBalancesMoved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
+import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
-
-/** One event as the API's body parses into it; a batch item also names its account. */
-export type EventInput = {
-  type: string;
-  cost_override?: { amount: Units; denomination: string };
-  cost_override_amount?: Units;
-  cost_override_denomination?: string;
-  metadata?: Record<string, unknown>;
-  state?: 'pending' | 'complete';
-  gate_on_balance?: boolean;
-  idempotency_key?: string;
-};
-export type BatchItem = EventInput & { account_id: string };
+export type { BatchItem, EventInput };
 
 /** The filters of GET /v1/companies/{company_id}/events. */
 export type EventFilter = PageQuery & {

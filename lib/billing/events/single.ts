@@ -4,7 +4,7 @@ import { add, type Units } from '../../money';
 import type { events } from '../../db/schema';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
-import type { EventInput } from './events';
+import type { EventInput } from './input';
 
 type EventRow = typeof events.$inferSelect;
 

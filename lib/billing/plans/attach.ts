@@ -1,18 +1,47 @@
 import { and, eq, isNotNull, notInArray } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, balances } from '../../db/schema';
+import { accounts, balances, plans } from '../../db/schema';
 import type { Flag } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { setLevel } from '../balances/balances';
-import { CADENCE, computePeriodEnd, computePlanCharge, includedAmounts, type BillingPeriod } from './periods';
-import { planBalances, type Plan } from './plans';
+import type { Charge } from '../charges/charges';
+import { CADENCE, computePeriodEnd, computeRenewalRetry, includedAmounts, type BillingPeriod } from './periods';
+import { periodChargeFor, planBalances, type Plan } from './plans';
+
+/**
+ * Plan balances as they were when a plan charge was priced (denomination → amount). The new
+ * period starts from them, not from the balance at settlement: usage during the processor call
+ * counts against the new period (new level = included + (current − measured)).
+ */
+export type Measured = Record<string, string>;
+
+/** What a plan start or upgrade charge pays for: the new plan's period, started when paid. */
+export type ActivatePlanEffect = { kind: 'activate_plan'; plan_id: string; chosen: Record<string, string> | null; reason: 'start' | 'upgrade'; measured?: Measured };
+
+/**
+ * What a renewal charge pays for: the next period of the plan (or of the scheduled one). Its
+ * failure has an effect too: the account becomes PAST_DUE until a retry is paid.
+ */
+export type RenewPlanEffect = { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured };
+
+/** A plan start or upgrade was paid: its period starts now. */
+export async function applyPlanActivation(db: Db, charge: Charge, effect: ActivatePlanEffect, now: Date): Promise<void> {
+  const [plan] = await db.select().from(plans).where(eq(plans.id, effect.plan_id));
+  await startPlanPeriod(db, { accountId: charge.accountId, companyId: charge.companyId, plan, chosen: effect.chosen, chargeId: charge.id, reason: effect.reason, measured: effect.measured, now });
+}
+
+/** A renewal was paid: its period starts (once per due date). */
+export async function applyRenewal(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
+  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now });
+}
+
+/** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted carry none). */
+export async function applyRenewalFailure(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
+  if (effect.attempt !== undefined) await failRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), attempt: effect.attempt, now });
+}
 
 export function planFlags(plan: Plan): Flag[] {
   return Object.entries((plan.flags ?? {}) as Record<string, boolean>).map(([name, enabled]) => ({ name, enabled }));
-}
-
-export function periodChargeFor(plan: Plan, chosen: Record<string, string> | null | undefined): number {
-  return computePlanCharge({ chargeAmount: plan.chargeAmount, balances: planBalances(plan) }, chosen);
 }
 
 /**
@@ -90,4 +119,47 @@ export async function startPlanPeriod(
   if (args.reason !== 'start') {
     await enqueueNotifications(db, companyId, included.map((i) => ({ accountId, denomination: i.denomination, topic: 'auto_refill' as const, balance: i.amount, detail: { reason: `plan_${args.reason}`, plan_id: plan.id } })), now);
   }
+}
+
+/**
+ * A renewal charge failed: PAST_DUE, and the next attempt on the retry schedule. Once per
+ * attempt (the update matches only while the account is still at that attempt of that due date).
+ */
+export async function failRenewal(db: Db, args: { accountId: string; due: Date; attempt: number; now: Date }): Promise<void> {
+  const attempts = args.attempt + 1;
+  await db
+    .update(accounts)
+    .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(args.due, attempts, args.now), updatedAt: args.now })
+    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due), eq(accounts.renewalAttempts, args.attempt)));
+}
+
+/** The renewal's effect: once per due date (the update only matches while it is still due). */
+export async function completeRenewal(
+  db: Db,
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date },
+): Promise<void> {
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due)))
+    .for('update');
+  if (!account) return;
+  const [plan] = await db.select().from(plans).where(eq(plans.id, args.planId));
+  const switching = plan.id !== account.planId;
+  // The charge was priced with these amounts; older effects without them fall back to the account.
+  const chosen =
+    args.chosen !== undefined
+      ? args.chosen
+      : (((account.scheduledPlanId ? account.scheduledPlanVariableAmounts : account.planVariableAmounts) as Record<string, string> | null) ?? null);
+  await startPlanPeriod(db, {
+    accountId: account.id,
+    companyId: account.companyId,
+    plan,
+    chosen,
+    chargeId: args.chargeId,
+    reason: 'renewal',
+    now: args.now,
+    measured: args.measured,
+    schedule: switching ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
+  });
 }

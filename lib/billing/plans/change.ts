@@ -3,13 +3,14 @@ import type { Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { conflict, invalid } from '../../errors';
-import { activatePlan, getAccount, validateAccountInput, type Account } from '../accounts/accounts';
+import { getAccount, validateAccountInput, type Account } from '../accounts/accounts';
+import { activatePlan } from './activate';
 import { withAccountLease } from '../accounts/lease';
-import { findRequestCharge, resumeCharge } from '../charges/charges';
+import { findRequestCharge } from '../charges/charges';
+import { resumeChargeFor } from '../settlement';
 import type { Company } from '../companies/companies';
-import { periodChargeFor } from './attach';
 import { computeProrationCredit } from './periods';
-import { getPlan } from './plans';
+import { getPlan, periodChargeFor } from './plans';
 import { overageFor, pendingPlanCharge } from './renewals';
 
 /**
@@ -43,7 +44,7 @@ export async function changePlan({
   const at = clockNow();
   const earlier = (await findRequestCharge(db, company.id, idempotencyKey, 'plan_change', at)) ?? (await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', at));
   if (earlier && earlier.accountId === account.id) {
-    const outcome = await resumeCharge({ db, company, account, charge: earlier, now: at });
+    const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now: at });
     if (!outcome.ok) throw outcome.error!;
   } else if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
     await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));

@@ -74,3 +74,17 @@ export function computeOverage(balance: string, pricePerUnit: number): number {
   if (units.gte(0) || pricePerUnit <= 0) return 0;
   return roundCents(units.neg().mul(pricePerUnit));
 }
+/**
+ * Retry schedule for a failed renewal charge, counted from the renewal's due date: 1, 3 and 7
+ * days, then weekly. Meanwhile the account is PAST_DUE and its plan balances are not renewed;
+ * a later success renews and returns it to ACTIVE. A charge whose outcome is unknown is not a
+ * failure: the renewal waits for it (checking hourly) and never starts another attempt meanwhile.
+ */
+export const RENEWAL_RETRY_DAYS = [1, 3, 7];
+export function computeRenewalRetry(due: Date, attempts: number, now: Date = due): Date {
+  const days = attempts <= RENEWAL_RETRY_DAYS.length ? RENEWAL_RETRY_DAYS[attempts - 1] : 7 * (attempts - RENEWAL_RETRY_DAYS.length + 1);
+  const at = new Date(due.getTime() + days * 86_400_000);
+  // A worker that was down past several slots must not fire them back to back: next try in a day.
+  return at.getTime() > now.getTime() ? at : new Date(now.getTime() + 86_400_000);
+}
+

@@ -7,7 +7,7 @@ import { accounts, charges as chargeRows, companies, transactions } from '../../
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { ledgerSums } from '../balances/balances';
-import { reconcilePendingCharges } from '../charges/charges';
+import { reconcileCharges } from '../settlement';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
 import { captureLogs } from '../../testing/log-capture';
@@ -105,7 +105,7 @@ describe('renewal charges whose outcome is unknown', () => {
     await renewDuePlans(db(), now());
     expect(await charges(co, a.id)).toHaveLength(2);
     await untilIntents(co, 2);
-    await reconcilePendingCharges(db(), now());
+    await reconcileCharges(db(), now());
     expect(await charges(co, a.id)).toEqual([
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2000, 'succeeded'],
@@ -198,7 +198,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect(await account(co, a.id)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null });
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(due.getTime() + 120_000);
-    await reconcilePendingCharges(db(), now());
+    await reconcileCharges(db(), now());
     expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
     const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
@@ -224,7 +224,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     const pending = await untilCharge(id, 'plan_start');
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(now().getTime() + 120_000);
-    await reconcilePendingCharges(db(), now());
+    await reconcileCharges(db(), now());
     expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await charges(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
   });

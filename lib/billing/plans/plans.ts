@@ -5,6 +5,7 @@ import { newId } from '../../ids';
 import { now } from '../../clock';
 import { notFound } from '../../errors';
 import { unitsOut } from '../../money';
+import { computePlanCharge } from './periods';
 import { toPage, type PageQuery } from '../../db/keyset';
 
 export type Plan = typeof plans.$inferSelect;
@@ -25,6 +26,11 @@ export type PlanBalance = { amount: string; denomination: string; overage_charge
 
 export function planBalances(p: Plan): PlanBalance[] {
   return p.balances as PlanBalance[];
+}
+
+/** The account's period charge for this plan with its chosen amounts. */
+export function periodChargeFor(plan: Plan, chosen: Record<string, string> | null | undefined): number {
+  return computePlanCharge({ chargeAmount: plan.chargeAmount, balances: planBalances(plan) }, chosen);
 }
 
 export function serializePlan(p: Plan) {

@@ -2,24 +2,11 @@ import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { log } from '../../log';
 import { accounts, balances, charges, companies, plans } from '../../db/schema';
-import { chargeAccount, type Charge, type Measured } from '../charges/charges';
-import { periodChargeFor, startPlanPeriod } from './attach';
+import type { Charge } from '../charges/charges';
+import { chargeFor } from '../settlement';
+import { completeRenewal, failRenewal, type Measured } from './attach';
 import { computeOverage } from './periods';
-import { planBalances, type Plan } from './plans';
-
-/**
- * Retry schedule for a failed renewal charge, counted from the renewal's due date: 1, 3 and 7
- * days, then weekly. Meanwhile the account is PAST_DUE and its plan balances are not renewed;
- * a later success renews and returns it to ACTIVE. A charge whose outcome is unknown is not a
- * failure: the renewal waits for it (checking hourly) and never starts another attempt meanwhile.
- */
-export const RENEWAL_RETRY_DAYS = [1, 3, 7];
-export function computeRenewalRetry(due: Date, attempts: number, now: Date = due): Date {
-  const days = attempts <= RENEWAL_RETRY_DAYS.length ? RENEWAL_RETRY_DAYS[attempts - 1] : 7 * (attempts - RENEWAL_RETRY_DAYS.length + 1);
-  const at = new Date(due.getTime() + days * 86_400_000);
-  // A worker that was down past several slots must not fire them back to back: next try in a day.
-  return at.getTime() > now.getTime() ? at : new Date(now.getTime() + 86_400_000);
-}
+import { periodChargeFor, planBalances, type Plan } from './plans';
 
 type Claimed = { id: string };
 
@@ -169,7 +156,7 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
   }
   const description = [`Plan ${target.name} renewal: ${periodCharge} cents`, ...overage.lines].join('; ');
   const attempt = account.renewalAttempts;
-  const outcome = await chargeAccount({
+  const outcome = await chargeFor({
     db,
     company,
     account,
@@ -189,47 +176,4 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
   } else if (outcome.charge.status === 'pending') {
     await db.update(accounts).set({ renewalRetryAt: new Date(now.getTime() + PENDING_RECHECK_MS), updatedAt: now }).where(stillDue);
   }
-}
-
-/**
- * A renewal charge failed: PAST_DUE, and the next attempt on the retry schedule. Once per
- * attempt (the update matches only while the account is still at that attempt of that due date).
- */
-export async function failRenewal(db: Db, args: { accountId: string; due: Date; attempt: number; now: Date }): Promise<void> {
-  const attempts = args.attempt + 1;
-  await db
-    .update(accounts)
-    .set({ planStatus: 'PAST_DUE', renewalAttempts: attempts, renewalRetryAt: computeRenewalRetry(args.due, attempts, args.now), updatedAt: args.now })
-    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due), eq(accounts.renewalAttempts, args.attempt)));
-}
-
-/** The renewal's effect: once per due date (the update only matches while it is still due). */
-export async function completeRenewal(
-  db: Db,
-  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date },
-): Promise<void> {
-  const [account] = await db
-    .select()
-    .from(accounts)
-    .where(and(eq(accounts.id, args.accountId), eq(accounts.nextPlanRenewal, args.due)))
-    .for('update');
-  if (!account) return;
-  const [plan] = await db.select().from(plans).where(eq(plans.id, args.planId));
-  const switching = plan.id !== account.planId;
-  // The charge was priced with these amounts; older effects without them fall back to the account.
-  const chosen =
-    args.chosen !== undefined
-      ? args.chosen
-      : (((account.scheduledPlanId ? account.scheduledPlanVariableAmounts : account.planVariableAmounts) as Record<string, string> | null) ?? null);
-  await startPlanPeriod(db, {
-    accountId: account.id,
-    companyId: account.companyId,
-    plan,
-    chosen,
-    chargeId: args.chargeId,
-    reason: 'renewal',
-    now: args.now,
-    measured: args.measured,
-    schedule: switching ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
-  });
 }

@@ -172,8 +172,8 @@ describe('attaching a plan at creation', () => {
     const id = r.body.error.account_id;
     expect(await account(fresh, id)).toMatchObject({ plan_status: 'NONE' });
     expect((await charges(fresh, id)).map((c) => [c.amount, c.status])).toEqual([[2500, 'pending']]);
-    const { reconcilePendingCharges } = await import('../charges/charges');
-    await reconcilePendingCharges(t.database.db, new Date(now().getTime() + 120_000));
+    const { reconcileCharges } = await import('../settlement');
+    await reconcileCharges(t.database.db, new Date(now().getTime() + 120_000));
     expect(await account(fresh, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: p.id });
     expect((await charges(fresh, id)).map((c) => [c.amount, c.status])).toEqual([[2500, 'succeeded']]);
     expect(await balances(fresh, id)).toEqual({ tokens: 1000 });
@@ -623,7 +623,7 @@ describe('changes mid-cycle', () => {
   });
 
   it('does not fire missed retry slots back to back after a long pause', async () => {
-    const { computeRenewalRetry } = await import('./renewals');
+    const { computeRenewalRetry } = await import('./periods');
     const due = at(2030, 1, 1);
     expect(computeRenewalRetry(due, 1).toISOString()).toBe(iso(2030, 1, 2));
     expect(computeRenewalRetry(due, 4).toISOString()).toBe(iso(2030, 1, 15));

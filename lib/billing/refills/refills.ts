@@ -5,10 +5,11 @@ import { accounts, balances, companies } from '../../db/schema';
 import { ApiError, invalid, notFound } from '../../errors';
 import { cmp, roundCents, sub, toUnits, unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
-import { ensureBalances, findBalance, moveBalance, type Balance } from '../balances/balances';
+import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
-import { chargeAccount, findRequestCharge, resumeCharge, type Charge, type Effect } from '../charges/charges';
+import { effectsOf, findRequestCharge } from '../charges/charges';
+import { chargeFor, resumeChargeFor, type Effect } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
 import type { Company } from '../companies/companies';
@@ -36,7 +37,7 @@ async function chargeRefill(args: {
   idempotencyKey?: string | null;
 }) {
   const { db, company, account, balance, amount, usd, now } = args;
-  const outcome = await chargeAccount({
+  const outcome = await chargeFor({
     db,
     company,
     account,
@@ -48,29 +49,9 @@ async function chargeRefill(args: {
     workKey: args.workKey,
     idempotencyKey: args.idempotencyKey,
   });
-  // refill_failed is queued with the failure itself (charges/effects.ts), also when a pending
+  // refill_failed is queued with the failure itself (refills/complete.ts), also when a pending
   // charge fails later at reconciliation.
   return outcome;
-}
-
-/** A refill's effect: grant the units (one ledger row), apply any new settings, notify. */
-export async function completeRefill(
-  db: Db,
-  args: { charge: Charge | null; balanceId: string; amount: string; description: string; periodic: boolean; now: Date; config?: Record<string, unknown> },
-): Promise<void> {
-  const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
-  if (args.config) {
-    // Settings travel through the charge record as JSON: dates come back as strings.
-    const { cancel_remaining: cancel, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
-    for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
-    await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
-    if (cancel && cmp(cancel, '0') > 0) {
-      await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change`, chargeId: args.charge?.id ?? null }, args.now);
-    }
-  }
-  const row = await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description, chargeId: args.charge?.id ?? null }, args.now);
-  if (args.periodic) await db.update(balances).set({ lastPeriodicRefill: args.now }).where(eq(balances.id, b.id));
-  await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
 }
 
 /**
@@ -198,9 +179,9 @@ export async function modifyMidMonth({
   // A retried request carries on with its first attempt's charge (its checks would now fail).
   const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now);
   if (earlier && earlier.accountId === account.id) {
-    const outcome = await resumeCharge({ db, company, account, charge: earlier, now });
+    const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now });
     if (!outcome.ok) throw outcome.error!;
-    const effect = ((earlier.metadata as { effects?: Effect[] }).effects ?? []).find((e) => e.kind === 'refill');
+    const effect = effectsOf<Effect>(earlier).find((e) => e.kind === 'refill');
     const credit = effect?.kind === 'refill' ? (effect.credit ?? 0) : 0;
     return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: outcome.charge.amount };
   }

@@ -67,6 +67,8 @@ export const accounts = pgTable(
   ],
 );
 
+export type Account = typeof accounts.$inferSelect;
+
 // One-time links to the hosted card collector; only the hash of the token is stored.
 export const collectorLinks = pgTable(
   'collector_links',

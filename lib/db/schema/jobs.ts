@@ -22,7 +22,7 @@ export const jobs = pgTable(
   (t) => [
     uniqueIndex('jobs_dedupe').on(t.kind, t.dedupeKey).where(sql`${t.dedupeKey} is not null and ${t.status} in ('queued', 'running')`),
     index('jobs_due').on(t.runAt).where(sql`${t.status} in ('queued', 'running')`),
-    // Retention finds finished jobs by when they finished (lib/jobs/retention.ts).
+    // Retention finds finished jobs by when they finished (lib/db/retention.ts).
     index('jobs_finished').on(t.updatedAt).where(sql`${t.status} in ('done', 'failed')`),
   ],
 );

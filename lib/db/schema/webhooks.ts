@@ -60,7 +60,7 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status in ('pending', 'sending')`),
     index('webhook_deliveries_coalesce').on(t.coalesceKey).where(sql`status = 'pending'`),
     index('webhook_deliveries_webhook_pending').on(t.webhookId, t.nextAttemptAt).where(sql`status = 'pending'`),
-    // Retention finds finished deliveries by their last attempt (lib/jobs/retention.ts).
+    // Retention finds finished deliveries by their last attempt (lib/db/retention.ts).
     index('webhook_deliveries_finished').on(t.updatedAt).where(sql`status in ('succeeded', 'failed', 'cancelled')`),
   ],
 );

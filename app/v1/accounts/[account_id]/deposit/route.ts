@@ -1,7 +1,7 @@
 import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
 import { deposit } from '@/lib/api/schemas/balances';
 import { serializeBalance } from '@/lib/billing/balances/balances';
-import { depositUnits } from '@/lib/billing/charges/deposit';
+import { depositUnits } from '@/lib/billing/accounts/deposit';
 
 // POST /v1/accounts/{account_id}/deposit – charge the card first (if amount_to_charge > 0), then grant units
 // A free deposit only writes; one that charges calls the processor, and its charge row keeps

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../testing/harness';
 import { startReceiver, type Receiver } from '../testing/webhook-receiver';
-import { query, sql, textArray } from '../db/client';
+import { query, sql, textArray } from './client';
 import { now } from '../clock';
 import { newId } from '../ids';
-import { enqueueJob } from './queue';
-import { runDueWork } from './worker';
+import { enqueueJob } from '../jobs/queue';
+import { runDueWork } from '../jobs/worker';
 import { BATCH, purgeFinishedJobs } from './retention';
 
 process.env.BILLING_TEST_CLOCK = '1';

@@ -1,5 +1,4 @@
-import { query, sql, type Db } from '../db/client';
-import { IDEMPOTENCY_TTL_MS } from '../api/idempotency';
+import { query, sql, type Db } from './client';
 import { setting } from '../env';
 
 /**
@@ -14,6 +13,8 @@ import { setting } from '../env';
  */
 export const BATCH = 500;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A stored idempotent answer is replayed for 24 hours, then deleted. */
+export const IDEMPOTENCY_TTL_MS = DAY_MS;
 /** A key still `running` this long after its request began belongs to a process that died mid-request. */
 export const ABANDONED_KEY_MS = 7 * DAY_MS;
 export const FINISHED_JOB_MS = 7 * DAY_MS;

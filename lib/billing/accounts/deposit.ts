@@ -1,11 +1,11 @@
 import type { Db } from '../../db/client';
 import { now as clockNow } from '../../clock';
-import { getAccount } from '../accounts/accounts';
+import { getAccount } from './accounts';
 import { findBalance, type Balance } from '../balances/balances';
 import { createOrGrantBalance } from '../balances/grants';
 import { checkDenomination } from '../balances/denomination';
 import type { Company } from '../companies/companies';
-import { chargeAccount } from './charges';
+import { chargeFor } from '../settlement';
 
 /**
  * Grants units, charging the card first when amount_to_charge is above 0 (units only after
@@ -31,7 +31,7 @@ export async function depositUnits({
   if (input.charge === 0) {
     return createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: input.denomination, amount: input.amount, reason: description, now });
   }
-  const outcome = await chargeAccount({
+  const outcome = await chargeFor({
     db,
     company,
     account,

@@ -1,0 +1,52 @@
+import { eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { balances } from '../../db/schema';
+import { cmp } from '../../money';
+import { moveBalance } from '../balances/balances';
+import type { Charge } from '../charges/charges';
+import { enqueueNotifications } from '../webhooks/outbox';
+
+/** What a refill charge pays for: units on the balance, and with `config` the new refill settings. */
+export type RefillEffect = {
+  kind: 'refill';
+  balance_id: string;
+  amount: string;
+  description: string;
+  periodic: boolean;
+  config?: Record<string, unknown>;
+  /** A mid-month change's credit in cents, shown again to a retried request. */
+  credit?: number;
+};
+
+/** A refill was paid. */
+export async function applyRefill(db: Db, charge: Charge, effect: RefillEffect, now: Date): Promise<void> {
+  await completeRefill(db, { charge, balanceId: effect.balance_id, amount: effect.amount, description: effect.description, periodic: effect.periodic, config: effect.config, now });
+}
+
+/** A refill charge failed, whenever that becomes known (at once, or when a pending charge is reconciled): refill_failed. */
+export async function applyRefillFailure(db: Db, charge: Charge, effect: RefillEffect, now: Date): Promise<void> {
+  const [b] = await db.select({ denomination: balances.denomination, amount: balances.amount }).from(balances).where(eq(balances.id, effect.balance_id));
+  if (b) {
+    await enqueueNotifications(db, charge.companyId, [{ accountId: charge.accountId, denomination: b.denomination, topic: 'refill_failed', balance: b.amount, detail: { charge_id: charge.id, amount: effect.amount, usd_charge: charge.amount, failure_code: charge.failureCode } }], now);
+  }
+}
+
+/** A refill's effect: grant the units (one ledger row), apply any new settings, notify. */
+export async function completeRefill(
+  db: Db,
+  args: { charge: Charge | null; balanceId: string; amount: string; description: string; periodic: boolean; now: Date; config?: Record<string, unknown> },
+): Promise<void> {
+  const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
+  if (args.config) {
+    // Settings travel through the charge record as JSON: dates come back as strings.
+    const { cancel_remaining: cancel, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
+    for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
+    await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
+    if (cancel && cmp(cancel, '0') > 0) {
+      await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change`, chargeId: args.charge?.id ?? null }, args.now);
+    }
+  }
+  const row = await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description, chargeId: args.charge?.id ?? null }, args.now);
+  if (args.periodic) await db.update(balances).set({ lastPeriodicRefill: args.now }).where(eq(balances.id, b.id));
+  await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
+}
