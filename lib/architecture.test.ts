@@ -209,6 +209,11 @@ describe('the import graph', () => {
       .flatMap((f) => importsOf(f, fs.readFileSync(path.join(ROOT, f), 'utf8')).filter((i) => i.kind === 'dynamic').map((i) => `${f} → ${i.specifier}`));
     expect(lazyPackages).toEqual([]);
   });
+
+  it('pages every list through the one keyset helper', () => {
+    const own = files.filter((f) => f !== 'lib/db/keyset.ts' && /\btoPage\(|\.limit\([^)]*\+ 1\)/.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(own, 'use keysetPage (lib/db/keyset.ts)').toEqual([]);
+  });
 });
 
 describe('the checks themselves', () => {

@@ -1,14 +1,14 @@
-import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
+import { and, desc, eq, inArray, or } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { accounts, collectorLinks } from '../db/schema';
-import { toPage } from '../db/keyset';
+import { keysetPage } from '../db/keyset';
 
 /**
  * Accounts on a plan, or moving to it at their next renewal, newest first, by keyset. Walks the
  * company's accounts by (company_id, id) and stops after limit + 1 matches.
  */
 export async function listAccountsOnPlan({ db, companyId, planId, limit, startingAfter }: { db: Db; companyId: string; planId: string; limit: number; startingAfter?: string }) {
-  const rows = await db
+  const rows = db
     .select({
       id: accounts.id,
       name: accounts.name,
@@ -19,16 +19,8 @@ export async function listAccountsOnPlan({ db, companyId, planId, limit, startin
       nextPlanRenewal: accounts.nextPlanRenewal,
     })
     .from(accounts)
-    .where(
-      and(
-        eq(accounts.companyId, companyId),
-        or(eq(accounts.planId, planId), eq(accounts.scheduledPlanId, planId)),
-        startingAfter ? lt(accounts.id, startingAfter) : undefined,
-      ),
-    )
-    .orderBy(desc(accounts.id))
-    .limit(limit + 1);
-  return toPage(rows, limit);
+    .$dynamic();
+  return keysetPage(rows, accounts.id, { limit, starting_after: startingAfter }, eq(accounts.companyId, companyId), or(eq(accounts.planId, planId), eq(accounts.scheduledPlanId, planId)));
 }
 
 /** Names for the account ids shown on one page of a list (one indexed lookup). */

@@ -1,4 +1,4 @@
-import { and, desc, eq, ilike, lt, or } from 'drizzle-orm';
+import { and, eq, ilike, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { accounts, plans } from '../../db/schema';
 import { newId } from '../../ids';
@@ -6,7 +6,7 @@ import { now } from '../../clock';
 import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { MAX_CHARGE_CENTS } from '../../money';
-import { toPage } from '../../db/keyset';
+import { keysetPage } from '../../db/keyset';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { findRequestCharge } from '../charges/charges';
@@ -81,28 +81,22 @@ export async function listAccounts({
   page: { limit: number; starting_after?: string; email?: string; external_id?: string; search?: string };
 }) {
   const term = page.search?.trim();
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(
-      and(
-        eq(accounts.companyId, companyId),
-        page.starting_after ? lt(accounts.id, page.starting_after) : undefined,
-        page.email ? eq(accounts.email, page.email) : undefined,
-        page.external_id ? eq(accounts.externalId, page.external_id) : undefined,
-        term
-          ? or(
-              eq(accounts.id, term),
-              ilike(accounts.name, `%${escapeLike(term)}%`),
-              ilike(accounts.email, `%${escapeLike(term)}%`),
-              ilike(accounts.externalId, `%${escapeLike(term)}%`),
-            )
-          : undefined,
-      ),
-    )
-    .orderBy(desc(accounts.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit);
+  return keysetPage(
+    db.select().from(accounts).$dynamic(),
+    accounts.id,
+    page,
+    eq(accounts.companyId, companyId),
+    page.email ? eq(accounts.email, page.email) : undefined,
+    page.external_id ? eq(accounts.externalId, page.external_id) : undefined,
+    term
+      ? or(
+          eq(accounts.id, term),
+          ilike(accounts.name, `%${escapeLike(term)}%`),
+          ilike(accounts.email, `%${escapeLike(term)}%`),
+          ilike(accounts.externalId, `%${escapeLike(term)}%`),
+        )
+      : undefined,
+  );
 }
 
 const externalIdTaken = (externalId: string) => conflict(`Another account of this company already has the external_id ${JSON.stringify(externalId)}.`, 'external_id');

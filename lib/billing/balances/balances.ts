@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, lt } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
 import { add, sub, unitsOut, type Units } from '../../money';
 import { afterBalancesMoved, type Moved } from './crossings';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
 export type Balance = BalanceRow & { pending: Units };
@@ -165,19 +165,13 @@ export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level:
 }
 
 export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: PageQuery; denomination?: string }) {
-  const rows = await db
-    .select()
-    .from(transactions)
-    .where(
-      and(
-        eq(transactions.accountId, accountId),
-        denomination ? eq(transactions.denomination, denomination) : undefined,
-        page.starting_after ? lt(transactions.id, page.starting_after) : undefined,
-      ),
-    )
-    .orderBy(desc(transactions.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit);
+  return keysetPage(
+    db.select().from(transactions).$dynamic(),
+    transactions.id,
+    page,
+    eq(transactions.accountId, accountId),
+    denomination ? eq(transactions.denomination, denomination) : undefined,
+  );
 }
 
 /** Sum of ledger rows per balance, for invariant checks. */

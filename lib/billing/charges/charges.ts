@@ -1,14 +1,29 @@
 import Stripe from 'stripe';
-import { and, desc, eq, gt, isNull, lt, lte, not, or, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { charges, accounts, companies } from '../../db/schema';
+import { charges, accounts } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { log } from '../../log';
 import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
+import {
+  chargeById,
+  chargeByWorkKey,
+  chargeContext,
+  claimChargeCheck,
+  dueChargeChecks,
+  insertCharge,
+  markFailed,
+  markPaid,
+  releaseWorkKey,
+  reusableChargeByWorkKey,
+  setIntent,
+} from '../../db/sql/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
 import type { Company } from '../companies/companies';
+
+export { nextChargeCheck } from '../../db/sql/charges';
 
 export type Charge = typeof charges.$inferSelect;
 
@@ -66,13 +81,7 @@ export function serializeCharge(c: Charge) {
 }
 
 export async function listCharges({ db, accountId, page }: { db: Db; accountId: string; page: PageQuery }) {
-  const rows = await db
-    .select()
-    .from(charges)
-    .where(and(eq(charges.accountId, accountId), page.starting_after ? lt(charges.id, page.starting_after) : undefined))
-    .orderBy(desc(charges.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit);
+  return keysetPage(db.select().from(charges).$dynamic(), charges.id, page, eq(charges.accountId, accountId));
 }
 
 export type ChargeRequest<E extends PaidFor> = {
@@ -169,18 +178,16 @@ export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): P
   } else {
     // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
     // same work key: the charge row, and so the processor's idempotency key, are reused.
-    await db.insert(charges).values(values).onConflictDoNothing();
+    await insertCharge(db, values);
   }
-  const [charge] = workKey
-    ? await db.select().from(charges).where(and(eq(charges.companyId, company.id), eq(charges.workKey, workKey)))
-    : await db.select().from(charges).where(eq(charges.id, values.id));
+  const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id);
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
 async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.insert(charges).values(values).onConflictDoNothing().returning();
+    const row = await insertCharge(tx, values);
     if (!row) return null;
     await applyPaid(tx, handlers, row, now);
     return row;
@@ -193,17 +200,7 @@ async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>
  * or the key has expired) the request is new work and the old charge gives up the key.
  */
 async function releaseRequestCharge(db: Db, companyId: string, accountId: string, workKey: string, now: Date): Promise<void> {
-  await db
-    .update(charges)
-    .set({ workKey: sql`${charges.workKey} || '#' || ${charges.id}` })
-    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(reusableFor(accountId, now))));
-}
-
-function reusableFor(accountId: string | null, now: Date) {
-  return and(
-    accountId ? eq(charges.accountId, accountId) : undefined,
-    or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, new Date(now.getTime() - REQUEST_REUSE_MS)))),
-  )!;
+  await releaseWorkKey(db, companyId, accountId, workKey, new Date(now.getTime() - REQUEST_REUSE_MS));
 }
 
 /**
@@ -213,11 +210,7 @@ function reusableFor(accountId: string | null, now: Date) {
  */
 export async function findRequestCharge(db: Db, companyId: string, idempotencyKey: string | null | undefined, reason: string, now: Date): Promise<Charge | null> {
   if (!idempotencyKey) return null;
-  const [row] = await db
-    .select()
-    .from(charges)
-    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, requestWorkKey(idempotencyKey, reason)), reusableFor(null, now)));
-  return row ?? null;
+  return reusableChargeByWorkKey(db, companyId, requestWorkKey(idempotencyKey, reason), new Date(now.getTime() - REQUEST_REUSE_MS));
 }
 
 /** Carries on with an existing charge: a pending one is executed again under its processor key. */
@@ -346,11 +339,7 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
     case 'unknown': {
       let row = charge;
       if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
-        [row = charge] = await db
-          .update(charges)
-          .set({ processorPaymentIntentId: attempt.intentId })
-          .where(and(eq(charges.id, charge.id), eq(charges.status, 'pending')))
-          .returning();
+        row = (await setIntent(db, charge.id, attempt.intentId)) ?? charge;
       }
       return outcomeOf(row.status === 'pending' ? row : charge);
     }
@@ -378,48 +367,24 @@ async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.Paymen
 /** Marks a pending charge failed (and applies its effects' failure handlers); a charge that is no longer pending is reported as it is. */
 async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(charges)
-      .set({ status: 'failed', failureCode: code, failureMessage: error.message, processorPaymentIntentId: intentId, updatedAt: now })
-      .where(and(eq(charges.id, charge.id), eq(charges.status, 'pending')))
-      .returning();
+    const row = await markFailed(tx, charge.id, { code, message: error.message, intentId }, now);
     if (!row) return null;
     await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
     for (const effect of effectsOf<E>(row)) await handlerFor(handlers, effect).failed?.(tx, row, effect, now);
     return row;
   });
   if (failed) return { charge: failed, ok: false, error };
-  const [current] = await db.select().from(charges).where(eq(charges.id, charge.id));
-  return outcomeOf(current);
+  return outcomeOf(await chargeById(db, charge.id));
 }
 
 /** Marks a charge paid and applies its effects, once: only the update that flips it from pending does. */
 export async function settleCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, chargeId: string, intentId: string, now: Date): Promise<Charge> {
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(charges)
-      .set({ status: 'succeeded', processorPaymentIntentId: intentId, updatedAt: now })
-      .where(and(eq(charges.id, chargeId), eq(charges.status, 'pending')))
-      .returning();
-    if (!row) {
-      const [existing] = await tx.select().from(charges).where(eq(charges.id, chargeId));
-      return existing;
-    }
+    const row = await markPaid(tx, chargeId, intentId, now);
+    if (!row) return chargeById(tx, chargeId);
     await applyPaid(tx, handlers, row, now);
     return row;
   });
-}
-
-/** When a pending charge is looked at next: a minute after the last look, backing off to hourly. */
-const lastLook = sql`coalesce(${charges.updatedAt}, ${charges.createdAt})`;
-const nextLook = sql`(${lastLook} + least(interval '1 hour', greatest(interval '60 seconds', ${lastLook} - ${charges.createdAt})))`;
-
-export async function nextChargeCheck(db: Db, after: Date): Promise<Date | null> {
-  const [row] = await db
-    .select({ at: sql<string | Date | null>`min(${nextLook})` })
-    .from(charges)
-    .where(and(eq(charges.status, 'pending'), gt(nextLook, sql`${after.toISOString()}::timestamptz`)));
-  return row?.at ? new Date(row.at) : null;
 }
 
 /**
@@ -429,21 +394,11 @@ export async function nextChargeCheck(db: Db, after: Date): Promise<Date | null>
  * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
  */
 export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Date, opts: { handlers: Handlers<E>; stopping?: () => boolean }): Promise<number> {
-  const due = await db
-    .select({ id: charges.id, updatedAt: charges.updatedAt })
-    .from(charges)
-    .where(and(eq(charges.status, 'pending'), lte(nextLook, sql`${now.toISOString()}::timestamptz`)))
-    .orderBy(charges.createdAt)
-    .limit(20);
+  const due = await dueChargeChecks(db, now, 20);
   let handled = 0;
   for (const d of due) {
     if (opts.stopping?.()) break;
-    // Moving updated_at is both the claim (a second worker's update matches nothing) and the back-off.
-    const [charge] = await db
-      .update(charges)
-      .set({ updatedAt: now })
-      .where(and(eq(charges.id, d.id), eq(charges.status, 'pending'), d.updatedAt ? eq(charges.updatedAt, d.updatedAt) : isNull(charges.updatedAt)))
-      .returning();
+    const charge = await claimChargeCheck(db, d, now);
     if (!charge) continue;
     handled++;
     try {
@@ -456,11 +411,7 @@ export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Da
 }
 
 async function reconcileCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, now: Date): Promise<void> {
-  const [row] = await db
-    .select({ company: companies, customer: accounts.processorId })
-    .from(accounts)
-    .innerJoin(companies, eq(companies.id, accounts.companyId))
-    .where(eq(accounts.id, charge.accountId));
+  const row = await chargeContext(db, charge);
   const stripe = row ? processorFor(row.company) : null;
   if (!stripe || !row?.customer) return;
   const found = charge.processorPaymentIntentId ? await retrieveIntent(stripe, charge.processorPaymentIntentId) : await findIntent(stripe, row.customer, charge.id);

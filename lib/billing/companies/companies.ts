@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { admins, apiKeys, companies } from '../../db/schema';
 import { encrypt, hashPassword, sha256 } from '../../crypto';
@@ -6,7 +6,7 @@ import { newId, newSecret } from '../../ids';
 import { now } from '../../clock';
 import { conflict, invalid, notFound } from '../../errors';
 import { isLiveKey, processorIsStandIn } from '../../processor/stripe';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type Company = typeof companies.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
@@ -116,13 +116,7 @@ export async function revokeApiKey({ db, companyId, keyId }: { db: Db; companyId
 }
 
 export async function listApiKeys({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.companyId, companyId), page.starting_after ? lt(apiKeys.id, page.starting_after) : undefined))
-    .orderBy(desc(apiKeys.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit);
+  return keysetPage(db.select().from(apiKeys).$dynamic(), apiKeys.id, page, eq(apiKeys.companyId, companyId));
 }
 
 export async function getCompany({ db, companyId }: { db: Db; companyId: string }) {

@@ -1,16 +1,17 @@
-import { and, desc, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
-import { isUniqueViolation, query, sql, textArray, type Db } from '../../db/client';
-import { accounts, events, plans, transactions } from '../../db/schema';
+import { and, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
+import { isUniqueViolation, sql, textArray, type Db } from '../../db/client';
+import { accounts, events, plans } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
 import type { Notification } from '../webhooks/outbox';
 import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
 import { afterBalancesMoved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
+import { insertEvents, insertLedgerRows, lockBalancesForEvents, setBalanceAmounts, type LedgerInsert } from '../../db/sql/events';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -103,37 +104,6 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   }
 }
 
-type LedgerInsert = typeof transactions.$inferInsert & { startingBalance: string; endingBalance: string; amount: string };
-
-/** Multi-row insert with one array parameter per column. */
-async function insertEvents(db: Db, rows: EventRow[]): Promise<void> {
-  const col = (f: (e: EventRow) => string | null) => textArray(rows.map(f));
-  await query(
-    db,
-    sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
-      select id, company_id, account_id, type, state, cost_amount::numeric, cost_denomination, priced_by, gate::boolean, metadata::jsonb, idempotency_key,
-        created_at::timestamptz, updated_at::timestamptz, expires_at::timestamptz
-      from unnest(${col((e) => e.id)}, ${col((e) => e.companyId)}, ${col((e) => e.accountId)}, ${col((e) => e.type)}, ${col((e) => e.state)},
-        ${col((e) => e.costAmount)}, ${col((e) => e.costDenomination)}, ${col((e) => e.pricedBy)}, ${col((e) => String(e.gateOnBalance))},
-        ${col((e) => JSON.stringify(e.metadata ?? {}))}, ${col((e) => e.idempotencyKey)}, ${col((e) => e.createdAt.toISOString())},
-        ${col((e) => e.updatedAt?.toISOString() ?? null)}, ${col((e) => e.expiresAt?.toISOString() ?? null)})
-      as u(id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate, metadata, idempotency_key, created_at, updated_at, expires_at)`,
-  );
-}
-
-async function insertLedger(db: Db, rows: LedgerInsert[]): Promise<void> {
-  const col = (f: (t: LedgerInsert) => string | null) => textArray(rows.map(f));
-  await query(
-    db,
-    sql`insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-      select id, account_id, company_id, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, created_at::timestamptz
-      from unnest(${col((t) => t.id)}, ${col((t) => t.accountId)}, ${col((t) => t.companyId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
-        ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
-        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)}, ${col((t) => (t.createdAt as Date).toISOString())})
-      as u(id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)`,
-  );
-}
-
 async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date): Promise<EventRow[]> {
   const keys = [...new Set(priced.map((p) => p.item.idempotency_key).filter((k): k is string => Boolean(k)))];
   const existing = new Map<string, EventRow>();
@@ -190,44 +160,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     if (billed.length) {
       await ensureBalances(tx, billed.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
-      const pairAccounts = textArray(pairs.map(([a]) => a));
-      const pairDenominations = textArray(pairs.map(([, d]) => d));
-      const locked = await query<{
-        id: string;
-        account_id: string;
-        denomination: string;
-        amount: string;
-        refill_threshold: string | null;
-        plan_managed: boolean;
-        pending: string;
-        included: string | null;
-        pct: string | null;
-        period: string | Date | null;
-        has_states: boolean;
-      }>(
-        tx,
-        // A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
-        sql`with locked as materialized (
-          select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
-            b.managed_by_plan_id is not null as plan_managed, b.managed_by_plan_id, b.included_amount::text as included
-          from balances b join unnest(${pairAccounts}, ${pairDenominations}) as v(account_id, denomination)
-            on b.account_id = v.account_id and b.denomination = v.denomination
-          order by b.account_id, b.denomination for update of b
-        )
-        -- Read with a fresh snapshot once every lock is held (its arguments need all locked rows):
-        -- holds committed while we waited count.
-        -- With what the crossing checks need, so they send no query of their own: the plan alert
-        -- inputs, and whether the balance has any notification state to clear.
-        select l.id, l.account_id, l.denomination, l.amount, l.refill_threshold, l.plan_managed, l.included, coalesce(p.pending, 0)::text as pending,
-          pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
-          exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
-        from locked l
-        left join plans pl on pl.id = l.managed_by_plan_id
-        left join accounts a on a.id = l.account_id and l.managed_by_plan_id is not null
-        left join live_pending_many(
-          (select array_agg(account_id) from locked), (select array_agg(denomination) from locked), ${now.toISOString()}::timestamptz
-        ) p on p.account_id = l.account_id and p.denomination = l.denomination`,
-      );
+      const locked = await lockBalancesForEvents(tx, pairs, now);
       for (const b of locked) {
         const k = key(b.account_id, b.denomination);
         const pending = sub(b.pending, ownHolds.get(k) ?? '0');
@@ -286,15 +219,9 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     }
 
     if (lateRows.length) await insertEvents(tx, lateRows);
-    if (ledger.length) await insertLedger(tx, ledger);
+    if (ledger.length) await insertLedgerRows(tx, ledger);
     const moved = [...states.values()].filter((s) => s.amount !== s.startAmount);
-    if (moved.length) {
-      await query(
-        tx,
-        sql`update balances set amount = v.amount::numeric, updated_at = ${now.toISOString()}::timestamptz
-          from unnest(${textArray(moved.map((m) => m.id))}, ${textArray(moved.map((m) => m.amount))}) as v(id, amount) where balances.id = v.id`,
-      );
-    }
+    if (moved.length) await setBalanceAmounts(tx, moved, now);
     await afterBalancesMoved(tx, companyId, [...states.entries()].map(([k, s]) => ({ accountId: k.split('\u0000')[0], denomination: k.split('\u0000')[1], ...s })), rejectedOn, now);
 
     const inserted = new Map(eventRows.map((e) => [e.idempotencyKey ?? e.id, e]));
@@ -390,25 +317,19 @@ export async function listEvents({ db, companyId, q, now }: { db: Db; companyId:
   const from = q.created_gte ? new Date(q.created_gte) : null;
   const to = q.created_lt ? new Date(q.created_lt) : null;
   const ids = idRange('ev', from, to);
-  const rows = await db
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.companyId, companyId),
-        q.account_id ? eq(events.accountId, q.account_id) : undefined,
-        q.type ? eq(events.type, q.type) : undefined,
-        stateFilter,
-        from ? gte(events.createdAt, from) : undefined,
-        to ? lt(events.createdAt, to) : undefined,
-        ids.gte ? gte(events.id, ids.gte) : undefined,
-        ids.lt ? lt(events.id, ids.lt) : undefined,
-        q.starting_after ? lt(events.id, q.starting_after) : undefined,
-      ),
-    )
-    .orderBy(desc(events.id))
-    .limit(q.limit + 1);
-  return toPage(rows, q.limit);
+  return keysetPage(
+    db.select().from(events).$dynamic(),
+    events.id,
+    q,
+    eq(events.companyId, companyId),
+    q.account_id ? eq(events.accountId, q.account_id) : undefined,
+    q.type ? eq(events.type, q.type) : undefined,
+    stateFilter,
+    from ? gte(events.createdAt, from) : undefined,
+    to ? lt(events.createdAt, to) : undefined,
+    ids.gte ? gte(events.id, ids.gte) : undefined,
+    ids.lt ? lt(events.id, ids.lt) : undefined,
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { plans } from '../../db/schema';
 import { newId } from '../../ids';
@@ -6,7 +6,7 @@ import { now } from '../../clock';
 import { notFound } from '../../errors';
 import { unitsOut } from '../../money';
 import { computePlanCharge } from './periods';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type Plan = typeof plans.$inferSelect;
 /** A new plan, as the API's body parses into it (amounts are exact decimal strings). */
@@ -95,11 +95,5 @@ export async function getPlan({ db, companyId, planId, param = 'plan_id' }: { db
 }
 
 export async function listPlans({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
-  const rows = await db
-    .select()
-    .from(plans)
-    .where(and(eq(plans.companyId, companyId), page.starting_after ? lt(plans.id, page.starting_after) : undefined))
-    .orderBy(desc(plans.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit);
+  return keysetPage(db.select().from(plans).$dynamic(), plans.id, page, eq(plans.companyId, companyId));
 }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { and, asc, desc, eq, inArray, lt, lte, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, notInArray, sql } from 'drizzle-orm';
 import { Webhook as Signer } from 'standardwebhooks';
 import { query, type Db } from '../../db/client';
 import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
@@ -8,7 +8,7 @@ import { now as clockNow, wallClock } from '../../clock';
 import { conflict, notFound } from '../../errors';
 import { log } from '../../log';
 import { stringifyJson, toUnits, unitsOut } from '../../money';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
 import { postWebhook, SEND_ERRORS, type SendError } from './send';
 import { setting } from '../../env';
@@ -508,8 +508,9 @@ export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof web
 
 export type DeliveryView = ReturnType<typeof serializeDelivery>;
 
-async function deliveriesWithAttempts(db: Db, w: Webhook, where: ReturnType<typeof and>, limit: number) {
-  const rows = await db
+/** A webhook's deliveries, with the balance a waiting `balance_change` would carry now. */
+function deliveryRows(db: Db) {
+  return db
     .select({ d: webhookDeliveries, live: balances.amount })
     .from(webhookDeliveries)
     .leftJoin(
@@ -521,9 +522,11 @@ async function deliveriesWithAttempts(db: Db, w: Webhook, where: ReturnType<type
         eq(balances.denomination, webhookDeliveries.denomination),
       ),
     )
-    .where(and(eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, w.companyId), where))
-    .orderBy(desc(webhookDeliveries.id))
-    .limit(limit);
+    .$dynamic();
+}
+
+/** Each delivery with its attempts, oldest first. */
+async function withAttempts(db: Db, w: Webhook, rows: { d: Delivery; live: string | null }[]) {
   const ids = rows.map((r) => r.d.id);
   const logs = ids.length
     ? await db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ids)).orderBy(asc(webhookAttempts.createdAt), asc(webhookAttempts.id))
@@ -534,18 +537,21 @@ async function deliveriesWithAttempts(db: Db, w: Webhook, where: ReturnType<type
 /** A webhook's deliveries, newest first, each with its attempts oldest first. */
 export async function listDeliveries({ db, companyId, webhookId, page }: { db: Db; companyId: string; webhookId: string; page: PageQuery & { status?: 'pending' | 'sending' | 'succeeded' | 'failed' } }) {
   const w = await getWebhook({ db, companyId, webhookId });
-  const rows = await deliveriesWithAttempts(
-    db,
-    w,
-    and(page.starting_after ? lt(webhookDeliveries.id, page.starting_after) : undefined, page.status ? eq(webhookDeliveries.status, page.status) : undefined),
-    page.limit + 1,
+  const rows = await keysetPage(
+    deliveryRows(db),
+    webhookDeliveries.id,
+    page,
+    eq(webhookDeliveries.webhookId, w.id),
+    eq(webhookDeliveries.companyId, w.companyId),
+    page.status ? eq(webhookDeliveries.status, page.status) : undefined,
   );
-  return toPage(rows, page.limit);
+  return { items: await withAttempts(db, w, rows.items), hasMore: rows.hasMore };
 }
 
 export async function getDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
   const w = await getWebhook({ db, companyId, webhookId });
-  const [row] = await deliveriesWithAttempts(db, w, eq(webhookDeliveries.id, deliveryId), 1);
+  const found = await deliveryRows(db).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, w.companyId)));
+  const [row] = await withAttempts(db, w, found);
   if (!row) throw notFound('delivery', 'delivery_id');
   return row.view;
 }

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { isUniqueViolation, query, type Db } from '../../db/client';
 import { webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { decrypt, encrypt } from '../../crypto';
 import { conflict, invalid, notFound } from '../../errors';
-import { toPage, type PageQuery } from '../../db/keyset';
+import { keysetPage, type PageQuery } from '../../db/keyset';
 import { literalHostProblem } from '../../net/destinations';
 import { TOPICS, type Topic } from './topics';
 
@@ -170,13 +170,7 @@ export async function getWebhookWithTopics(args: { db: Db; companyId: string; we
 }
 
 export async function listWebhooks({ db, companyId, page }: { db: Db; companyId: string; page: PageQuery }) {
-  const rows = await db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.companyId, companyId), page.starting_after ? lt(webhooks.id, page.starting_after) : undefined))
-    .orderBy(desc(webhooks.id))
-    .limit(page.limit + 1);
-  const result = toPage(rows, page.limit);
+  const result = await keysetPage(db.select().from(webhooks).$dynamic(), webhooks.id, page, eq(webhooks.companyId, companyId));
   const topics = await topicsOf(db, result.items.map((w) => w.id));
   return { items: result.items.map((w) => ({ id: w.id, webhook: w, topics: topics.get(w.id) ?? [] })), hasMore: result.hasMore };
 }
