@@ -148,6 +148,11 @@ test('an admin creates a plan and accounts, follows usage, and manages an accoun
     const change = section(page, 'Change plan');
     await change.getByLabel('New plan').selectOption({ label: `${freeName} (free, monthly)` });
     await change.getByRole('button', { name: 'Change plan' }).click();
+    // First what the change would do; nothing is changed until the admin confirms.
+    await expect(change.getByRole('status')).toContainText('would take over at the next renewal');
+    await expect(change.getByRole('status')).toContainText('Nothing is charged now.');
+    await expect(section(page, 'Scheduled changes')).not.toContainText(`Moves to plan ${freeName}`);
+    await change.getByRole('button', { name: 'Confirm change' }).click();
     await expect(change.getByRole('status')).toContainText('scheduled for the next renewal');
     await expect(section(page, 'Scheduled changes')).toContainText(`Moves to plan ${freeName} at the next renewal`);
   });

@@ -58,6 +58,9 @@ export function ActionForm({
   const confirmRef = useRef<HTMLButtonElement>(null);
   const [claimed] = useState(() => new Set<string>());
   const [confirming, setConfirming] = useState(false);
+  // A confirmation answers what was in the form when it was asked for: an edit since withdraws it.
+  const [edited, setEdited] = useState<FormState | null>(null);
+  const confirmation = state.status === 'ok' && edited !== state ? state.confirmation : undefined;
   // Until React has hydrated, a click would submit the form natively (a GET of this page) and
   // be lost: the buttons wait, briefly disabled.
   const [ready, setReady] = useState(false);
@@ -86,9 +89,10 @@ export function ActionForm({
   }
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate className={`relative ${className}`} aria-label={label}>
+    <form ref={formRef} onSubmit={submit} onChange={() => setEdited(state)} noValidate className={`relative ${className}`} aria-label={label}>
       <FormCtx.Provider value={{ state, formId, claim: (n) => claimed.add(n) }}>
         {children}
+        {confirmation && <input type="hidden" name={confirmation.name} value={confirmation.value} />}
         {state.status === 'error' && (
           <div ref={summaryRef} tabIndex={-1} role="alert" className="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900">
             {unclaimed.map((e, i) => (
@@ -126,7 +130,7 @@ export function ActionForm({
             </>
           ) : (
             <button key="submit" type="submit" className={button[variant]} disabled={pending || !ready}>
-              {pending ? (pendingLabel ?? 'Working…') : submitLabel}
+              {pending ? (pendingLabel ?? 'Working…') : (confirmation?.label ?? submitLabel)}
             </button>
           )}
         </div>

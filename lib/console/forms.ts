@@ -15,6 +15,11 @@ export type FormState = {
   secret?: { label: string; value: string };
   /** Where to go next, e.g. the record just created. */
   link?: { href: string; label: string };
+  /**
+   * The message is what the submission would do, and nothing was done: submitting again with
+   * this hidden field (under a button with this label) confirms it.
+   */
+  confirmation?: { name: string; value: string; label: string };
   /** Differs on every answer, so the form can tell two equal answers apart. */
   at?: number;
 };

@@ -295,3 +295,14 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
 };
 
 export const errorExampleBody = (type: ErrorType) => ({ error: { ...ERROR_EXAMPLES[type].error, request_id: IDS.request } });
+
+/** A downgrade: scheduled for the next renewal, nothing charged now, balances as they are. */
+export const planChangePreviewExample = {
+  plan_id: IDS.planSmall,
+  effective: 'next_renewal',
+  charge_amount: 0,
+  credit_amount: 0,
+  overage_amount: 0,
+  next_plan_renewal: accountExample.next_plan_renewal,
+  balances: [{ denomination: 'credits', amount: 412, managed_by_plan_id: IDS.plan }],
+};

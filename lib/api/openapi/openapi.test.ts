@@ -341,7 +341,11 @@ describe('real responses match the document', () => {
     await call('POST', `/v1/accounts/${ids.account}/card`, { body: { token: 'tok_mastercard' } });
     await call('POST', `/v1/accounts/${ids.account}/card_collector`);
     await call('POST', `/v1/accounts/${ids.account}/portal_link`);
+    await call('POST', `/v1/accounts/${ids.account}/changeplan/preview`, { body: { plan_id: ids.lite } });
+    await call('POST', `/v1/accounts/${ids.plain}/changeplan/preview`, { body: { plan_id: ids.pro } });
     await call('POST', `/v1/accounts/${ids.account}/changeplan`, { body: { plan_id: ids.lite } });
+    await call('POST', `/v1/accounts/${ids.account}/changeplan/preview`, { body: { plan_id: ids.pro } });
+    await call('POST', `/v1/accounts/${ids.seats}/changeplan/preview`, { body: { plan_id: ids.variable, plan_variable_amounts: { seats: 8 } } }, 400);
   });
 
   it('balances, refills and charges', async () => {

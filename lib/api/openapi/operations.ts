@@ -209,6 +209,15 @@ const CANONICAL: Operation[] = [
     errors: [...PAY, 'conflict'],
   },
   {
+    method: 'post', path: '/v1/accounts/{account_id}/changeplan/preview', operationId: 'previewPlanChange', tag: 'Accounts', auth: 'company',
+    summary: 'Preview a plan change',
+    description:
+      'Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` made right after with the same body charges exactly `charge_amount`. A change `changeplan` would refuse answers the same error.',
+    body: { schema: 'PlanChange', example: { plan_id: ex.IDS.planSmall } },
+    response: { schema: 'PlanChangePreview', description: 'What the change would do.', example: ex.planChangePreviewExample },
+    errors: ['conflict'],
+  },
+  {
     method: 'get', path: '/v1/accounts/{account_id}/charges', operationId: 'listCharges', tag: 'Charges', auth: 'company',
     summary: 'List charges', description: 'Every charge attempt of the account, newest first, failed ones included.',
     query: listQuery,

@@ -337,6 +337,26 @@ export const health = z
 
 export const liveness = z.strictObject({ status: z.literal('ok').describe('Always ok when the call succeeds.') }).describe('The process runs.');
 
+export const planChangePreview = z
+  .strictObject({
+    plan_id: prefixed('p', 'The plan asked for'),
+    effective: z.enum(['now', 'next_renewal']).describe('now: the change happens at once (an upgrade, a start, or undoing a scheduled downgrade). next_renewal: a downgrade, scheduled.'),
+    charge_amount: usdCents('What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged.'),
+    credit_amount: usdCents('Credit for the unused time of the current period, taken off the new charge.'),
+    overage_amount: usdCents('Postpaid overage of the current plan, billed with the change.'),
+    next_plan_renewal: maybeTimestamp('When the plan would renew next'),
+    balances: z
+      .array(
+        z.strictObject({
+          denomination: z.string().describe('Balance denomination.'),
+          amount: unitsNumber('Units the balance would hold.'),
+          managed_by_plan_id: maybePrefixed('p', 'Plan that would manage the balance'),
+        }),
+      )
+      .describe("The account's balances as they would be after the change, by denomination."),
+  })
+  .describe('What a plan change would do now; nothing is changed.');
+
 const ERROR_TYPES = Object.keys(STATUS) as [ErrorType, ...ErrorType[]];
 
 export const errorBody = z
@@ -384,6 +404,7 @@ export const RESPONSE_SCHEMAS = {
   CardAttached: cardAttached,
   CardCollectorLink: cardCollectorLink,
   PortalLink: portalLink,
+  PlanChangePreview: planChangePreview,
   TestClock: testClock,
   Health: health,
   Liveness: liveness,

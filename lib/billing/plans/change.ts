@@ -1,107 +1,114 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, plans } from '../../db/schema';
+import { accounts, balances, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
-import { conflict, invalid } from '../../errors';
+import { unitsOut } from '../../money';
 import { getAccount, validateAccountInput, type Account } from '../accounts/accounts';
 import { activatePlan } from './activate';
 import { withAccountLease } from '../accounts/lease';
 import { findRequestCharge } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import type { Company } from '../companies/companies';
-import { computeProrationCredit } from './periods';
-import { getPlan, periodChargeFor } from './plans';
+import { changedMeanwhile, decidePlanChange, describePlanChange, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
+import { getPlan, type Plan } from './plans';
 import { overageFor, pendingPlanCharge } from './renewals';
 
+type ChangeRequest = { db: Db; company: Company; accountId: string; planId: string; chosen?: Record<string, string> };
+
 /**
- * changeplan: a plan whose period charge is at least the current one is an upgrade, at once:
- * the new period starts now, credit for the unused time of the old period comes off the new
- * charge, and the new included amounts replace the old. A cheaper plan is a downgrade,
- * scheduled for the next renewal. While the renewal is due or a plan charge's outcome is still
- * unknown, a change is refused with 409: it would bill the period (or its overage) twice.
- * A retried request (same Idempotency-Key) carries on with the charge its first attempt made.
+ * changeplan: the facts are read, `decidePlanChange` decides (see there for the rules), and the
+ * decision is carried out. A decision that charges is made again under the account's plan lease
+ * from what is read there, so two requests that both read "no plan" or the same old plan cannot
+ * both charge. A retried request (same Idempotency-Key) carries on with the charge its first
+ * attempt made.
  */
-export async function changePlan({
-  db,
-  company,
-  accountId,
-  planId,
-  chosen,
-  idempotencyKey = null,
-}: {
-  db: Db;
-  company: Company;
-  accountId: string;
-  planId: string;
-  chosen?: Record<string, string>;
-  idempotencyKey?: string | null;
-}) {
-  const account = await getAccount({ db, companyId: company.id, accountId });
-  const plan = await getPlan({ db, companyId: company.id, planId });
-  await validateAccountInput({ db, companyId: company.id, input: { name: account.name, email: account.email, plan_id: planId, plan_variable_amounts: chosen } });
-  const choice = chosen ?? null;
-  const newCharge = periodChargeFor(plan, choice);
-  const at = clockNow();
-  const earlier = (await findRequestCharge(db, company.id, idempotencyKey, 'plan_change', at)) ?? (await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', at));
-  if (earlier && earlier.accountId === account.id) {
-    const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now: at });
-    if (!outcome.ok) throw outcome.error!;
-  } else if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
-    await db.update(accounts).set({ planId: plan.id, planVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
-  } else if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
-    // Under the lease, as an upgrade: two requests that both read "no plan" would both charge.
-    await withAccountLease(db, account.id, at, async (fresh) => {
-      if (fresh.planId !== account.planId || fresh.planStatus !== account.planStatus) {
-        throw conflict('The account\'s plan was changed by another request while this one ran; read the account and try again.', 'plan_id');
-      }
-      await refuseWhilePlanChargePending(db, account.id);
-      await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: newCharge, reason: 'start', idempotencyKey });
-    });
-  } else if (account.planId === plan.id && sameChoice(account.planVariableAmounts, choice)) {
-    // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
-    if (!account.scheduledPlanId) throw invalid('The account is already on this plan.', 'plan_id');
-    await refuseWhilePlanChargePending(db, account.id);
-    await db.update(accounts).set({ scheduledPlanId: null, scheduledPlanVariableAmounts: null, updatedAt: at }).where(eq(accounts.id, account.id));
-  } else {
-    if (account.planStatus === 'PAST_DUE') throw conflict('The account is past due: a plan change waits until its renewal is paid.', 'plan_id');
-    await refuseWhileRenewing(db, account, at);
-    const oldCharge = account.planChargeAmount ?? 0;
-    if (newCharge >= oldCharge) {
-      await withAccountLease(db, account.id, at, async (fresh) => {
-        if (fresh.planId !== account.planId || fresh.planChargeAmount !== account.planChargeAmount) {
-          throw conflict('The account\'s plan was changed by another request while this one ran; read the account and try again.', 'plan_id');
-        }
-        await refuseWhileRenewing(db, fresh, at);
-        const credit = computeProrationCredit({ charge: oldCharge, periodStart: fresh.lastPlanRenewal ?? at, periodEnd: fresh.nextPlanRenewal ?? at, at });
-        // Postpaid overage of the old plan is billed now: the new period resets those balances
-        // (relative to what is measured here, so usage during the charge is not lost).
-        const [current] = await db.select().from(plans).where(eq(plans.id, account.planId!));
-        const overage = current ? await overageFor(db, account.id, current) : { cents: 0, lines: [], measured: undefined };
-        await activatePlan({ db, company, account: fresh, plan, chosen: choice, charge: Math.max(0, newCharge - credit) + overage.cents, reason: 'upgrade', credit, overage, measured: overage.measured, idempotencyKey });
-      });
-    } else {
-      await db.update(accounts).set({ scheduledPlanId: plan.id, scheduledPlanVariableAmounts: choice, updatedAt: at }).where(eq(accounts.id, account.id));
-    }
-  }
+export async function changePlan({ db, company, accountId, planId, chosen, idempotencyKey = null }: ChangeRequest & { idempotencyKey?: string | null }) {
+  const { account, facts } = await readPlanChange({ db, company, accountId, planId, chosen }, idempotencyKey);
+  await executePlanChange(db, company, account, facts, decidePlanChange(facts), idempotencyKey);
   return getAccount({ db, companyId: company.id, accountId });
 }
 
-async function refuseWhilePlanChargePending(db: Db, accountId: string): Promise<void> {
-  const pending = await pendingPlanCharge(db, accountId);
-  if (pending) {
-    throw conflict(`The outcome of plan charge ${pending.id} is not known yet; change the plan once the processor has settled it.`, 'plan_id');
+/** What changeplan with the same body would do now, without doing it: the figure it would charge. */
+export async function previewPlanChange(req: ChangeRequest): Promise<PlanChangePreview> {
+  const { facts } = await readPlanChange(req, null);
+  const decision = decidePlanChange(facts);
+  if (decision.kind === 'conflict') throw decision.error;
+  if (decision.kind === 'resume') throw new Error('a preview has no earlier request to resume');
+  const current = await req.db
+    .select({ denomination: balances.denomination, amount: balances.amount, managedByPlanId: balances.managedByPlanId })
+    .from(balances)
+    .where(eq(balances.accountId, facts.account.id));
+  return describePlanChange(facts, decision, current);
+}
+
+/** The reads a plan change decides on. */
+async function readPlanChange({ db, company, accountId, planId, chosen }: ChangeRequest, idempotencyKey: string | null) {
+  const account = await getAccount({ db, companyId: company.id, accountId });
+  const plan = await getPlan({ db, companyId: company.id, planId });
+  await validateAccountInput({ db, companyId: company.id, input: { name: account.name, email: account.email, plan_id: planId, plan_variable_amounts: chosen } });
+  const at = clockNow();
+  const earlier = (await findRequestCharge(db, company.id, idempotencyKey, 'plan_change', at)) ?? (await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', at));
+  return { account, facts: await factsFor(db, account, plan, chosen ?? null, earlier, at) };
+}
+
+async function factsFor(db: Db, account: Account, plan: Plan, chosen: Record<string, string> | null, earlier: PlanChangeFacts['earlier'], at: Date): Promise<PlanChangeFacts> {
+  const pending = await pendingPlanCharge(db, account.id);
+  return { at, account, plan, chosen, earlier, pendingPlanChargeId: pending?.id ?? null, overage: await currentOverage(db, account) };
+}
+
+/** Postpaid overage of the account's current plan, relative to the balances measured here. */
+async function currentOverage(db: Db, account: Account): Promise<Overage> {
+  if (!account.planId) return { cents: 0, lines: [] };
+  const [current] = await db.select().from(plans).where(eq(plans.id, account.planId));
+  return current ? overageFor(db, account.id, current) : { cents: 0, lines: [] };
+}
+
+async function executePlanChange(db: Db, company: Company, account: Account, facts: PlanChangeFacts, decision: PlanChangeDecision, idempotencyKey: string | null): Promise<void> {
+  const { plan, chosen, at } = facts;
+  switch (decision.kind) {
+    case 'conflict':
+      throw decision.error;
+    case 'resume': {
+      const outcome = await resumeChargeFor({ db, company, account, charge: decision.charge, now: at });
+      if (!outcome.ok) throw outcome.error!;
+      return;
+    }
+    case 'attach_pending':
+      await db.update(accounts).set({ planId: plan.id, planVariableAmounts: chosen, updatedAt: at }).where(eq(accounts.id, account.id));
+      return;
+    case 'cancel_downgrade':
+      await db.update(accounts).set({ scheduledPlanId: null, scheduledPlanVariableAmounts: null, updatedAt: at }).where(eq(accounts.id, account.id));
+      return;
+    case 'schedule_downgrade':
+      await db.update(accounts).set({ scheduledPlanId: plan.id, scheduledPlanVariableAmounts: chosen, updatedAt: at }).where(eq(accounts.id, account.id));
+      return;
+    case 'start':
+    case 'upgrade':
+      await withAccountLease(db, account.id, at, async (fresh) => {
+        if (fresh.planId !== account.planId || fresh.planStatus !== account.planStatus || fresh.planChargeAmount !== account.planChargeAmount) throw changedMeanwhile();
+        // Decided again on what the lease holder reads: the overage measured here is what the new period starts from.
+        const final = decidePlanChange(await factsFor(db, fresh, plan, chosen, null, at));
+        if (final.kind === 'conflict') throw final.error;
+        if (final.kind === 'start') {
+          await activatePlan({ db, company, account: fresh, plan, chosen, charge: final.charge, reason: 'start', idempotencyKey });
+        } else if (final.kind === 'upgrade') {
+          const { credit, overage } = final;
+          await activatePlan({ db, company, account: fresh, plan, chosen, charge: final.charge, reason: 'upgrade', credit, overage, measured: overage.measured, idempotencyKey });
+        } else {
+          throw changedMeanwhile();
+        }
+      });
   }
 }
 
-/** A due renewal or a plan charge still at the processor would be billed again by a change now. */
-async function refuseWhileRenewing(db: Db, account: Account, at: Date): Promise<void> {
-  if (account.nextPlanRenewal && account.nextPlanRenewal.getTime() <= at.getTime()) {
-    throw conflict('The account\'s renewal is due and not done yet; change the plan once it has renewed.', 'plan_id');
-  }
-  await refuseWhilePlanChargePending(db, account.id);
-}
-
-function sameChoice(a: unknown, b: Record<string, string> | null): boolean {
-  const norm = (v: unknown) => JSON.stringify(Object.entries((v ?? {}) as Record<string, string>).sort(([x], [y]) => (x < y ? -1 : 1)));
-  return norm(a) === norm(b);
+export function serializePlanChangePreview(p: PlanChangePreview) {
+  return {
+    plan_id: p.planId,
+    effective: p.effective,
+    charge_amount: p.chargeAmount,
+    credit_amount: p.creditAmount,
+    overage_amount: p.overageAmount,
+    next_plan_renewal: p.nextPlanRenewal?.toISOString() ?? null,
+    balances: p.balances.map((b) => ({ denomination: b.denomination, amount: unitsOut(b.amount), managed_by_plan_id: b.managedByPlanId })),
+  };
 }

@@ -12,7 +12,8 @@ import { createCollectorLink } from '@/lib/billing/accounts/collector';
 import { createPortalLink } from '@/lib/billing/accounts/portal';
 import { createOrGrantBalance } from '@/lib/billing/balances/grants';
 import { getCompany } from '@/lib/billing/companies/companies';
-import { changePlan } from '@/lib/billing/plans/change';
+import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
+import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/plans/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
 import { act, field, formValues, parseWith, type FormState } from '@/lib/console/forms';
@@ -57,7 +58,10 @@ export async function grantUnitsAction(accountId: string, _: FormState, fd: Form
   });
 }
 
-/** POST /v1/accounts/{account_id}/changeplan. */
+/**
+ * POST /v1/accounts/{account_id}/changeplan, after its preview: the first submission shows what
+ * the change would charge and do; only a confirmation of that same figure changes the plan.
+ */
 export async function changePlanAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
   return act(async () => {
     const user = await requireUser();
@@ -65,7 +69,13 @@ export async function changePlanAction(accountId: string, _: FormState, fd: Form
     const body = parseWith(changePlanBody, { plan_id: field(fd, 'plan_id') });
     const company = await getCompany({ db, companyId: user.companyId });
     const plan = await getPlan({ db, companyId: user.companyId, planId: body.plan_id });
-    const account = await changePlan({ db, company, accountId, planId: body.plan_id, chosen: body.plan_variable_amounts });
+    const request = { db, company, accountId, planId: body.plan_id, chosen: body.plan_variable_amounts };
+    const preview = await previewPlanChange(request);
+    const figure = `${preview.planId}:${preview.chargeAmount}`;
+    if (field(fd, 'confirmed') !== figure) {
+      return { message: describePreview(plan.name, preview), confirmation: { name: 'confirmed', value: figure, label: preview.chargeAmount > 0 ? `Confirm and charge ${formatCents(preview.chargeAmount)}` : 'Confirm change' } };
+    }
+    const account = await changePlan(request);
     revalidatePath(`/console/accounts/${account.id}`);
     if (account.scheduledPlanId === plan.id) {
       return `${plan.name} is cheaper, so the change is scheduled for the next renewal${account.nextPlanRenewal ? ` (${formatTime(account.nextPlanRenewal)})` : ''}.`;
@@ -73,6 +83,18 @@ export async function changePlanAction(accountId: string, _: FormState, fd: Form
     if (account.planStatus === 'PENDING_PAYMENT_METHOD') return `${plan.name} starts once the customer has entered a card on the collector page.`;
     return `The account is now on ${plan.name}.`;
   });
+}
+
+function describePreview(name: string, p: PlanChangePreview): string {
+  if (p.kind === 'schedule_downgrade') return `${name} is cheaper: it would take over at the next renewal (${formatTime(p.nextPlanRenewal)}). Nothing is charged now.`;
+  if (p.kind === 'attach_pending') return `${name} would start once the customer has entered a card on the collector page. Nothing is charged now.`;
+  if (p.kind === 'cancel_downgrade') return `The account would stay on ${name} and the scheduled change would be dropped. Nothing is charged.`;
+  const price = p.chargeAmount - p.overageAmount + p.creditAmount;
+  const parts = [`${formatCents(price)} for the new period`];
+  if (p.creditAmount) parts.push(`less ${formatCents(p.creditAmount)} credit for the unused time`);
+  if (p.overageAmount) parts.push(`plus ${formatCents(p.overageAmount)} overage of the current plan`);
+  const levels = p.balances.filter((b) => b.managedByPlanId === p.planId).map((b) => `${formatUnits(b.amount)} ${b.denomination}`);
+  return `${name} would start now and charge ${formatCents(p.chargeAmount)} (${parts.join(', ')}). Next renewal ${formatTime(p.nextPlanRenewal)}${levels.length ? `; balances reset to ${levels.join(', ')}` : ''}.`;
 }
 
 /** PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill. */
