@@ -31,10 +31,21 @@ function pairCheck(v: { cost_override?: unknown; cost_override_amount?: unknown;
   }
 }
 
-export const eventCreate = z.strictObject(eventFields).superRefine(pairCheck);
+/**
+ * The two spellings of an override become one: past this edge the domain reads only
+ * `cost_override`, so pricing has a single input to look at.
+ */
+function oneOverride<T extends { cost_override?: { amount: string; denomination: string }; cost_override_amount?: string; cost_override_denomination?: string }>(
+  v: T,
+): Omit<T, 'cost_override_amount' | 'cost_override_denomination'> {
+  const { cost_override_amount: amount, cost_override_denomination: denomination, ...rest } = v;
+  return amount !== undefined && denomination !== undefined ? { ...rest, cost_override: { amount, denomination } } : rest;
+}
+
+export const eventCreate = z.strictObject(eventFields).superRefine(pairCheck).transform(oneOverride);
 export type EventCreate = z.infer<typeof eventCreate>;
 
-export const batchItem = z.strictObject({ ...eventFields, account_id: idOf('a') }).superRefine(pairCheck);
+export const batchItem = z.strictObject({ ...eventFields, account_id: idOf('a') }).superRefine(pairCheck).transform(oneOverride);
 export const eventBatch = z
   .array(batchItem, { error: 'The body must be an array of events.' })
   .min(1, 'Send at least one event.')

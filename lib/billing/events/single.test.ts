@@ -13,13 +13,13 @@ describe('the one-statement path for single events', () => {
     await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
   });
   const run = (input: Record<string, unknown>) =>
-    recordSingleEvent({ db: t.database.db, companyId: co.company.id, accountId: acct, input: { type: 'q', ...input } as never, now: new Date() });
+    recordSingleEvent({ db: t.database.db, companyId: co.company.id, accountId: acct, input: { type: 'q', ...input }, now: new Date() });
 
   it('records ordinary events itself: complete, pending, gated, unpriced', async () => {
     for (const input of [
-      { cost_override_amount: '1', cost_override_denomination: 'credits' },
-      { cost_override_amount: '1', cost_override_denomination: 'credits', gate_on_balance: true },
-      { cost_override_amount: '1', cost_override_denomination: 'credits', state: 'pending' },
+      { cost_override: { amount: '1', denomination: 'credits' } },
+      { cost_override: { amount: '1', denomination: 'credits' }, gate_on_balance: true },
+      { cost_override: { amount: '1', denomination: 'credits' }, state: 'pending' },
       {},
     ]) {
       const r = await run(input);
@@ -31,9 +31,9 @@ describe('the one-statement path for single events', () => {
   });
 
   it('leaves crossings, refusals, new balances and unknown accounts to the general path', async () => {
-    expect(await run({ cost_override_amount: '50', cost_override_denomination: 'credits' })).toBeNull(); // below zero
-    expect(await run({ cost_override_amount: '50', cost_override_denomination: 'credits', gate_on_balance: true })).toBeNull(); // refused
-    expect(await run({ cost_override_amount: '1', cost_override_denomination: 'brand-new' })).toBeNull(); // no balance yet
+    expect(await run({ cost_override: { amount: '50', denomination: 'credits' } })).toBeNull(); // below zero
+    expect(await run({ cost_override: { amount: '50', denomination: 'credits' }, gate_on_balance: true })).toBeNull(); // refused
+    expect(await run({ cost_override: { amount: '1', denomination: 'brand-new' } })).toBeNull(); // no balance yet
     expect(await recordSingleEvent({ db: t.database.db, companyId: co.company.id, accountId: 'a_missing', input: { type: 'q' }, now: new Date() })).toBe('not_found');
     // Nothing was written by the refused attempts.
     expect((await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data.amount).toBe(8);

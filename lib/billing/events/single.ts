@@ -5,6 +5,7 @@ import type { events } from '../../db/schema';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
+import { balanceChangeKey, balanceChangeWaiting } from '../webhooks/outbox';
 
 type EventRow = typeof events.$inferSelect;
 
@@ -46,8 +47,8 @@ let singleEvent: Compiled | undefined;
  * yet, the idempotency key was already used, or the event crosses something that notifies.
  */
 export async function recordSingleEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date }): Promise<{ event: EventRow; balance: Balance | null } | 'not_found' | null> {
-  const ovrAmount = input.cost_override?.amount ?? input.cost_override_amount ?? null;
-  const ovrDenomination = input.cost_override?.denomination ?? input.cost_override_denomination ?? null;
+  const ovrAmount = input.cost_override?.amount ?? null;
+  const ovrDenomination = input.cost_override?.denomination ?? null;
   const gate = input.gate_on_balance ?? false;
   const requested = input.state ?? 'complete';
   const eventId = newId('ev');
@@ -125,11 +126,10 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
         select ${v('deliveryId')} || '_' || substr(md5(s.webhook_id), 1, 8), ${v('companyId')}, s.webhook_id, 'balance_change', ${v('accountId')}, f.denomination,
           jsonb_build_object('balance', f.after_amount::text, 'detail', '{}'::jsonb), 'pending', 0, ${v('at')}::timestamptz,
-          s.webhook_id || ':' || ${v('accountId')} || ':' || f.denomination, ${v('at')}::timestamptz, ${v('at')}::timestamptz
+          ${balanceChangeKey(sql`s.webhook_id`, sql`${v('accountId')}`, sql`f.denomination`)}, ${v('at')}::timestamptz, ${v('at')}::timestamptz
         from ev cross join flags f join webhook_subscriptions s on s.company_id = ${v('companyId')} and s.topic = 'balance_change'
         where f.amount is not null and ev.state in ('complete', 'pending')
-          and not exists (select 1 from webhook_deliveries d
-            where d.coalesce_key = s.webhook_id || ':' || ${v('accountId')} || ':' || f.denomination and d.status = 'pending')
+          and not ${balanceChangeWaiting(balanceChangeKey(sql`s.webhook_id`, sql`${v('accountId')}`, sql`f.denomination`))}
         returning id
       )
       select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,

@@ -82,7 +82,7 @@ describe('changeplan/preview', () => {
       }),
       { numRuns: 15 },
     );
-  });
+  }, 180_000);
 
   it('changes nothing, and answers a refused change with the error changeplan gives', async () => {
     const co = await newPayingCompany(t);

@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Topic } from './topics';
@@ -9,7 +10,8 @@ export type Notification = { accountId: string; denomination: string; topic: Top
  * rolled-back change never notifies. `balance_change` is coalesced: while one is still waiting
  * for a webhook, account and denomination (`pending`: not sent yet, or waiting for a retry after
  * failed attempts; not while one is being sent), no second one is queued, since the send carries
- * the balance at send time. single.ts applies the same rule. One statement, whatever the number
+ * the balance at send time. The single-event statement (events/single.ts) writes its
+ * `balance_change` rows with the same two fragments below. One statement, whatever the number
  * of notifications.
  */
 export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
@@ -20,14 +22,22 @@ export async function enqueueNotifications(db: Db, companyId: string, items: Not
     sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
     select v.base_id || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, v.topic, v.account_id, v.denomination,
       jsonb_build_object('balance', v.balance, 'detail', v.detail::jsonb), 'pending', 0, ${now.toISOString()}::timestamptz,
-      case when v.topic = 'balance_change' then s.webhook_id || ':' || v.account_id || ':' || v.denomination end,
+      case when v.topic = 'balance_change' then ${balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`)} end,
       ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
     from unnest(${col((n) => n.accountId)}, ${col((n) => n.denomination)}, ${col((n) => n.topic)}, ${col((n) => n.balance)},
       ${col((n) => JSON.stringify(n.detail ?? {}))}, ${col(() => newId('whd'))}) with ordinality as v(account_id, denomination, topic, balance, detail, base_id, ord)
     join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
-    where v.topic <> 'balance_change' or not exists (
-      select 1 from webhook_deliveries d
-      where d.coalesce_key = s.webhook_id || ':' || v.account_id || ':' || v.denomination and d.status = 'pending')
+    where v.topic <> 'balance_change' or not ${balanceChangeWaiting(balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`))}
     order by v.ord`,
   );
+}
+
+/** The key `balance_change` deliveries coalesce on: one webhook, account and denomination. */
+export function balanceChangeKey(webhookId: SQL, accountId: SQL, denomination: SQL): SQL {
+  return sql`(${webhookId} || ':' || ${accountId} || ':' || ${denomination})`;
+}
+
+/** Whether a `balance_change` under `key` is still waiting to be sent (then no second one is queued). */
+export function balanceChangeWaiting(key: SQL): SQL {
+  return sql`exists (select 1 from webhook_deliveries d where d.coalesce_key = ${key} and d.status = 'pending')`;
 }
