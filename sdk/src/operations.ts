@@ -23,6 +23,7 @@ export const operations = {
   createCardCollectorLink: { method: 'post', path: '/v1/accounts/{account_id}/card_collector', auth: 'company', list: false },
   createPortalLink: { method: 'post', path: '/v1/accounts/{account_id}/portal_link', auth: 'company', list: false },
   changePlan: { method: 'post', path: '/v1/accounts/{account_id}/changeplan', auth: 'company', list: false },
+  previewPlanChange: { method: 'post', path: '/v1/accounts/{account_id}/changeplan/preview', auth: 'company', list: false },
   listCharges: { method: 'get', path: '/v1/accounts/{account_id}/charges', auth: 'company', list: true },
   getBalance: { method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}', auth: 'company', list: false },
   createBalance: { method: 'post', path: '/v1/accounts/{account_id}/balance/{denomination}', auth: 'company', list: false },

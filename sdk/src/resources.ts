@@ -77,6 +77,11 @@ export class Accounts extends Resource {
   }
 
   /** An upgrade takes effect at once (with credit for unused time); a downgrade waits for the renewal. */
+  /** What `changePlan` with the same body would charge, credit and grant, without changing anything. */
+  async previewPlanChange(accountId: string, body: Body<'PlanChange'>, options?: CallOptions): Promise<S.PlanChangePreview> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/changeplan/preview', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
   async changePlan(accountId: string, body: Body<'PlanChange'>, options?: CallOptions): Promise<S.Account> {
     return (await this.client.request('post', '/v1/accounts/{account_id}/changeplan', { ...options, path: { account_id: accountId }, body })).data;
   }

@@ -274,6 +274,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/changeplan/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a plan change
+         * @description Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` made right after with the same body charges exactly `charge_amount`. A change `changeplan` would refuse answers the same error.
+         */
+        post: operations["previewPlanChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/charges": {
         parameters: {
             query?: never;
@@ -1876,6 +1896,33 @@ export interface components {
              */
             expires_at: string;
         };
+        /** @description What a plan change would do now; nothing is changed. */
+        PlanChangePreview: {
+            /** @description The plan asked for (starts with `p_`). */
+            plan_id: string;
+            /**
+             * @description now: the change happens at once (an upgrade, a start, or undoing a scheduled downgrade). next_renewal: a downgrade, scheduled.
+             * @enum {string}
+             */
+            effective: "now" | "next_renewal";
+            /** @description What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged. USD cents, a non-negative integer. */
+            charge_amount: number;
+            /** @description Credit for the unused time of the current period, taken off the new charge. USD cents, a non-negative integer. */
+            credit_amount: number;
+            /** @description Postpaid overage of the current plan, billed with the change. USD cents, a non-negative integer. */
+            overage_amount: number;
+            /** @description When the plan would renew next (ISO 8601, UTC), or null. */
+            next_plan_renewal: string | null;
+            /** @description The account's balances as they would be after the change, by denomination. */
+            balances: {
+                /** @description Balance denomination. */
+                denomination: string;
+                /** @description Units the balance would hold. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+                /** @description Plan that would manage the balance (starts with `p_`), or null. */
+                managed_by_plan_id: string | null;
+            }[];
+        };
         /** @description The service clock. */
         TestClock: {
             /**
@@ -3190,6 +3237,80 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+        };
+    };
+    previewPlanChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7m"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlanChange"];
+            };
+        };
+        responses: {
+            /** @description What the change would do. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7m",
+                     *         "effective": "next_renewal",
+                     *         "charge_amount": 0,
+                     *         "credit_amount": 0,
+                     *         "overage_amount": 0,
+                     *         "next_plan_renewal": "2027-04-10T12:00:00.000Z",
+                     *         "balances": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "amount": 412,
+                     *             "managed_by_plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7k"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PlanChangePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listCharges: {
@@ -5787,6 +5908,7 @@ export type Delivery = components["schemas"]["Delivery"];
 export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
 export type PortalLink = components["schemas"]["PortalLink"];
+export type PlanChangePreview = components["schemas"]["PlanChangePreview"];
 export type TestClock = components["schemas"]["TestClock"];
 export type Health = components["schemas"]["Health"];
 export type Liveness = components["schemas"]["Liveness"];

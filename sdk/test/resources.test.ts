@@ -133,11 +133,13 @@ describe('the SDK against a started server', () => {
     const page = await fetch(portal.url.replace(/^https?:\/\/[^/]+/, server.url));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Recent charges');
+    const preview = await billing.accounts.previewPlanChange(account.id, { plan_id: plans.max.id });
+    expect(preview).toMatchObject({ plan_id: plans.max.id, effective: 'now' });
     const upgraded = await billing.accounts.changePlan(account.id, { plan_id: plans.max.id });
     expect(upgraded).toMatchObject({ plan_id: plans.max.id, plan_status: 'ACTIVE' });
     // An upgrade is charged at once, less the unused time of the old plan's period.
     const charge = (await billing.charges.list(account.id)).data[0];
-    expect(charge).toMatchObject({ reason: 'plan_change', status: 'succeeded' });
+    expect(charge).toMatchObject({ reason: 'plan_change', status: 'succeeded', amount: preview.charge_amount });
     expect(charge.amount).toBeGreaterThan(0);
     expect(charge.amount).toBeLessThan(5000);
   });
