@@ -11,11 +11,12 @@ import { describe, expect, it } from 'vitest';
  */
 export const LAYERS: { name: string; paths: string[] }[] = [
   // Starts servers, scripts and processes for the tests: above everything it starts.
-  { name: 'test support', paths: ['lib/testing/'] },
+  { name: 'test support', paths: ['lib/testing/', 'scripts/scan-test-logs.ts'] },
   { name: 'entry points', paths: ['app/', 'instrumentation.ts', 'proxy.ts', 'scripts/', 'next.config.mjs'] },
   { name: 'console UI', paths: ['components/'] },
-  // Process lifecycle: open the database, register the domain's tasks, start and stop the worker, probes.
-  { name: 'process', paths: ['lib/boot.ts', 'lib/shutdown.ts', 'lib/probes.ts', 'lib/rotate-secrets.ts'] },
+  // Process lifecycle: open the database, register the domain's tasks, start and stop the worker,
+  // probes, the metrics endpoint and its database readings, the tracing SDK.
+  { name: 'process', paths: ['lib/boot.ts', 'lib/shutdown.ts', 'lib/probes.ts', 'lib/rotate-secrets.ts', 'lib/metrics/endpoint.ts', 'lib/metrics/database.ts', 'lib/tracing-sdk.ts'] },
   // The console's server side: sessions (lib/auth.ts), sign-in, forms and actions, console-only reads.
   { name: 'console', paths: ['lib/auth.ts', 'lib/console/'] },
   // The JSON API: route wrapper, schemas, serializers, errors on the wire, the OpenAPI document.
@@ -35,10 +36,12 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'domain: companies', paths: ['lib/billing/companies/'] },
   // Runs whatever is registered; knows nothing of billing.
   { name: 'jobs', paths: ['lib/jobs/'] },
+  // Counters and histograms the layers above count into; the database gauges are read from above.
+  { name: 'metrics', paths: ['lib/metrics/'] },
   { name: 'data', paths: ['lib/db/'] },
   // The payment processor port and its Stripe adapter, and the local Stripe-compatible server.
   { name: 'processor', paths: ['lib/processor/'] },
-  { name: 'leaves', paths: ['lib/money.ts', 'lib/ids.ts', 'lib/clock.ts', 'lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/password-policy.ts', 'lib/net/'] },
+  { name: 'leaves', paths: ['lib/money.ts', 'lib/ids.ts', 'lib/clock.ts', 'lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/password-policy.ts', 'lib/net/', 'lib/env.ts', 'lib/log.ts', 'lib/tracing.ts'] },
 ];
 
 /** Where an `import()` is allowed, and why: anywhere else every import is static. */

@@ -3,7 +3,10 @@ import { timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
 import { newRequestId } from '../api/route';
 import { log } from '../log';
-import { metricsToken, registry } from './registry';
+import { metricsToken, readDatabaseGaugesWith, registry } from './registry';
+import { readDatabaseGauges } from './database';
+
+readDatabaseGaugesWith(readDatabaseGauges);
 
 export type MetricsAnswer = { status: number; body: string; headers: Record<string, string> };
 

@@ -13,10 +13,21 @@ import { setting } from '../env';
  */
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+type Hooks = { readDatabase?: () => Promise<void> };
+const hooks: Hooks = ((globalThis as { __billingMetricsHooks?: Hooks }).__billingMetricsHooks ??= {});
+
+/**
+ * Gives the reader of the gauges that come from the database (lib/metrics/database.ts). The
+ * process that serves metrics passes it at start: the reader knows the database and the worker's
+ * tasks, which sit above these instruments.
+ */
+export function readDatabaseGaugesWith(read: () => Promise<void>): void {
+  hooks.readDatabase = read;
+}
+
 /** The gauges read from the database fill themselves when scraped (one reading for all of them). */
 async function collectFromDatabase(): Promise<void> {
-  const { readDatabaseGauges } = await import('./database');
-  await readDatabaseGauges();
+  await hooks.readDatabase?.();
 }
 
 function define(registry: Registry) {

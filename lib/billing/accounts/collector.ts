@@ -7,7 +7,7 @@ import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { attachCard } from './cards';
-import type { Account } from './accounts';
+import type { Account } from '../../db/schema';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
