@@ -36,7 +36,17 @@ export function checkStorable(value: unknown): void {
   }
 }
 
+/** Whether a string can be stored as sent (no NUL, no unpaired surrogate). */
+export function isStorable(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
+/** What a field holding such a string is told, by the API and the console alike. */
+export function unstorableMessage(param: string | null): string {
+  return `${param ?? 'The body'} must not contain NUL characters or unpaired surrogates.`;
+}
+
 function unstorable(path: PropertyKey[]): ApiError {
   const param = formatParam(path);
-  return new ApiError('invalid_request', `${param ?? 'The body'} must not contain NUL characters or unpaired surrogates.`, param);
+  return new ApiError('invalid_request', unstorableMessage(param), param);
 }

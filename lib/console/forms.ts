@@ -3,6 +3,7 @@ import { notFound, unstable_rethrow } from 'next/navigation';
 import { ApiError } from '../errors';
 import { log } from '../log';
 import { describeIssue } from '../api/zod-errors';
+import { isStorable, unstorableMessage } from '../api/input';
 
 export type FieldError = { param: string | null; message: string };
 
@@ -38,6 +39,7 @@ export class FormInvalid extends Error {
  * that caused them). Empty fields are left out, as an API caller would leave them out.
  */
 export function formValues(fd: FormData): Record<string, unknown> {
+  refuseUnstorable(fd);
   const out: Record<string, unknown> = {};
   for (const [key, raw] of fd.entries()) {
     if (typeof raw !== 'string' || key.startsWith('$ACTION')) continue;
@@ -108,8 +110,40 @@ export async function orNotFound<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A field holding what PostgreSQL cannot store (NUL, an unpaired surrogate) is refused on that
+ * field, as the API refuses it (lib/api/input.ts), before anything is parsed or stored.
+ */
+function refusal(name: string): FieldError {
+  const param = isStorable(name) ? name : null;
+  return { param, message: unstorableMessage(param ?? 'A field name') };
+}
+
+/** Refuses the whole form, each bad field named, when any field holds what cannot be stored. */
+export function refuseUnstorable(fd: FormData): void {
+  const refused: FieldError[] = [];
+  for (const [key, raw] of fd.entries()) {
+    if (typeof raw === 'string' && !(isStorable(key) && isStorable(raw))) refused.push(refusal(key));
+  }
+  if (refused.length) throw new FormInvalid(refused);
+}
+
+/** A single string field from a form, as typed (passwords); '' when missing. */
+export function rawField(fd: FormData, name: string): string {
+  const v = fd.get(name);
+  if (typeof v !== 'string') return '';
+  if (!isStorable(v)) throw new FormInvalid([refusal(name)]);
+  return v;
+}
+
+/** Every value of a repeated field (checkboxes), as sent. */
+export function fieldValues(fd: FormData, name: string): string[] {
+  const values = fd.getAll(name).filter((v): v is string => typeof v === 'string');
+  if (!values.every(isStorable)) throw new FormInvalid([refusal(name)]);
+  return values;
+}
+
 /** A single string field from a form, trimmed; '' when missing. */
 export function field(fd: FormData, name: string): string {
-  const v = fd.get(name);
-  return typeof v === 'string' ? v.trim() : '';
+  return rawField(fd, name).trim();
 }

@@ -5,7 +5,7 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { planCreate } from '@/lib/api/schemas/plans';
 import { createPlan } from '@/lib/billing/plans/plans';
-import { FormInvalid, act, field, parseWith, type FormState } from '@/lib/console/forms';
+import { FormInvalid, act, field, parseWith, refuseUnstorable, type FormState } from '@/lib/console/forms';
 import { dollarsToCents } from '@/lib/console/format';
 
 /**
@@ -13,6 +13,7 @@ import { dollarsToCents } from '@/lib/console/format';
  * row number of each, so an error about the API's `balances[0]` lands on the row the person sees.
  */
 function rowsOf(fd: FormData, group: string, required: string[]) {
+  refuseUnstorable(fd);
   const found = new Map<number, Record<string, string>>();
   for (const [key, raw] of fd.entries()) {
     const m = key.match(new RegExp(`^${group}\\[(\\d+)\\]\\.(\\w+)$`));

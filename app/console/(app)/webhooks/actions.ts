@@ -5,10 +5,10 @@ import { getDb } from '@/lib/db/client';
 import { topic as topicSchema, webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listSubscriptions, subscribe, unsubscribe, webhookSecret } from '@/lib/billing/webhooks/webhooks';
 import { retryDelivery } from '@/lib/billing/webhooks/delivery';
-import { act, field, parseWith, type FormState } from '@/lib/console/forms';
+import { act, field, fieldValues, parseWith, type FormState } from '@/lib/console/forms';
 
 function topicsOf(fd: FormData) {
-  return fd.getAll('topics').map((t) => parseWith(topicSchema, String(t), ['topics']));
+  return fieldValues(fd, 'topics').map((t) => parseWith(topicSchema, t, ['topics']));
 }
 
 /** POST /v1/companies/{company_id}/webhooks, then .../subscribe/{topic} for each chosen topic. */
