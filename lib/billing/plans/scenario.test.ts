@@ -1,5 +1,7 @@
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
+// The year's notifications are counted at its end: none may be purged meanwhile.
+process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
