@@ -125,7 +125,7 @@ function raw(source: Record<string, string | undefined>): Record<EnvName, string
  * The whole configuration, checked: every variable, and the rules between them. Throws a
  * ConfigError naming every variable that is wrong.
  */
-export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+export function loadEnv(source: Record<string, string | undefined> = process.env, opts: { needsAppSecret?: boolean } = {}): Env {
   const values = raw(source);
   const result = envSchema.safeParse(values);
   if (!result.success) {
@@ -133,8 +133,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     throw new ConfigError(names.map((n) => describeProblem(n, values[n])));
   }
   const env = result.data;
-  // Every process on one PostgreSQL has to seal and open the same stored secrets.
-  if (env.DATABASE_URL && !env.APP_SECRET) {
+  // Every process on one PostgreSQL has to seal and open the same stored secrets (db:migrate
+  // touches none of them).
+  if (opts.needsAppSecret !== false && env.DATABASE_URL && !env.APP_SECRET) {
     throw new ConfigError(['APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.']);
   }
   return env;

@@ -127,7 +127,7 @@ describe.skipIf(onPostgres)('a wrong value stops the start, naming the variable 
   });
 
   it('db:migrate', async () => {
-    const r = await run(['--import', 'tsx', 'scripts/migrate.ts'], { ...common, ...postgres, DATABASE_PREPARE: 'off' });
+    const r = await run(['--import', 'tsx', 'scripts/migrate.ts'], { ...common, APP_SECRET: '', ...postgres, DATABASE_PREPARE: 'off' });
     expect(r.status, r.output).toBe(2);
     expect(r.output).toContain('db:migrate: DATABASE_PREPARE must be 0 (send statements unprepared) or 1; got "off".');
   });

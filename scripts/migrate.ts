@@ -10,7 +10,7 @@ logForCommandLine();
 
 let env: Env;
 try {
-  env = loadEnv();
+  env = loadEnv(process.env, { needsAppSecret: false });
 } catch (err) {
   console.error(`db:migrate: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(2);
