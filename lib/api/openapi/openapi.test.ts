@@ -27,11 +27,12 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * Route files that are not operations of their own: next-auth, the catch-all 404, the hosted
- * collector's and the customer portal's own calls, and `/metrics`, Prometheus' text for the
- * monitoring system behind its own token (README "Metrics and logs"). Synonym paths are API
- * routes like any other: each must be documented (as an alias of its canonical operation).
+ * collector's and the customer portal's own calls, the console's CSV downloads (signed-in
+ * admins, README "Console"), and `/metrics`, Prometheus' text for the monitoring system behind
+ * its own token (README "Metrics and logs"). Synonym paths are API routes like any other: each
+ * must be documented (as an alias of its canonical operation).
  */
-const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /^\/portal\//, /^\/metrics$/];
+const NOT_API = [/^\/api\/auth\//, /^\/v1\/\[\.\.\.rest\]$/, /^\/collect\//, /^\/portal\//, /^\/console\//, /^\/metrics$/];
 
 function routeFiles(dir = APP, segments: string[] = []): { file: string; route: string }[] {
   const out: { file: string; route: string }[] = [];
