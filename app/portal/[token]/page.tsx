@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { getDb } from '@/lib/db/client';
+import { setting } from '@/lib/env';
 import { viewPortal, PORTAL_CHARGES, type PortalView } from '@/lib/billing/accounts/portal';
 import { formatCents, formatUnits } from '@/lib/console/format';
 import { PortalCardForm } from '@/components/collector-form';
@@ -128,7 +129,8 @@ function Charges({ view }: { view: PortalView }) {
 export default async function PortalPage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
   const result = await viewPortal({ db: await getDb(), token });
-  const local = process.env.STRIPE_API_URL && /^http:\/\/(127\.0\.0\.1|localhost)/.test(process.env.STRIPE_API_URL) ? process.env.STRIPE_API_URL : null;
+  const stripeApi = setting('STRIPE_API_URL');
+  const local = stripeApi && /^http:\/\/(127\.0\.0\.1|localhost)/.test(stripeApi) ? stripeApi : null;
   if ('problem' in result) {
     return (
       <main className="mx-auto w-full max-w-md px-4 py-10">
