@@ -5,9 +5,10 @@ import { OPERATIONS } from './openapi/operations';
 
 const t = useTestDatabase();
 
-// Routes outside the company API: public pages, next-auth's own handler, and /metrics (its own
-// token; lib/metrics/metrics.test.ts).
-const PUBLIC = [/^\/(health|livez|readyz|metrics)$/, /^\/collect\//, /^\/portal\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
+// Routes outside the company API: public pages, next-auth's own handler, /metrics (its own
+// token; lib/metrics/metrics.test.ts) and the console's CSV downloads (a signed-in admin's
+// session; lib/console/exports.test.ts).
+const PUBLIC = [/^\/(health|livez|readyz|metrics)$/, /^\/collect\//, /^\/portal\//, /^\/console\//, /^\/api\/auth\//, /^\/v1\/openapi\.json$/, /^\/v1\/\[\.\.\.rest\]$/];
 const OPERATOR = [/^\/v1\/companies$/, /^\/v1\/test_clock/];
 
 function concrete(path: string, companyId: string): string {
