@@ -57,7 +57,16 @@ type Ids = { account: string; plan: string; webhook: string };
 const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, ids: Ids) => Promise<FormState> }> = {
   'accounts.createAccountAction': { fields: { name: 'Ada', email: 'ada@example.com' }, call: (a, fd) => a(idle, fd) },
   'accounts.grantUnitsAction': { fields: { denomination: 'credits', amount: '5', reason: 'goodwill' }, call: (a, fd, ids) => a(ids.account, idle, fd) },
-  'accounts.changePlanAction': { fields: { plan_id: 'PLAN' }, call: (a, fd, ids) => a(ids.account, idle, fd) },
+  // The first submit shows the preview; the second, with the figure it showed, changes the plan.
+  'accounts.changePlanAction': {
+    fields: { plan_id: 'PLAN' },
+    call: async (a, fd, ids) => {
+      const shown = await a(ids.account, idle, fd);
+      if (!shown.confirmation) return shown;
+      fd.set(shown.confirmation.name, shown.confirmation.value);
+      return a(ids.account, idle, fd);
+    },
+  },
   'accounts.setRefillAction': { fields: { denomination: 'credits', amount: '10', usd_charge: '5', threshold: '1' }, call: (a, fd, ids) => a(ids.account, idle, fd) },
   'plans.createPlanAction': {
     fields: { name: 'Pro', charge_amount: '0', 'balances[0].denomination': 'credits', 'balances[0].amount': '5' },
@@ -69,7 +78,7 @@ const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, id
   'webhooks.setTopicsAction': { fields: { topics: ['balance_change', 'threshold'] }, call: (a, fd, ids) => a(ids.webhook, idle, fd) },
 };
 // Actions whose form has no fields (a button): their ids are bound on the server.
-const NO_FIELDS = ['accounts.removeRefillAction', 'accounts.collectorLinkAction', 'api-keys.issueKeyAction', 'api-keys.revokeKeyAction', 'team.removeAdminAction', 'webhooks.resendAction'];
+const NO_FIELDS = ['accounts.removeRefillAction', 'accounts.collectorLinkAction', 'accounts.portalLinkAction', 'api-keys.issueKeyAction', 'api-keys.revokeKeyAction', 'team.removeAdminAction', 'webhooks.resendAction'];
 
 describe('console forms', () => {
   let actions: Map<string, Action>;
