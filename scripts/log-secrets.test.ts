@@ -141,7 +141,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the logs of a server taken 
     expect(output).toMatch(/"msg":"charge attempt"/);
     expect(output).toMatch(/"outcome":"paid"/);
     expect(output).toMatch(/"msg":"webhook attempt"/);
-    expect(output).toMatch(/"msg":"worker task webhook-deliveries: \d+ handled"/);
+    // The worker's runs (at debug, every run); which of the sender's claims took the delivery,
+    // the task's or the background sender's own poll, is a matter of timing.
+    expect(output).toMatch(/"msg":"worker task webhook-deliveries: (\d+ handled|nothing due)"/);
     // And none of the secrets.
     expect(findSecrets(output, known)).toEqual([]);
   });
