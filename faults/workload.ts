@@ -179,7 +179,14 @@ export class Workload {
       return;
     }
     if (reply.status !== 409) return;
-    // Moved already: by this request's earlier try (its answer lost), or by expiry.
+    // Expired: the service says so, and the hold is cancelled. The check at the end reads it from
+    // the database; a read now could reach a process whose test clock has not caught up with the
+    // last advance yet, which still shows the hold pending for a moment.
+    if (/expired at/.test(reply.body?.error?.message ?? '')) {
+      hold.settled = 'cancelled';
+      return;
+    }
+    // Moved already: by this request's earlier try (its answer lost).
     const read = await this.api.untilAcknowledged(`read ${hold.key}`, () => this.api.send('GET', `/v1/events/${hold.id}`), () => undefined);
     if (read.status !== 200) return;
     const state = read.body.data.state;
