@@ -190,7 +190,7 @@ test('an admin creates a plan and accounts, follows usage, and manages an accoun
 
   await test.step('search the accounts', async () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Accounts' }).click();
-    await page.getByLabel('Search by name, email or account id').fill(alan);
+    await page.getByLabel('Search by name, email, external id or account id').fill(alan);
     await page.getByRole('button', { name: 'Search' }).click();
     await expect(page.getByRole('region', { name: `Accounts matching ${alan}` }).getByRole('row')).toHaveCount(1 + 1);
     await page.getByRole('link', { name: 'Clear search' }).click();
