@@ -6,7 +6,7 @@ const include = ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts',
 export default defineConfig({
   resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '') } },
   test: {
-    testTimeout: 60_000,
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
-import { freePort } from '../lib/testing/servers';
+import { SERVER_TEST_TIMEOUT, freePort } from '../lib/testing/servers';
 import {
   assembleImage,
   buildPathInRepo,
@@ -120,7 +120,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(path.relative(root, dir).startsWith('..')).toBe(true);
   });
 
-  it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', async () => {
+  it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     let worker: Proc | undefined;
     let workerProbes = '';
     if (onPostgres) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAppServer, type AppServer } from '../lib/testing/servers';
+import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
 import { startReceiver } from '../lib/testing/webhook-receiver';
 import { useLocalStripe } from '../lib/testing/harness';
 import { findSecrets, logLines } from '../lib/testing/log-scan';
@@ -51,7 +51,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the logs of a server taken 
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('holds none of them, in any encoding, while it logged every call', async () => {
+  it('holds none of them, in any encoding, while it logged every call', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const base = server.url;
     const json = (body: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
     const call = async (method: string, p: string, opts: { auth?: string; body?: unknown; headers?: Record<string, string> } = {}) => {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
+import { SERVER_TEST_TIMEOUT, freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
 import { emptyPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
 import { sample } from '../lib/testing/prometheus';
 
@@ -63,7 +63,7 @@ function loadedOpenTelemetry(file: string): string[] {
 }
 
 describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
-  it('loads no OpenTelemetry SDK without OTEL_EXPORTER_OTLP_ENDPOINT, and with it sends a span for a request, in the caller’s trace', async () => {
+  it('loads no OpenTelemetry SDK without OTEL_EXPORTER_OTLP_ENDPOINT, and with it sends a span for a request, in the caller’s trace', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const dir = tempDir('otel-');
     const preload = modulesPreload(dir);
     const receiver = await startReceiver();

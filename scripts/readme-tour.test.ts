@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startAppServer, type AppServer } from '../lib/testing/servers';
+import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
 import { startLocalStripe } from '../lib/processor/local-stripe/server';
 import { buildSdkPackage, tsc } from '../sdk/test/package';
 
@@ -51,7 +51,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
     await stripe?.close();
   });
 
-  it('runs every command of the five-minute tour against a started server', async () => {
+  it('runs every command of the five-minute tour against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const local = await startLocalStripe({ port: 0 });
     stripe = local;
     server = await startAppServer({
@@ -102,7 +102,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScri
     if (consumer) fs.rmSync(consumer, { recursive: true, force: true });
   });
 
-  it('type-checks and runs with the SDK installed as a package, against a started server', async () => {
+  it('type-checks and runs with the SDK installed as a package, against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const local = await startLocalStripe({ port: 0 });
     stripe = local;
     server = await startAppServer({

@@ -5,6 +5,11 @@ import path from 'node:path';
 
 const root = path.resolve(__dirname, '../..');
 
+// A test that starts the built server and drives it end to end spends most of its time starting
+// processes, which stretches several times over on a loaded machine; its limit is generous so
+// that only a hang fails it.
+export const SERVER_TEST_TIMEOUT = 180_000;
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
