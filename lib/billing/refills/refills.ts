@@ -1,21 +1,19 @@
-import Decimal from 'decimal.js';
 import { and, eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { accounts, balances, companies } from '../../db/schema';
-import { ApiError, invalid, notFound } from '../../errors';
-import { cmp, roundCents, sub, toUnits, unitsOut } from '../../money';
+import { ApiError } from '../../errors';
+import { unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
-import { effectsOf, findRequestCharge } from '../charges/charges';
-import { chargeFor, resumeChargeFor, type Effect } from '../settlement';
+import { findRequestCharge } from '../charges/charges';
+import { chargeFor, resumeChargeFor } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
 import type { Company } from '../companies/companies';
-import { computeFollowingRefill, computeRefillSchedule } from './schedule';
-
-type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
+import { decideMidMonthChange, decidePeriodicRefill, decideRefillRemoval, decideRefillSetting, decideScheduledRefillChange, isBelowThreshold, type RefillConfig } from './refill-decision';
+import { computeFollowingRefill } from './schedule';
 
 /**
  * Charges for a refill; units only after the charge succeeded. Every refill is a charge row: a
@@ -54,24 +52,6 @@ async function chargeRefill(args: {
   return outcome;
 }
 
-/**
- * The balance columns for a refill setting. A PUT replaces the whole setting (amount and charge
- * are shared by both kinds): a threshold-only PUT ends a monthly schedule, a monthly-only PUT
- * ends a threshold. `keepThreshold` is for the mid-month change, which only alters the monthly part.
- */
-function toConfigColumns(c: RefillConfig, now: Date, opts: { keepThreshold?: boolean } = {}) {
-  const cols: Record<string, unknown> = { refillAmount: c.amount, refillUsdAmount: c.usd_charge };
-  if (c.threshold !== undefined) cols.refillThreshold = c.threshold;
-  else if (!opts.keepThreshold) cols.refillThreshold = null;
-  if (c.refill_period === 'monthly') {
-    const { refillOnDay, next } = computeRefillSchedule(now);
-    Object.assign(cols, { refillOnDay: String(refillOnDay), nextPeriodicRefill: next, scheduledRefill: null });
-  } else {
-    Object.assign(cols, { refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null });
-  }
-  return cols;
-}
-
 async function loadContext(db: Db, company: Company, accountId: string, denomination: string) {
   checkDenomination(denomination);
   const account = await getAccount({ db, companyId: company.id, accountId });
@@ -101,30 +81,29 @@ export async function setAutoRefill({
   idempotencyKey?: string | null;
 }) {
   const { account } = await loadContext(db, company, accountId, denomination);
+  const decision = decideRefillSetting({ at: now, denomination, config });
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
-  const cols = toConfigColumns(config, now);
-  if (config.refill_period === 'monthly') {
-    const outcome = await chargeRefill({ db, company, account, balance, amount: config.amount, usd: config.usd_charge, periodic: true, description: `Monthly refill of ${config.amount} ${denomination} (first)`, now, config: cols, idempotencyKey });
+  if (decision.kind === 'start_monthly') {
+    const { amount, charge, description, columns } = decision;
+    const outcome = await chargeRefill({ db, company, account, balance, amount, usd: charge, periodic: true, description, now, config: columns, idempotencyKey });
     if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
-    const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
-    if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
   } else {
-    await db.update(balances).set({ ...cols, updatedAt: now } as never).where(eq(balances.id, balance.id));
-    const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
-    if (config.threshold !== undefined && cmp(sub(after.amount, after.pending), config.threshold) < 0) await queueThresholdRefill(db, balance.id, now);
+    await db.update(balances).set({ ...decision.columns, updatedAt: now }).where(eq(balances.id, balance.id));
   }
+  const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+  if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(db, balance.id, now);
   return (await findBalance({ db, accountId: account.id, denomination, now }))!;
 }
 
 export async function removeAutoRefill({ db, company, accountId, denomination, now }: { db: Db; company: Company; accountId: string; denomination: string; now: Date }) {
   const { account } = await loadContext(db, company, accountId, denomination);
-  const [updated] = await db
+  const decision = decideRefillRemoval({ balance: await findBalance({ db, accountId: account.id, denomination, now }) });
+  if (decision.kind === 'conflict') throw decision.error;
+  await db
     .update(balances)
-    .set({ refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, updatedAt: now })
-    .where(and(eq(balances.accountId, account.id), eq(balances.denomination, denomination)))
-    .returning();
-  if (!updated) throw notFound('balance', 'denomination');
+    .set({ ...decision.columns, updatedAt: now })
+    .where(and(eq(balances.accountId, account.id), eq(balances.denomination, denomination)));
   return (await findBalance({ db, accountId: account.id, denomination, now }))!;
 }
 
@@ -144,21 +123,17 @@ export async function scheduleRefillChange({
 }) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
-  if (!b) throw notFound('balance', 'denomination');
-  if (!b.nextPeriodicRefill) {
-    throw invalid('That balance has no monthly refill to change: set one with PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill.', 'denomination');
-  }
-  const change = { amount: input.amount, usd_charge: input.usd_charge, effective_at: b.nextPeriodicRefill.toISOString() };
-  await db.update(balances).set({ scheduledRefill: change, updatedAt: now }).where(eq(balances.id, b.id));
-  return { account_id: account.id, denomination: input.denomination, ...change, amount: unitsOut(input.amount) };
+  const decision = decideScheduledRefillChange({ balance: b, input });
+  if (decision.kind === 'conflict') throw decision.error;
+  const { change } = decision;
+  await db.update(balances).set({ scheduledRefill: change, updatedAt: now }).where(eq(balances.id, b!.id));
+  return { account_id: account.id, denomination: input.denomination, ...change, amount: unitsOut(change.amount) };
 }
 
 /**
- * modifymidmonth: an increase starts at once. Remaining units (available ones: units held by
- * pending events are spoken for) are cancelled, their value at the old unit price
- * (usd_charge / amount) comes off the new usd_charge, the new units are granted, and the refill
- * day moves to today. The units credited are the units cancelled, in the transaction that
- * settles the charge, so usage during the charge counts against the new units.
+ * modifymidmonth: the facts are read, `decideMidMonthChange` decides (see there for the rules),
+ * and the decision is carried out. The units credited are the units cancelled, in the
+ * transaction that settles the charge, so usage during the charge counts against the new units.
  */
 export async function modifyMidMonth({
   db,
@@ -176,29 +151,26 @@ export async function modifyMidMonth({
   idempotencyKey?: string | null;
 }) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
-  // A retried request carries on with its first attempt's charge (its checks would now fail).
   const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now);
-  if (earlier && earlier.accountId === account.id) {
-    const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now });
-    if (!outcome.ok) throw outcome.error!;
-    const effect = effectsOf<Effect>(earlier).find((e) => e.kind === 'refill');
-    const credit = effect?.kind === 'refill' ? (effect.credit ?? 0) : 0;
-    return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: outcome.charge.amount };
-  }
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
-  if (!b) throw notFound('balance', 'denomination');
-  if (!b.refillAmount || !b.nextPeriodicRefill) throw invalid('That balance has no monthly refill to modify.', 'denomination');
-  if (cmp(input.amount, b.refillAmount) <= 0 || input.usd_charge < (b.refillUsdAmount ?? 0)) {
-    throw invalid('modifymidmonth only increases a refill. Schedule a decrease for next month with PUT /v1/accounts/{account_id}/auto_refill.', 'amount');
+  const decision = decideMidMonthChange({ at: now, accountId: account.id, input, balance: b, earlier });
+  const current = async () => (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!;
+  switch (decision.kind) {
+    case 'conflict':
+      throw decision.error;
+    case 'resume': {
+      const outcome = await resumeChargeFor({ db, company, account, charge: decision.charge, now });
+      if (!outcome.ok) throw outcome.error!;
+      return { balance: await current(), credit: decision.credit, charged: outcome.charge.amount };
+    }
+    case 'increase': {
+      const { credit, charge, remaining, columns, description } = decision;
+      const config = { ...columns, cancel_remaining: remaining };
+      const outcome = await chargeRefill({ db, company, account, balance: b!, amount: input.amount, usd: charge, periodic: true, description, now, config, credit, idempotencyKey });
+      if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
+      return { balance: await current(), credit, charged: charge };
+    }
   }
-  const remaining = Decimal.max(0, Decimal.min(sub(b.amount, b.pending), b.refillAmount));
-  const credit = roundCents(remaining.mul(b.refillUsdAmount ?? 0).div(b.refillAmount));
-  const usd = Math.max(0, input.usd_charge - credit);
-  const config = { ...toConfigColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, now, { keepThreshold: true }), cancel_remaining: toUnits(remaining) };
-  const description = `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${toUnits(remaining)} cancelled units`;
-  const outcome = await chargeRefill({ db, company, account, balance: b, amount: input.amount, usd, periodic: true, description, now, config, credit, idempotencyKey });
-  if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
-  return { balance: (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!, credit, charged: usd };
 }
 
 /** Due monthly refills: the schedule moves forward in the same statement that claims them. */
@@ -236,19 +208,12 @@ async function loadForJob(db: Db, balanceId: string) {
 /** Job: one monthly refill. A scheduled change takes effect here, before charging. */
 export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<void> {
   const row = await loadForJob(db, String(job.payload.balance_id));
-  if (!row || !row.balance.refillAmount) return;
-  let amount = row.balance.refillAmount;
-  let usd = row.balance.refillUsdAmount ?? 0;
-  const scheduled = row.balance.scheduledRefill as { amount: string; usd_charge: number; effective_at?: string } | null;
-  // A change scheduled after this refill was queued is meant for the following one.
-  const dueAt = String(job.payload.due ?? '');
-  if (scheduled && (!scheduled.effective_at || !dueAt || new Date(scheduled.effective_at) <= new Date(dueAt))) {
-    amount = scheduled.amount;
-    usd = scheduled.usd_charge;
-    await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
-  }
+  const decision = decidePeriodicRefill({ balance: row?.balance ?? null, due: String(job.payload.due ?? '') });
+  if (decision.kind === 'skip' || !row) return;
+  const { amount, charge: usd, description } = decision;
+  if (decision.applyScheduled) await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
-  await chargeRefill({ db, company: row.company, account: row.account, balance, amount, usd, periodic: true, description: `Monthly refill of ${amount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
+  await chargeRefill({ db, company: row.company, account: row.account, balance, amount, usd, periodic: true, description, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
   });
@@ -259,7 +224,7 @@ export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<v
   const row = await loadForJob(db, String(job.payload.balance_id));
   if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null) return;
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
-  if (cmp(sub(balance.amount, balance.pending), row.balance.refillThreshold) >= 0) return;
+  if (!isBelowThreshold(balance, row.balance.refillThreshold)) return;
   await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
