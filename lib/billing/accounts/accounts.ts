@@ -9,10 +9,11 @@ import { MAX_CHARGE_CENTS } from '../../money';
 import { keysetPage } from '../../db/keyset';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
-import { findRequestCharge } from '../charges/charges';
+import { findRequestCharge, type Charge } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { periodChargeFor } from '../plans/plans';
+import { decideAccountCreation, type AccountCreationDecision, type AccountCreationFacts } from './creation-decision';
 import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
 import type { Company } from '../companies/companies';
@@ -147,40 +148,46 @@ export async function validateAccountInput({ db, companyId, input }: { db: Db; c
 }
 
 /**
- * Creates an account. Order matters so that a refusal leaves nothing behind: validate, check
- * payment information, then processor calls (customer, card), then the row; a plan with a
- * charge is charged before its balances are granted, and a failed first charge removes the
- * account again. With `enable_card_collector` the plan waits for the collector. A retried
- * request (same Idempotency-Key) whose first charge was left pending carries on with the
- * account and charge of its first attempt.
+ * Creates an account: the facts are read, `decideAccountCreation` decides (see there for the
+ * rules), and the decision is carried out. Order matters so that a refusal leaves nothing
+ * behind: validate, check payment information, then processor calls (customer, card), then the
+ * row; a plan with a charge is charged before its balances are granted, and a failed first
+ * charge removes the account again. A retried request (same Idempotency-Key) whose first charge
+ * was left pending carries on with the account and charge of its first attempt.
  */
 export async function createAccount({ db, company, input, idempotencyKey = null }: { db: Db; company: Company; input: AccountInput; idempotencyKey?: string | null }) {
   const { plan } = await validateAccountInput({ db, companyId: company.id, input });
-  const chosen = input.plan_variable_amounts ?? null;
   const collector = input.enable_card_collector === true;
-  const charge = plan ? periodChargeFor(plan, chosen) : 0;
-  const resumed = plan && !collector ? await resumeAccountCreation(db, company, idempotencyKey) : null;
-  if (resumed) return { account: resumed, cardCollectorUrl: undefined };
+  const earlier = plan && !collector ? await findEarlierCreation(db, company, idempotencyKey) : null;
   // After the resumption: the account an earlier attempt made holds this id already.
-  if (input.external_id) await checkExternalIdFree({ db, companyId: company.id, externalId: input.external_id });
+  if (!earlier && input.external_id) await checkExternalIdFree({ db, companyId: company.id, externalId: input.external_id });
   const stripe = processorFor(company);
-  if ((collector || input.token) && !stripe) {
-    throw invalid('The company has no payment processor key, so cards cannot be collected.', collector ? 'enable_card_collector' : 'token');
-  }
+  const named = input.processor_id ?? null;
+  const paymentMethod = !earlier && named && stripe && !input.token ? await defaultPaymentMethod(stripe, named) : null;
+  const decision = decideAccountCreation({ plan, chosen: input.plan_variable_amounts ?? null, collector, hasProcessor: !!stripe, token: !!input.token, paymentMethod, earlier });
+  if (decision.kind === 'conflict') throw decision.error;
+  if (decision.kind === 'resume') return { account: await resumeAccountCreation(db, company, decision), cardCollectorUrl: undefined };
+  return openAccount(db, company, input, decision, paymentMethod, idempotencyKey);
+}
+
+/** Carries out a decision that makes a new account: processor customer and card, the row, then the plan or the collector. */
+async function openAccount(
+  db: Db,
+  company: Company,
+  input: AccountInput,
+  decision: Exclude<AccountCreationDecision, { kind: 'conflict' | 'resume' }>,
+  defaultCard: PaymentMethodSummary | null,
+  idempotencyKey: string | null,
+) {
+  const stripe = processorFor(company);
+  const chosen = input.plan_variable_amounts ?? null;
   const id = newId('a');
   let processorId = input.processor_id ?? null;
-  let paymentMethod: PaymentMethodSummary | null = null;
-  if (processorId && stripe && !input.token) paymentMethod = await defaultPaymentMethod(stripe, processorId);
-  if (plan && charge > 0 && !collector && !input.token && !paymentMethod) {
-    throw new ApiError(
-      'payment_method_required',
-      `Plan ${plan.name} charges ${charge} cents per period: send a card token, a processor_id whose customer has a default card, or enable_card_collector.`,
-      'token',
-    );
-  }
+  let paymentMethod = defaultCard;
   if (!processorId && stripe) processorId = await createCustomer({ stripe, accountId: id, name: input.name, email: input.email });
   if (input.token && stripe && processorId) paymentMethod = await attachCardToCustomer({ stripe, accountId: id, customer: processorId, token: input.token });
 
+  const pending = decision.kind === 'attach_pending';
   const at = now();
   const [account] = await db
     .insert(accounts)
@@ -194,9 +201,9 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
       processorId,
       paymentMethod,
       billingAddressId: input.billing_address_id ?? null,
-      planId: plan && collector ? plan.id : null,
-      planStatus: plan && collector ? 'PENDING_PAYMENT_METHOD' : 'NONE',
-      planVariableAmounts: plan && collector ? chosen : null,
+      planId: pending ? decision.plan.id : null,
+      planStatus: pending ? 'PENDING_PAYMENT_METHOD' : 'NONE',
+      planVariableAmounts: pending ? chosen : null,
       flags: [],
       createdAt: at,
       updatedAt: at,
@@ -208,11 +215,11 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
     });
 
   let cardCollectorUrl: string | undefined;
-  if (collector) {
+  if (pending || (decision.kind === 'open' && decision.collector)) {
     cardCollectorUrl = await createCollectorLink({ db, accountId: id, now: at });
-  } else if (plan) {
+  } else if (decision.kind === 'start') {
     try {
-      await activatePlan({ db, company, account, plan, chosen, charge, reason: 'start', idempotencyKey });
+      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey });
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers.
@@ -224,13 +231,17 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
   return { account: fresh, cardCollectorUrl };
 }
 
-/** The account an earlier attempt of this request made, its first charge carried on with; null when there is none. */
-async function resumeAccountCreation(db: Db, company: Company, idempotencyKey: string | null): Promise<Account | null> {
-  const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', now());
-  if (!earlier) return null;
-  const [account] = await db.select().from(accounts).where(and(eq(accounts.id, earlier.accountId), eq(accounts.companyId, company.id)));
-  if (!account) return null;
-  const outcome = await resumeChargeFor({ db, company, account, charge: earlier, now: now() });
+/** The account and plan charge an earlier attempt of this request made; null when there is none (or its account is gone). */
+async function findEarlierCreation(db: Db, company: Company, idempotencyKey: string | null): Promise<AccountCreationFacts['earlier']> {
+  const charge = await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', now());
+  if (!charge) return null;
+  const [account] = await db.select().from(accounts).where(and(eq(accounts.id, charge.accountId), eq(accounts.companyId, company.id)));
+  return account ? { account, charge } : null;
+}
+
+/** Carries on with an earlier attempt's first charge: its account, once paid; a failed one removes the account. */
+async function resumeAccountCreation(db: Db, company: Company, { account, charge }: { account: Account; charge: Charge }): Promise<Account> {
+  const outcome = await resumeChargeFor({ db, company, account, charge, now: now() });
   if (!outcome.ok) {
     if (outcome.charge.status === 'failed') await db.delete(accounts).where(eq(accounts.id, account.id));
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
