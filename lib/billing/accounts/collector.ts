@@ -12,6 +12,7 @@ import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
 import { activatePlan } from '../plans/activate';
+import { decidePendingPlanStart } from './creation-decision';
 import { periodChargeFor } from '../plans/plans';
 import { setting } from '../../env';
 
@@ -64,10 +65,9 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
   if (attached.planId && attached.planStatus === 'PENDING_PAYMENT_METHOD') {
     // Under the account's plan lease: another link of the same account may be submitted at once.
     await withAccountLease(db, attached.id, at, async (fresh) => {
-      if (!fresh.planId || fresh.planStatus !== 'PENDING_PAYMENT_METHOD') return;
-      const [plan] = await db.select().from(plans).where(eq(plans.id, fresh.planId));
-      const chosen = (fresh.planVariableAmounts as Record<string, string> | null) ?? null;
-      await activatePlan({ db, company, account: fresh, plan, chosen, charge: periodChargeFor(plan, chosen), reason: 'start' });
+      const [plan] = fresh.planId && fresh.planStatus === 'PENDING_PAYMENT_METHOD' ? await db.select().from(plans).where(eq(plans.id, fresh.planId)) : [];
+      const decision = decidePendingPlanStart({ account: fresh, plan: plan ?? null });
+      if (decision.kind === 'start') await activatePlan({ db, company, account: fresh, plan: decision.plan, chosen: decision.chosen, charge: decision.charge, reason: 'start' });
     });
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, attached.id));

@@ -58,3 +58,17 @@ export function decideAccountCreation(f: AccountCreationFacts): AccountCreationD
   }
   return { kind: 'start', plan, charge };
 }
+
+/** What a card saved for an account does to a plan that waits for one. */
+export type PendingPlanDecision = { kind: 'none' } | { kind: 'start'; plan: Plan; chosen: Record<string, string> | null; charge: number };
+
+/**
+ * The second half of an account created with the card collector: once a card is saved, the plan
+ * that waited for it starts at the period charge of the chosen amounts. An account whose plan is
+ * not waiting (started already by another link, or never attached) is left as it is.
+ */
+export function decidePendingPlanStart({ account, plan }: { account: Pick<Account, 'planId' | 'planStatus' | 'planVariableAmounts'>; plan: Plan | null }): PendingPlanDecision {
+  if (!account.planId || account.planStatus !== 'PENDING_PAYMENT_METHOD' || !plan || plan.id !== account.planId) return { kind: 'none' };
+  const chosen = (account.planVariableAmounts as Record<string, string> | null) ?? null;
+  return { kind: 'start', plan, chosen, charge: periodChargeFor(plan, chosen) };
+}
