@@ -55,6 +55,7 @@ describe('every other account creation', () => {
       { kind: 'conflict', error: { type: 'payment_method_required', param: 'token', message: expect.stringMatching(/Plan p_pro charges 2000 cents per period/) } },
     ],
     ['chosen amounts that make a free plan charge need payment information too', facts(plan('p_var', 0, [{ denomination: 'seats', amount: '0', variable_unit_price: '100' }]), { token: false, chosen: { seats: '2' } }), { kind: 'conflict', error: { type: 'payment_method_required', message: expect.stringMatching(/200 cents/) } }],
+    ['even one cent a period needs payment information', facts(plan('p_cent', 1), { token: false }), { kind: 'conflict', error: { type: 'payment_method_required', message: expect.stringMatching(/charges 1 cents/) } }],
     ['chosen amounts that make the charge 0 need none', facts(plan('p_var2', 200, [{ denomination: 'seats', amount: '2', variable_unit_price: '100' }]), { token: false, chosen: { seats: '0' } }), { kind: 'start', charge: 0 }],
     ['a card token without a processor key', facts(pro, { hasProcessor: false }), { kind: 'conflict', error: { status: 400, param: 'token' } }],
     ['the card collector without a processor key', facts(pro, { hasProcessor: false, collector: true, token: false }), { kind: 'conflict', error: { status: 400, param: 'enable_card_collector' } }],
