@@ -46,6 +46,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The body of every error answer, `{"error": {type, message, param, request_id}}` (plus the
+ * fields a type adds, such as `decline_code`): built here only, so every surface says the same.
+ */
+export function errorEnvelope(err: ApiError, requestId: string): { error: Record<string, unknown> } {
+  return { error: { type: err.type, message: err.message, param: err.param, request_id: requestId, ...err.extra } };
+}
+
 export const notFound = (what: string, param: string | null = null) => new ApiError('not_found', `No such ${what}.`, param);
 export const invalid = (message: string, param: string | null = null) => new ApiError('invalid_request', message, param);
 export const conflict = (message: string, param: string | null = null) => new ApiError('conflict', message, param);

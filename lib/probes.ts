@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { getDatabase, pendingMigrations, query, sql, type DbKind } from './db/client';
-import { ApiError } from './errors';
+import { ApiError, errorEnvelope } from './errors';
 import { newRequestId } from './api/route';
 import { answerMetrics, type MetricsAnswer } from './metrics/endpoint';
 import { observed, recordRequest } from './metrics/requests';
@@ -81,7 +81,7 @@ export async function answerProbe(probe: () => unknown): Promise<ProbeAnswer> {
     return { status: 200, body: JSON.stringify({ data: await probe() }), requestId };
   } catch (err) {
     const e = err instanceof ApiError ? err : new ApiError('service_unavailable', 'The service cannot answer.');
-    return { status: e.status, body: JSON.stringify({ error: { type: e.type, message: e.message, param: e.param, request_id: requestId } }), requestId };
+    return { status: e.status, body: JSON.stringify(errorEnvelope(e, requestId)), requestId };
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { getDatabase, type Db } from '../db/client';
-import { ApiError } from '../errors';
+import { ApiError, errorEnvelope } from '../errors';
 import { now } from '../clock';
 import { stringifyJson } from '../money';
 import { log } from '../log';
@@ -92,8 +92,7 @@ export function newRequestId(): string {
 }
 
 export function errorResponse(err: ApiError, requestId: string): Response {
-  const body = { error: { type: err.type, message: err.message, param: err.param, request_id: requestId, ...err.extra } };
-  return json(body, err.status, { 'Request-Id': requestId, ...err.headers });
+  return json(errorEnvelope(err, requestId), err.status, { 'Request-Id': requestId, ...err.headers });
 }
 
 function json(body: unknown, status: number, headers: Record<string, string>): Response {
@@ -230,7 +229,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
     } catch (err) {
       const apiError = err instanceof ApiError ? err : internal(err, requestId);
       if (idem && db) {
-        const stored = { status: apiError.status, body: JSON.stringify({ error: { type: apiError.type, message: apiError.message, param: apiError.param, request_id: requestId, ...apiError.extra } }) };
+        const stored = { status: apiError.status, body: stringifyJson(errorEnvelope(apiError, requestId)) };
         await finishIdempotencyKey(db, idem.companyId, idem.key, stored).catch(() => {});
       }
       return errorResponse(apiError, requestId);

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors';
+import { ApiError, errorEnvelope } from '../errors';
 import { newRequestId } from '../api/route';
 import { log } from '../log';
 import { metricsToken, readDatabaseGaugesWith, registry } from './registry';
@@ -17,7 +17,7 @@ function refusal(err: ApiError): MetricsAnswer {
   const requestId = newRequestId();
   return {
     status: err.status,
-    body: JSON.stringify({ error: { type: err.type, message: err.message, param: err.param, request_id: requestId } }),
+    body: JSON.stringify(errorEnvelope(err, requestId)),
     headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Request-Id': requestId, ...err.headers },
   };
 }
