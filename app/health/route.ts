@@ -1,7 +1,8 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
 import { probeRoute, readiness } from '@/lib/probes';
 
 // GET /health – the readiness probe under its older name (same answer as /readyz).
 export const dynamic = 'force-dynamic';
-export const GET = probeRoute(readiness);
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  GET: probeRoute(readiness),
+});

@@ -1,7 +1,8 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
 import { liveness, probeRoute } from '@/lib/probes';
 
 // GET /livez – no auth, no database: the process runs and its event loop answers.
 export const dynamic = 'force-dynamic';
-export const GET = probeRoute(liveness);
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  GET: probeRoute(liveness),
+});

@@ -1,8 +1,9 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
 import { probeRoute, readiness } from '@/lib/probes';
 
 // GET /readyz – no auth; 200 when the database answers with every migration applied, 503
 // otherwise and from the moment the process starts shutting down.
 export const dynamic = 'force-dynamic';
-export const GET = probeRoute(readiness);
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  GET: probeRoute(readiness),
+});

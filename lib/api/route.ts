@@ -320,17 +320,29 @@ export function withPublic<B = undefined, Q = undefined>(opts: Options<B, Q>, ha
 
 type Handler = (req: Request, context: RouteContext) => Promise<Response>;
 
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Method = (typeof METHODS)[number];
+
+/** A marked handler for the methods a path does not support (listRoutes and the OpenAPI test skip it). */
+type NotAllowed = Handler & { notAllowed: true };
+
 /**
- * Handlers for the methods a path does not support, so they answer in the error shape with a
- * Request-Id (like an unknown path: 404) instead of the framework's bare 405.
+ * A route file's methods, declared once: `export const { GET, POST, PUT, PATCH, DELETE } =
+ * declareMethods({ POST: withCompany(...) })`. Every method left out answers in the error shape
+ * with a Request-Id and `Allow` (like an unknown path: 404) instead of the framework's bare 405.
  */
-export function methodsNotAllowed(...allowed: string[]): Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Handler> {
-  const handler: Handler & { notAllowed?: true } = observed(false, async (req) =>
-    errorResponse(
-      new ApiError('not_found', `${req.method} is not supported on ${new URL(req.url).pathname}; it answers ${allowed.join(', ')}.`, null, {}, { Allow: allowed.join(', ') }),
-      newRequestId(),
+export function declareMethods<H extends Partial<Record<Method, (req: Request, context: never) => Promise<Response>>>>(
+  handlers: H,
+): H & Record<Exclude<Method, keyof H>, NotAllowed> {
+  const allowed = METHODS.filter((m) => handlers[m]).join(', ');
+  const notAllowed = Object.assign(
+    observed(false, async (req) =>
+      errorResponse(
+        new ApiError('not_found', `${req.method} is not supported on ${new URL(req.url).pathname}; it answers ${allowed}.`, null, {}, { Allow: allowed }),
+        newRequestId(),
+      ),
     ),
+    { notAllowed: true as const },
   );
-  handler.notAllowed = true;
-  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
+  return Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])) as H & Record<Exclude<Method, keyof H>, NotAllowed>;
 }

@@ -46,7 +46,7 @@ function routeFiles(dir = APP, segments: string[] = []): { file: string; route: 
 const apiRoutes = () => routeFiles().filter((r) => !NOT_API.some((re) => re.test(r.route)));
 const toTemplate = (route: string) => route.replace(/\[(\w+)\]/g, '{$1}');
 
-/** An exported handler of a supported method (not one of methodsNotAllowed's). */
+/** An exported handler of a supported method (not one declareMethods answers as unsupported). */
 const isHandler = (f: unknown) => typeof f === 'function' && !(f as { notAllowed?: true }).notAllowed;
 
 describe('the document covers exactly the routes under app/', () => {
@@ -101,8 +101,8 @@ describe('the document covers exactly the routes under app/', () => {
   it('each operation documents the very zod schema its route parses (body and query)', async () => {
     const pick = (opts: string, key: string) => new RegExp(`\\b${key}:\\s*(\\w+)`).exec(opts)?.[1] ?? null;
     for (const r of apiRoutes()) {
-      // A synonym's route file re-exports its canonical route's handlers: read those.
-      const reexport = /export\s*\{[^}]*\}\s*from\s*'(\.[^']+)'/.exec(fs.readFileSync(r.file, 'utf8'));
+      // A synonym's route file declares its canonical route's handlers: read those.
+      const reexport = /import\s*\*\s*as\s*\w+\s*from\s*'(\.[^']+)'/.exec(fs.readFileSync(r.file, 'utf8'));
       const file = reexport ? `${path.resolve(path.dirname(r.file), reexport[1])}.ts` : r.file;
       const src = fs.readFileSync(file, 'utf8');
       // Imported name -> [module, exported name]
@@ -114,17 +114,14 @@ describe('the document covers exactly the routes under app/', () => {
         }
       }
       const handlers = new Map<string, string>(); // local or method name -> options text
-      for (const m of src.matchAll(/(?:export\s+)?const\s+(\w+)\s*=\s*with(?:Company|Admin|Public)\(\s*\{([^}]*)\}/g)) handlers.set(m[1], m[2]);
+      // `const name = withCompany({...}, ...)`, or `POST: withCompany({...}, ...)` inside declareMethods.
+      for (const m of src.matchAll(/(?:const\s+(\w+)\s*=|\b(GET|POST|PUT|PATCH|DELETE):)\s*with(?:Company|Admin|Public)\(\s*\{([^}]*)\}/g)) handlers.set(m[1] ?? m[2], m[3]);
       // The probes read no body and no query (and must answer without the database the wrappers open).
-      for (const m of src.matchAll(/(?:export\s+)?const\s+(\w+)\s*=\s*probeRoute\(/g)) handlers.set(m[1], '');
+      for (const m of src.matchAll(/(?:const\s+(\w+)\s*=|\b(GET|POST|PUT|PATCH|DELETE):)\s*probeRoute\(/g)) handlers.set(m[1] ?? m[2], '');
       const byMethod = new Map<string, string>();
       for (const m of METHODS) if (handlers.has(m)) byMethod.set(m, handlers.get(m)!);
-      for (const m of src.matchAll(/export\s*\{([^}]*)\}/g)) {
-        for (const part of m[1].split(',').map((s) => s.trim())) {
-          const [local, as] = part.split(/\s+as\s+/);
-          if (as && handlers.has(local)) byMethod.set(as, handlers.get(local)!);
-        }
-      }
+      // `declareMethods({ POST: handler, PUT: handler })`: a method answered by a local handler.
+      for (const m of src.matchAll(/\b(GET|POST|PUT|PATCH|DELETE):\s*(\w+)\s*[,}]/g)) if (handlers.has(m[2])) byMethod.set(m[1], handlers.get(m[2])!);
       const mod = (await import(r.file)) as Record<string, unknown>;
       if (reexport) for (const m of byMethod.keys()) if (!isHandler(mod[m])) byMethod.delete(m);
       expect([...byMethod.keys()].sort(), `${r.file}: every exported method's options were read`).toEqual(METHODS.filter((m) => isHandler(mod[m])).sort());

@@ -1,10 +1,11 @@
-import { ok, withPublic, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withPublic, declareMethods } from '@/lib/api/route';
 import { cardAttach } from '@/lib/api/schemas/cards';
 import { completeCollector } from '@/lib/billing/accounts/collector';
 
-// POST /collect/{token}/submit – the hosted collector page attaches the card (public, one-time link)
-export const POST = withPublic({ body: cardAttach }, async ({ db, params, body }) => {
-  const account = await completeCollector({ db, token: params.token, cardToken: body.token });
-  return ok({ plan_status: account.planStatus, payment_method: account.paymentMethod && { brand: account.paymentMethod.brand, last4: account.paymentMethod.last4 } });
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // POST /collect/{token}/submit – the hosted collector page attaches the card (public, one-time link)
+  POST: withPublic({ body: cardAttach }, async ({ db, params, body }) => {
+    const account = await completeCollector({ db, token: params.token, cardToken: body.token });
+    return ok({ plan_status: account.planStatus, payment_method: account.paymentMethod && { brand: account.paymentMethod.brand, last4: account.paymentMethod.last4 } });
+  }),
 });
-export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

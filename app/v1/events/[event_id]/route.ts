@@ -1,17 +1,18 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { eventTransition } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { getEvent, serializeEvent, transitionEvent } from '@/lib/billing/events/events';
 
-// GET /v1/events/{event_id}
-export const GET = withCompany({}, async ({ db, company, params }) =>
-  ok(serializeEvent(await getEvent({ db, companyId: company.id, eventId: params.event_id }), now())),
-);
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/events/{event_id}
+  GET: withCompany({}, async ({ db, company, params }) =>
+    ok(serializeEvent(await getEvent({ db, companyId: company.id, eventId: params.event_id }), now())),
+  ),
 
-// PUT /v1/events/{event_id} – complete or cancel a pending event
-export const PUT = withCompany({ body: eventTransition, atomic: true }, async ({ db, company, params, body }) => {
-  const at = now();
-  const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, state: body.state as 'complete' | 'cancelled', now: at });
-  return ok(serializeEvent(event, at));
+  // PUT /v1/events/{event_id} – complete or cancel a pending event
+  PUT: withCompany({ body: eventTransition, atomic: true }, async ({ db, company, params, body }) => {
+    const at = now();
+    const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, state: body.state as 'complete' | 'cancelled', now: at });
+    return ok(serializeEvent(event, at));
+  }),
 });
-export const { POST, PATCH, DELETE } = methodsNotAllowed('GET', 'PUT');

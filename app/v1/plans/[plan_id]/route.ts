@@ -1,6 +1,7 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { getPlan, serializePlan } from '@/lib/billing/plans/plans';
 
-// GET /v1/plans/{plan_id}
-export const GET = withCompany({}, async ({ db, company, params }) => ok(serializePlan(await getPlan({ db, companyId: company.id, planId: params.plan_id }))));
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/plans/{plan_id}
+  GET: withCompany({}, async ({ db, company, params }) => ok(serializePlan(await getPlan({ db, companyId: company.id, planId: params.plan_id })))),
+});

@@ -1,10 +1,13 @@
+import { declareMethods } from '@/lib/api/route';
 import { requireUser } from '@/lib/auth';
 import { now } from '@/lib/clock';
 import { getDb } from '@/lib/db/client';
 import { exportEvents } from '@/lib/console/exports';
 
 // GET /console/events/export – the explorer's filtered events as CSV, streamed page by page
-export async function GET(request: Request): Promise<Response> {
-  const user = await requireUser();
-  return exportEvents({ db: await getDb(), companyId: user.companyId, params: new URL(request.url).searchParams, now: now() });
-}
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  GET: async (request: Request): Promise<Response> => {
+    const user = await requireUser();
+    return exportEvents({ db: await getDb(), companyId: user.companyId, params: new URL(request.url).searchParams, now: now() });
+  },
+});

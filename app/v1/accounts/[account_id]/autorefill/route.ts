@@ -1,4 +1,5 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
+import * as autoRefill from '../auto_refill/route';
+
 // The `autorefill` spelling of /v1/accounts/{account_id}/auto_refill.
-export { PUT } from '../auto_refill/route';
-export const { GET, POST, PATCH, DELETE } = methodsNotAllowed('PUT');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({ PUT: autoRefill.PUT });

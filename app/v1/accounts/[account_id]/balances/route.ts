@@ -1,11 +1,12 @@
-import { listAll, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { listAll, withCompany, declareMethods } from '@/lib/api/route';
 import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, serializeBalance } from '@/lib/billing/balances/balances';
 
-// GET /v1/accounts/{account_id}/balances – every balance of the account
-export const GET = withCompany({}, async ({ db, company, params }) => {
-  const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
-  return listAll((await listBalances({ db, accountId: account.id, now: now() })).map(serializeBalance));
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/accounts/{account_id}/balances – every balance of the account
+  GET: withCompany({}, async ({ db, company, params }) => {
+    const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
+    return listAll((await listBalances({ db, accountId: account.id, now: now() })).map(serializeBalance));
+  }),
 });
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,11 +1,12 @@
-import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { list, withCompany, declareMethods } from '@/lib/api/route';
 import { listQuery } from '@/lib/api/pagination';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listCharges, serializeCharge } from '@/lib/billing/charges/charges';
 
-// GET /v1/accounts/{account_id}/charges – every charge attempt, newest first
-export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) => {
-  const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
-  return list(await listCharges({ db, accountId: account.id, page: query }), serializeCharge);
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/accounts/{account_id}/charges – every charge attempt, newest first
+  GET: withCompany({ query: listQuery }, async ({ db, company, params, query }) => {
+    const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
+    return list(await listCharges({ db, accountId: account.id, page: query }), serializeCharge);
+  }),
 });
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

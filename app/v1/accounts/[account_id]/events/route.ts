@@ -1,14 +1,15 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { eventCreate } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { serializeBalance } from '@/lib/billing/balances/balances';
 import { recordEvent, serializeEvent } from '@/lib/billing/events/events';
 import { countEvent } from '@/lib/metrics/events';
 
-// POST /v1/accounts/{account_id}/events – one event, gated or not; answers with the resulting balance
-export const POST = withCompany({ body: eventCreate, atomic: true }, async ({ db, company, params, body }) => {
-  const at = now();
-  const { event, balance } = await countEvent(recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at }));
-  return ok({ ...serializeEvent(event, at), balance: balance && serializeBalance(balance) });
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // POST /v1/accounts/{account_id}/events – one event, gated or not; answers with the resulting balance
+  POST: withCompany({ body: eventCreate, atomic: true }, async ({ db, company, params, body }) => {
+    const at = now();
+    const { event, balance } = await countEvent(recordEvent({ db, companyId: company.id, accountId: params.account_id, input: body, now: at }));
+    return ok({ ...serializeEvent(event, at), balance: balance && serializeBalance(balance) });
+  }),
 });
-export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');

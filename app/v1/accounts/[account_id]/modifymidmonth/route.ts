@@ -1,4 +1,4 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { modifyMidMonth } from '@/lib/api/schemas/refills';
 import { invalid } from '@/lib/errors';
 import { now } from '@/lib/clock';
@@ -11,5 +11,4 @@ const handler = withCompany({ body: modifyMidMonth }, async ({ db, company, para
   const r = await modify({ db, company, accountId: params.account_id, input: body, now: now(), idempotencyKey });
   return ok({ ...serializeBalance(r.balance), credit: r.credit, charged: r.charged });
 });
-export { handler as POST, handler as PUT };
-export const { GET, PATCH, DELETE } = methodsNotAllowed('POST', 'PUT');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({ POST: handler, PUT: handler });

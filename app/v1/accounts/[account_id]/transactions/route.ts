@@ -1,11 +1,12 @@
-import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { list, withCompany, declareMethods } from '@/lib/api/route';
 import { ledgerQuery } from '@/lib/api/schemas/balances';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listTransactions, serializeTransaction } from '@/lib/billing/balances/balances';
 
-// GET /v1/accounts/{account_id}/transactions – the ledger, newest first
-export const GET = withCompany({ query: ledgerQuery }, async ({ db, company, params, query }) => {
-  const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
-  return list(await listTransactions({ db, accountId: account.id, page: query, denomination: query.denomination }), serializeTransaction);
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/accounts/{account_id}/transactions – the ledger, newest first
+  GET: withCompany({ query: ledgerQuery }, async ({ db, company, params, query }) => {
+    const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });
+    return list(await listTransactions({ db, accountId: account.id, page: query, denomination: query.denomination }), serializeTransaction);
+  }),
 });
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,12 +1,13 @@
-import { list, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { list, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { eventListQuery } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { listEvents, serializeEvent } from '@/lib/billing/events/events';
 
-// GET /v1/companies/{company_id}/events – filters: account_id, type, state (incl. rejected), created_gte, created_lt
-export const GET = withCompany({ query: eventListQuery }, async ({ db, company, params, query }) => {
-  const at = now();
-  return list(await listEvents({ db, companyId: ownCompany(company, params.company_id).id, q: query, now: at }), (e) => serializeEvent(e, at));
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // GET /v1/companies/{company_id}/events – filters: account_id, type, state (incl. rejected), created_gte, created_lt
+  GET: withCompany({ query: eventListQuery }, async ({ db, company, params, query }) => {
+    const at = now();
+    return list(await listEvents({ db, companyId: ownCompany(company, params.company_id).id, q: query, now: at }), (e) => serializeEvent(e, at));
+  }),
 });
-export const { POST, PUT, PATCH, DELETE } = methodsNotAllowed('GET');

@@ -1,4 +1,5 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
+import * as plans from '../plans/route';
+
 // POST /companies/{company_id}/plan, the interface's own path for creating a plan.
-export { POST } from '../plans/route';
-export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({ POST: plans.POST });

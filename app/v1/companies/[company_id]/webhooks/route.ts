@@ -1,17 +1,18 @@
-import { list, ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { list, ok, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
 import { webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listWebhooks, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
 
-// POST /v1/companies/{company_id}/webhooks – variant B: register a url with Basic credentials
-export const POST = withCompany({ body: webhookCreate, atomic: true }, async ({ db, company, params, body }) => {
-  const { webhook, topics } = await createWebhook({ db, companyId: ownCompany(company, params.company_id).id, input: body });
-  return ok(serializeWebhook(webhook, topics, { secret: true }));
-});
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // POST /v1/companies/{company_id}/webhooks – variant B: register a url with Basic credentials
+  POST: withCompany({ body: webhookCreate, atomic: true }, async ({ db, company, params, body }) => {
+    const { webhook, topics } = await createWebhook({ db, companyId: ownCompany(company, params.company_id).id, input: body });
+    return ok(serializeWebhook(webhook, topics, { secret: true }));
+  }),
 
-// GET /v1/companies/{company_id}/webhooks
-export const GET = withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
-  list(await listWebhooks({ db, companyId: ownCompany(company, params.company_id).id, page: query }), (w) => serializeWebhook(w.webhook, w.topics)),
-);
-export const { PUT, PATCH, DELETE } = methodsNotAllowed('GET', 'POST');
+  // GET /v1/companies/{company_id}/webhooks
+  GET: withCompany({ query: listQuery }, async ({ db, company, params, query }) =>
+    list(await listWebhooks({ db, companyId: ownCompany(company, params.company_id).id, page: query }), (w) => serializeWebhook(w.webhook, w.topics)),
+  ),
+});

@@ -1,16 +1,17 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { autoRefill } from '@/lib/api/schemas/refills';
 import { now } from '@/lib/clock';
 import { serializeBalance } from '@/lib/billing/balances/balances';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
 
-// PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill (also .../autorefill) – monthly or threshold refill
-export const PUT = withCompany({ body: autoRefill }, async ({ db, company, params, body, idempotencyKey }) =>
-  ok(serializeBalance(await setAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, config: body, now: now(), idempotencyKey }))),
-);
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill (also .../autorefill) – monthly or threshold refill
+  PUT: withCompany({ body: autoRefill }, async ({ db, company, params, body, idempotencyKey }) =>
+    ok(serializeBalance(await setAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, config: body, now: now(), idempotencyKey }))),
+  ),
 
-// DELETE – turn refills off for this balance
-export const DELETE = withCompany({ atomic: true }, async ({ db, company, params }) =>
-  ok(serializeBalance(await removeAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, now: now() }))),
-);
-export const { GET, POST, PATCH } = methodsNotAllowed('PUT', 'DELETE');
+  // DELETE – turn refills off for this balance
+  DELETE: withCompany({ atomic: true }, async ({ db, company, params }) =>
+    ok(serializeBalance(await removeAutoRefill({ db, company, accountId: params.account_id, denomination: params.denomination, now: now() }))),
+  ),
+});

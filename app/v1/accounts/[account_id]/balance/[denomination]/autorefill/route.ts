@@ -1,4 +1,5 @@
-import { methodsNotAllowed } from '@/lib/api/route';
+import { declareMethods } from '@/lib/api/route';
+import * as autoRefill from '../auto_refill/route';
+
 // The `autorefill` spelling of .../auto_refill.
-export { PUT, DELETE } from '../auto_refill/route';
-export const { GET, POST, PATCH } = methodsNotAllowed('PUT', 'DELETE');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({ PUT: autoRefill.PUT, DELETE: autoRefill.DELETE });

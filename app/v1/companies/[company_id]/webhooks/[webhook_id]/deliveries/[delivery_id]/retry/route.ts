@@ -1,9 +1,10 @@
-import { ok, withCompany, methodsNotAllowed } from '@/lib/api/route';
+import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { retryDelivery } from '@/lib/billing/webhooks/delivery';
 
-// POST .../webhooks/{webhook_id}/deliveries/{delivery_id}/retry – re-send now; returns the delivery with the new attempt
-export const POST = withCompany({}, async ({ db, company, params }) =>
-  ok(await retryDelivery({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, deliveryId: params.delivery_id })),
-);
-export const { GET, PUT, PATCH, DELETE } = methodsNotAllowed('POST');
+export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+  // POST .../webhooks/{webhook_id}/deliveries/{delivery_id}/retry – re-send now; returns the delivery with the new attempt
+  POST: withCompany({}, async ({ db, company, params }) =>
+    ok(await retryDelivery({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id, deliveryId: params.delivery_id })),
+  ),
+});
