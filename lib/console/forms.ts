@@ -1,7 +1,11 @@
-import type { z } from 'zod';
-import { notFound, unstable_rethrow } from 'next/navigation';
+import { z } from 'zod';
+import { revalidatePath } from 'next/cache';
+import { notFound, redirect, unstable_rethrow } from 'next/navigation';
 import { ApiError } from '../errors';
 import { log } from '../log';
+import { requireUser, type ConsoleUser } from '../auth';
+import { getDb, type Db } from '../db/client';
+import { getCompany } from '../billing/companies/companies';
 import { describeIssue } from '../api/zod-errors';
 import { isStorable, unstorableMessage } from '../api/input';
 
@@ -86,7 +90,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: Prope
  * Runs a form's work and turns what it throws into something the form can show: a schema
  * failure or an ApiError becomes field errors; Next's redirects and not-found pass through.
  */
-export async function act(work: () => Promise<Omit<FormState, 'status'> | string | void>): Promise<FormState> {
+async function act(work: () => Promise<Omit<FormState, 'status'> | string | void>): Promise<FormState> {
   try {
     const done = await work();
     const extra = typeof done === 'string' ? { message: done } : (done ?? {});
@@ -98,6 +102,71 @@ export async function act(work: () => Promise<Omit<FormState, 'status'> | string
     log.error({ err }, 'console action failed');
     return { status: 'error', errors: [{ param: null, message: 'Something went wrong on our side. Reload the page to see what was saved, then try again.' }], at: Date.now() };
   }
+}
+
+/** What a form's action hands its work: the signed-in admin, scoped to their company. */
+export type ActionContext<I> = {
+  user: ConsoleUser;
+  /** Every record the action reads or writes belongs to this company. */
+  companyId: string;
+  db: Db;
+  /** The signed-in company's row, read once when asked for. */
+  company: () => ReturnType<typeof getCompany>;
+  /** The form, read and parsed by the action's schema. */
+  input: I;
+};
+
+/** What the work answers: shown on the form; `redirect` goes to another page once it succeeded. */
+export type ActionOutcome = (Omit<FormState, 'status' | 'at'> & { redirect?: string }) | string | void;
+
+/**
+ * How an action reads its form: a zod schema parsed from `formValues`, a function that shapes
+ * the fields and parses them itself (dollars, repeated rows, untrimmed passwords), or null for a
+ * form without fields (a button).
+ */
+export type FormSchema<I> = z.ZodType<I> | ((fd: FormData) => I) | null;
+
+type ActionOptions<A extends unknown[]> = {
+  /** The pages that show what the action changed, refreshed once it has. */
+  revalidate?: string | ((...ids: A) => string | string[]);
+};
+
+/**
+ * A console form's server action. Every action first requires a signed-in admin (the sign-in
+ * page otherwise), refuses a form holding what cannot be stored (each field named) before
+ * anything is read, parses the form with its schema, then runs the work with the admin's
+ * company; what the work throws becomes the form's errors (see act). Once the work is done the
+ * pages it changed are refreshed, unless it only asked for a confirmation (nothing was done).
+ * The ids a page binds (`action.bind(null, accountId)`) come before the form state and data.
+ */
+export function consoleAction<I, A extends unknown[] = []>(
+  schema: FormSchema<I>,
+  work: (ctx: ActionContext<I>, ...ids: A) => Promise<ActionOutcome>,
+  options: ActionOptions<A> = {},
+): (...args: [...A, FormState, FormData]) => Promise<FormState> {
+  return async (...args) => {
+    const fd = args[args.length - 1] as FormData;
+    const ids = args.slice(0, -2) as unknown as A;
+    let to: string | undefined;
+    const state = await act(async () => {
+      const user = await requireUser();
+      refuseUnstorable(fd);
+      const input = (schema === null ? undefined : schema instanceof z.ZodType ? parseWith(schema, formValues(fd)) : schema(fd)) as I;
+      const db = await getDb();
+      let company: ReturnType<typeof getCompany> | undefined;
+      const done = await work({ user, companyId: user.companyId, db, company: () => (company ??= getCompany({ db, companyId: user.companyId })), input }, ...ids);
+      const outcome = typeof done === 'string' ? { message: done } : (done ?? {});
+      if (!outcome.confirmation && options.revalidate) {
+        const paths = typeof options.revalidate === 'string' ? options.revalidate : options.revalidate(...ids);
+        for (const path of [paths].flat()) revalidatePath(path);
+      }
+      const { redirect: next, ...shown } = outcome;
+      to = next;
+      return shown;
+    });
+    if (state.status === 'ok' && to) redirect(to);
+    return state;
+  };
 }
 
 /** A domain read that may be another company's id: show the not-found page instead. */

@@ -1,7 +1,4 @@
 'use server';
-import { revalidatePath } from 'next/cache';
-import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { accountCreate } from '@/lib/api/schemas/accounts';
 import { balanceCreate, denominationParam } from '@/lib/api/schemas/balances';
@@ -11,79 +8,74 @@ import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
 import { createPortalLink } from '@/lib/billing/accounts/portal';
 import { createOrGrantBalance } from '@/lib/billing/balances/grants';
-import { getCompany } from '@/lib/billing/companies/companies';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/plans/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
-import { act, field, formValues, parseWith, type FormState } from '@/lib/console/forms';
+import { consoleAction, field, formValues, parseWith } from '@/lib/console/forms';
 import { dollarsToCents, formatCents, formatTime, formatUnits } from '@/lib/console/format';
 
 /** POST /v1/companies/{company_id}/accounts, from the console. */
-export async function createAccountAction(_: FormState, fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
+export const createAccountAction = consoleAction(
+  (fd) => {
     const v = formValues(fd);
-    const input = parseWith(accountCreate, {
+    return parseWith(accountCreate, {
       name: v.name ?? '',
       email: v.email ?? '',
       ...(v.external_id ? { external_id: v.external_id } : {}),
       ...(v.plan_id ? { plan_id: v.plan_id } : {}),
       ...(v.enable_card_collector ? { enable_card_collector: true } : {}),
     });
-    const company = await getCompany({ db, companyId: user.companyId });
-    const { account, cardCollectorUrl } = await createAccount({ db, company, input });
-    revalidatePath('/console/accounts');
+  },
+  async ({ db, company, input }) => {
+    const { account, cardCollectorUrl } = await createAccount({ db, company: await company(), input });
     return {
       message: `Account ${account.name} created.`,
       link: { href: `/console/accounts/${account.id}`, label: `Open ${account.name}` },
       ...(cardCollectorUrl && { secret: { label: 'Card collector link: send it to the customer', value: cardCollectorUrl } }),
     };
-  });
-}
+  },
+  { revalidate: '/console/accounts' },
+);
 
 /** POST /v1/accounts/{account_id}/balance/{denomination} with an amount: a recorded grant. */
-export async function grantUnitsAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
-    const account = await getAccount({ db, companyId: user.companyId, accountId });
+export const grantUnitsAction = consoleAction(
+  (fd) => {
     const v = formValues(fd);
     const denomination = parseWith(denominationParam, v.denomination ?? '', ['denomination']);
-    const body = parseWith(balanceCreate, { amount: v.amount ?? '', ...(v.reason ? { reason: v.reason } : {}) });
-    const balance = await createOrGrantBalance({ db, companyId: user.companyId, accountId: account.id, denomination, amount: body.amount, reason: body.reason ?? 'Granted in the console', now: now() });
-    revalidatePath(`/console/accounts/${account.id}`);
-    return `Granted ${formatUnits(body.amount ?? '0')} ${denomination}. The balance is now ${formatUnits(balance.amount)}.`;
-  });
-}
+    return { denomination, ...parseWith(balanceCreate, { amount: v.amount ?? '', ...(v.reason ? { reason: v.reason } : {}) }) };
+  },
+  async ({ db, companyId, input: { denomination, amount, reason } }, accountId: string) => {
+    const account = await getAccount({ db, companyId, accountId });
+    const balance = await createOrGrantBalance({ db, companyId, accountId: account.id, denomination, amount, reason: reason ?? 'Granted in the console', now: now() });
+    return `Granted ${formatUnits(amount ?? '0')} ${denomination}. The balance is now ${formatUnits(balance.amount)}.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
 
 /**
  * POST /v1/accounts/{account_id}/changeplan, after its preview: the first submission shows what
  * the change would charge and do; only a confirmation of that same figure changes the plan.
  */
-export async function changePlanAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
-    const body = parseWith(changePlanBody, { plan_id: field(fd, 'plan_id') });
-    const company = await getCompany({ db, companyId: user.companyId });
-    const plan = await getPlan({ db, companyId: user.companyId, planId: body.plan_id });
-    const request = { db, company, accountId, planId: body.plan_id, chosen: body.plan_variable_amounts };
+export const changePlanAction = consoleAction(
+  (fd) => ({ body: parseWith(changePlanBody, { plan_id: field(fd, 'plan_id') }), confirmed: field(fd, 'confirmed') }),
+  async ({ db, companyId, company, input: { body, confirmed } }, accountId: string) => {
+    const plan = await getPlan({ db, companyId, planId: body.plan_id });
+    const request = { db, company: await company(), accountId, planId: body.plan_id, chosen: body.plan_variable_amounts };
     const preview = await previewPlanChange(request);
     const figure = `${preview.planId}:${preview.chargeAmount}`;
-    if (field(fd, 'confirmed') !== figure) {
+    if (confirmed !== figure) {
       return { message: describePreview(plan.name, preview), confirmation: { name: 'confirmed', value: figure, label: preview.chargeAmount > 0 ? `Confirm and charge ${formatCents(preview.chargeAmount)}` : 'Confirm change' } };
     }
     const account = await changePlan(request);
-    revalidatePath(`/console/accounts/${account.id}`);
     if (account.scheduledPlanId === plan.id) {
       return `${plan.name} is cheaper, so the change is scheduled for the next renewal${account.nextPlanRenewal ? ` (${formatTime(account.nextPlanRenewal)})` : ''}.`;
     }
     if (account.planStatus === 'PENDING_PAYMENT_METHOD') return `${plan.name} starts once the customer has entered a card on the collector page.`;
     return `The account is now on ${plan.name}.`;
-  });
-}
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
 
 function describePreview(name: string, p: PlanChangePreview): string {
   if (p.kind === 'schedule_downgrade') return `${name} is cheaper: it would take over at the next renewal (${formatTime(p.nextPlanRenewal)}). Nothing is charged now.`;
@@ -98,10 +90,8 @@ function describePreview(name: string, p: PlanChangePreview): string {
 }
 
 /** PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill. */
-export async function setRefillAction(accountId: string, _: FormState, fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
+export const setRefillAction = consoleAction(
+  (fd) => {
     const v = formValues(fd);
     const denomination = parseWith(denominationParam, v.denomination ?? '', ['denomination']);
     const config = parseWith(autoRefill, {
@@ -110,45 +100,40 @@ export async function setRefillAction(accountId: string, _: FormState, fd: FormD
       ...(v.refill_period ? { refill_period: v.refill_period } : {}),
       ...(v.threshold ? { threshold: v.threshold } : {}),
     }, [], /^usd_charge$/);
-    const company = await getCompany({ db, companyId: user.companyId });
-    const balance = await setAutoRefill({ db, company, accountId, denomination, config, now: now() });
-    revalidatePath(`/console/accounts/${accountId}`);
+    return { denomination, config };
+  },
+  async ({ db, company, input: { denomination, config } }, accountId: string) => {
+    const balance = await setAutoRefill({ db, company: await company(), accountId, denomination, config, now: now() });
     const kinds = [config.refill_period === 'monthly' ? 'every month' : null, config.threshold ? `when available drops below ${formatUnits(config.threshold)}` : null].filter(Boolean).join(' and ');
     return `Refill set: ${formatUnits(config.amount)} ${balance.denomination} for ${formatCents(config.usd_charge)} ${kinds}.${config.refill_period === 'monthly' ? ' The first refill was made now.' : ''}`;
-  });
-}
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
 
 /** DELETE /v1/accounts/{account_id}/balance/{denomination}/auto_refill. */
-export async function removeRefillAction(accountId: string, denomination: string, _: FormState, _fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
-    const company = await getCompany({ db, companyId: user.companyId });
-    await removeAutoRefill({ db, company, accountId, denomination, now: now() });
-    revalidatePath(`/console/accounts/${accountId}`);
+export const removeRefillAction = consoleAction(
+  null,
+  async ({ db, company }, accountId: string, denomination: string) => {
+    await removeAutoRefill({ db, company: await company(), accountId, denomination, now: now() });
     return `Refills of ${denomination} are off.`;
-  });
-}
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
 
 /** POST /v1/accounts/{account_id}/card_collector. */
-export async function collectorLinkAction(accountId: string, _: FormState, _fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
-    const account = await getAccount({ db, companyId: user.companyId, accountId });
+export const collectorLinkAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string) => {
+    const account = await getAccount({ db, companyId, accountId });
     const url = await createCollectorLink({ db, accountId: account.id, now: now() });
-    revalidatePath(`/console/accounts/${account.id}`);
     return { secret: { label: `Card collector link for ${account.name}`, value: url } };
-  });
-}
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
 
 /** POST /v1/accounts/{account_id}/portal_link. */
-export async function portalLinkAction(accountId: string, _: FormState, _fd: FormData): Promise<FormState> {
-  return act(async () => {
-    const user = await requireUser();
-    const db = await getDb();
-    const account = await getAccount({ db, companyId: user.companyId, accountId });
-    const link = await createPortalLink({ db, accountId: account.id, now: now() });
-    return { message: `Send it to the customer: it works until ${formatTime(link.expiresAt)}.`, secret: { label: `Customer portal link for ${account.name}`, value: link.url } };
-  });
-}
+export const portalLinkAction = consoleAction(null, async ({ db, companyId }, accountId: string) => {
+  const account = await getAccount({ db, companyId, accountId });
+  const link = await createPortalLink({ db, accountId: account.id, now: now() });
+  return { message: `Send it to the customer: it works until ${formatTime(link.expiresAt)}.`, secret: { label: `Customer portal link for ${account.name}`, value: link.url } };
+});

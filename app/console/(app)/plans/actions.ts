@@ -1,11 +1,7 @@
 'use server';
-import { redirect } from 'next/navigation';
-import { revalidatePath } from 'next/cache';
-import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
 import { planCreate } from '@/lib/api/schemas/plans';
 import { createPlan } from '@/lib/billing/plans/plans';
-import { FormInvalid, act, field, parseWith, refuseUnstorable, type FormState } from '@/lib/console/forms';
+import { FormInvalid, consoleAction, field, parseWith } from '@/lib/console/forms';
 import { dollarsToCents } from '@/lib/console/format';
 
 /**
@@ -13,7 +9,6 @@ import { dollarsToCents } from '@/lib/console/format';
  * row number of each, so an error about the API's `balances[0]` lands on the row the person sees.
  */
 function rowsOf(fd: FormData, group: string, required: string[]) {
-  refuseUnstorable(fd);
   const found = new Map<number, Record<string, string>>();
   for (const [key, raw] of fd.entries()) {
     const m = key.match(new RegExp(`^${group}\\[(\\d+)\\]\\.(\\w+)$`));
@@ -32,11 +27,9 @@ function rowsOf(fd: FormData, group: string, required: string[]) {
   return { rows, original };
 }
 
-/** POST /v1/companies/{company_id}/plans, from the console. */
-export async function createPlanAction(_: FormState, fd: FormData): Promise<FormState> {
-  let planId = '';
-  const state = await act(async () => {
-    const user = await requireUser();
+/** POST /v1/companies/{company_id}/plans, from the console; then the new plan's page. */
+export const createPlanAction = consoleAction(
+  (fd) => {
     const balances = rowsOf(fd, 'balances', ['denomination', 'amount', 'overage_charge_amount', 'variable_unit_price']);
     const rules = rowsOf(fd, 'billing_rules', ['type', 'amount', 'denomination']);
     const flags = rowsOf(fd, 'flags', ['name']);
@@ -55,9 +48,8 @@ export async function createPlanAction(_: FormState, fd: FormData): Promise<Form
       billing_rules: rules.rows.map((r) => ({ type: r.type ?? '', amount: r.amount ?? '', denomination: r.denomination ?? '' })),
       flags: Object.fromEntries(flags.rows.map((f) => [f.name, f.enabled === 'on'])),
     };
-    let body;
     try {
-      body = parseWith(planCreate, input, [], /^(charge_amount|balances\[\d+\]\.(overage_charge_amount|variable_unit_price))$/);
+      return parseWith(planCreate, input, [], /^(charge_amount|balances\[\d+\]\.(overage_charge_amount|variable_unit_price))$/);
     } catch (err) {
       if (!(err instanceof FormInvalid)) throw err;
       const remap = (param: string | null) =>
@@ -66,10 +58,10 @@ export async function createPlanAction(_: FormState, fd: FormData): Promise<Form
           .replace(/^billing_rules\[(\d+)\]/, (_, i) => `billing_rules[${rules.original[Number(i)]}]`) ?? null;
       throw new FormInvalid(err.errors.map((e) => ({ param: remap(e.param), message: e.message })));
     }
-    const plan = await createPlan({ db: await getDb(), companyId: user.companyId, input: body });
-    planId = plan.id;
-    revalidatePath('/console/plans');
-  });
-  if (state.status === 'ok' && planId) redirect(`/console/plans/${planId}`);
-  return state;
-}
+  },
+  async ({ db, companyId, input }) => {
+    const plan = await createPlan({ db, companyId, input });
+    return { redirect: `/console/plans/${plan.id}` };
+  },
+  { revalidate: '/console/plans' },
+);
