@@ -3,7 +3,8 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { listAccounts } from '@/lib/billing/accounts/accounts';
 import { formatDate } from '@/lib/console/format';
-import { Badge, Empty, PageHeader, Pager, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
+import { Badge, PageHeader, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 
 export const metadata = { title: 'Accounts' };
 
@@ -14,7 +15,6 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
   const { after, q } = await searchParams;
   const search = q?.trim().slice(0, 200) || undefined;
   const page = await listAccounts({ db: await getDb(), companyId: user.companyId, page: { limit: PAGE, starting_after: after, search } });
-  const last = page.items[page.items.length - 1];
   return (
     <>
       <PageHeader
@@ -40,19 +40,25 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
           </Link>
         )}
       </form>
-      {page.items.length === 0 ? (
-        <Empty>
-          {search ? (
+      <ListPage
+        page={page}
+        after={after}
+        basePath="/console/accounts"
+        params={{ q: search }}
+        pagerLabel="Account pages"
+        empty={
+          search ? (
             <>No account matches “{search}”.</>
           ) : (
             <>
               No accounts yet. <Link href="/console/accounts/new" className={linkClass}>Create one</Link>, or send <code>POST /v1/companies/{user.companyId}/accounts</code>.
             </>
-          )}
-        </Empty>
-      ) : (
+          )
+        }
+      >
+        {(items) => (
         <Table caption={search ? `Accounts matching ${search}` : 'Accounts'} head={['Name', 'Email', 'External id', 'Plan status', 'Created', 'Id']}>
-          {page.items.map((a) => (
+          {items.map((a) => (
             <tr key={a.id}>
               <Td className="font-medium">
                 <Link href={`/console/accounts/${a.id}`} className={linkClass}>
@@ -71,8 +77,8 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
             </tr>
           ))}
         </Table>
-      )}
-      <Pager basePath="/console/accounts" params={{ q: search }} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Account pages" />
+        )}
+      </ListPage>
     </>
   );
 }

@@ -3,7 +3,8 @@ import { getDb } from '@/lib/db/client';
 import { listApiKeys } from '@/lib/billing/companies/companies';
 import { formatTime } from '@/lib/console/format';
 import { ActionForm } from '@/components/console/action-form';
-import { Badge, Empty, PageHeader, Pager, Section, Table, Td, Time } from '@/components/console/ui';
+import { Badge, PageHeader, Section, Table, Td, Time } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 import { issueKeyAction, revokeKeyAction } from './actions';
 
 export const metadata = { title: 'API keys' };
@@ -12,7 +13,6 @@ export default async function ApiKeysPage({ searchParams }: { searchParams: Prom
   const user = await requireUser();
   const { after } = await searchParams;
   const page = await listApiKeys({ db: await getDb(), companyId: user.companyId, page: { limit: 50, starting_after: after } });
-  const last = page.items[page.items.length - 1];
   return (
     <>
       <PageHeader
@@ -27,11 +27,10 @@ export default async function ApiKeysPage({ searchParams }: { searchParams: Prom
         <ActionForm action={issueKeyAction} submitLabel="Issue a new key" pendingLabel="Issuing…" label="Issue a key" />
       </Section>
       <Section title="Keys">
-        {page.items.length === 0 ? (
-          <Empty>No keys.</Empty>
-        ) : (
+        <ListPage page={page} after={after} basePath="/console/api-keys" pagerLabel="Key pages" empty="No keys.">
+          {(items) => (
           <Table caption="API keys" head={['Key', 'Status', 'Created', 'Last used', '']}>
-            {page.items.map((k) => (
+            {items.map((k) => (
               <tr key={k.id}>
                 <Td>
                   <span className="font-mono">…{k.last4}</span>
@@ -50,8 +49,8 @@ export default async function ApiKeysPage({ searchParams }: { searchParams: Prom
               </tr>
             ))}
           </Table>
-        )}
-        <Pager basePath="/console/api-keys" params={{}} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Key pages" />
+          )}
+        </ListPage>
       </Section>
     </>
   );

@@ -8,7 +8,8 @@ import { describeIssue } from '@/lib/api/zod-errors';
 
 import { accountNames } from '@/lib/console/queries';
 import { localToIso } from '@/lib/console/exports';
-import { Empty, PageHeader, Pager, linkClass } from '@/components/console/ui';
+import { PageHeader, linkClass } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 import { EventsTable } from '@/components/console/account-tables';
 
 export const metadata = { title: 'Events' };
@@ -55,7 +56,6 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const at = now();
   const page = parsed.success ? await listEvents({ db, companyId: user.companyId, q: parsed.data, now: at }) : { items: [], hasMore: false };
   const names = await accountNames({ db, companyId: user.companyId, ids: page.items.map((e) => e.accountId) });
-  const last = page.items[page.items.length - 1];
   const filterAccount = parsed.success && filters.account_id ? (await accountNames({ db, companyId: user.companyId, ids: [filters.account_id] })).get(filters.account_id) : undefined;
   const filtered = Object.values(filters).some(Boolean);
   // Every event the filters select, not only this page: the export reads them page by page.
@@ -144,16 +144,23 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
           )}
         </p>
       )}
-      {!parsed.success ? (
-        <p role="alert" className="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900">
-          Please correct the marked filters.
-        </p>
-      ) : page.items.length === 0 ? (
-        <Empty>{filtered ? 'No events match these filters.' : sp.after ? 'No older events.' : 'No events yet.'}</Empty>
-      ) : (
-        <EventsTable caption={filtered ? 'Events matching the filters' : 'Events'} rows={page.items} at={at} names={names} detailed />
-      )}
-      <Pager basePath="/console/events" params={filters} nextAfter={page.hasMore && last ? last.id : null} isFirst={!sp.after} label="Event pages" />
+      <ListPage
+        page={page}
+        after={sp.after}
+        basePath="/console/events"
+        params={filters}
+        pagerLabel="Event pages"
+        empty={filtered ? 'No events match these filters.' : sp.after ? 'No older events.' : 'No events yet.'}
+        instead={
+          parsed.success ? undefined : (
+            <p role="alert" className="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900">
+              Please correct the marked filters.
+            </p>
+          )
+        }
+      >
+        {(items) => <EventsTable caption={filtered ? 'Events matching the filters' : 'Events'} rows={items} at={at} names={names} detailed />}
+      </ListPage>
     </>
   );
 }

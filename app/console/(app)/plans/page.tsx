@@ -3,7 +3,8 @@ import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { listPlans, planBalances } from '@/lib/billing/plans/plans';
 import { formatDate, formatUnits, planSummary } from '@/lib/console/format';
-import { Empty, PageHeader, Pager, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
+import { PageHeader, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 
 export const metadata = { title: 'Plans' };
 
@@ -11,7 +12,6 @@ export default async function PlansPage({ searchParams }: { searchParams: Promis
   const user = await requireUser();
   const { after } = await searchParams;
   const page = await listPlans({ db: await getDb(), companyId: user.companyId, page: { limit: 50, starting_after: after } });
-  const last = page.items[page.items.length - 1];
   return (
     <>
       <PageHeader
@@ -23,13 +23,20 @@ export default async function PlansPage({ searchParams }: { searchParams: Promis
           </Link>
         }
       />
-      {page.items.length === 0 ? (
-        <Empty>
-          No plans yet. <Link href="/console/plans/new" className={linkClass}>Create the first one</Link>.
-        </Empty>
-      ) : (
+      <ListPage
+        page={page}
+        after={after}
+        basePath="/console/plans"
+        pagerLabel="Plan pages"
+        empty={
+          <>
+            No plans yet. <Link href="/console/plans/new" className={linkClass}>Create the first one</Link>.
+          </>
+        }
+      >
+        {(items) => (
         <Table caption="Plans" head={['Name', 'Price', 'Included', 'Billing rules', 'Created', 'Id']}>
-          {page.items.map((p) => (
+          {items.map((p) => (
             <tr key={p.id}>
               <Td className="font-medium">
                 <Link href={`/console/plans/${p.id}`} className={linkClass}>
@@ -44,8 +51,8 @@ export default async function PlansPage({ searchParams }: { searchParams: Promis
             </tr>
           ))}
         </Table>
-      )}
-      <Pager basePath="/console/plans" params={{}} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Plan pages" />
+        )}
+      </ListPage>
     </>
   );
 }

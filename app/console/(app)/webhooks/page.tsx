@@ -6,7 +6,8 @@ import { TOPICS } from '@/lib/billing/webhooks/topics';
 import { TOPIC_HELP } from '@/lib/console/topics';
 import { formatDate } from '@/lib/console/format';
 import { NewWebhookForm } from '@/components/console/webhook-forms';
-import { Empty, PageHeader, Pager, Section, Table, Td, linkClass } from '@/components/console/ui';
+import { PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 import { createWebhookAction } from './actions';
 
 export const metadata = { title: 'Webhooks' };
@@ -15,16 +16,14 @@ export default async function WebhooksPage({ searchParams }: { searchParams: Pro
   const user = await requireUser();
   const { after } = await searchParams;
   const page = await listWebhooks({ db: await getDb(), companyId: user.companyId, page: { limit: 50, starting_after: after } });
-  const last = page.items[page.items.length - 1];
   return (
     <>
       <PageHeader title="Webhooks" description="URLs we call when balances change. Open one to see its deliveries and re-send them." />
       <Section title="Your webhooks">
-        {page.items.length === 0 ? (
-          <Empty>No webhooks yet: create one below.</Empty>
-        ) : (
+        <ListPage page={page} after={after} basePath="/console/webhooks" pagerLabel="Webhook pages" empty="No webhooks yet: create one below.">
+          {(items) => (
           <Table caption="Webhooks" head={['URL', 'Topics', 'Auth', 'Created']}>
-            {page.items.map(({ webhook: w, topics }) => (
+            {items.map(({ webhook: w, topics }) => (
               <tr key={w.id}>
                 <Td className="break-all">
                   <Link href={`/console/webhooks/${w.id}`} className={linkClass}>
@@ -37,8 +36,8 @@ export default async function WebhooksPage({ searchParams }: { searchParams: Pro
               </tr>
             ))}
           </Table>
-        )}
-        <Pager basePath="/console/webhooks" params={{}} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Webhook pages" />
+          )}
+        </ListPage>
       </Section>
       <Section title="New webhook">
         <div className="max-w-2xl">

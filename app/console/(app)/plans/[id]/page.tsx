@@ -6,7 +6,8 @@ import { Decimal } from '@/lib/money';
 import { orNotFound } from '@/lib/console/forms';
 import { listAccountsOnPlan } from '@/lib/console/queries';
 import { formatCents, formatTime, formatUnits, planSummary } from '@/lib/console/format';
-import { Badge, Empty, Facts, PageHeader, Pager, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
+import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 
 export const metadata = { title: 'Plan' };
 
@@ -17,7 +18,6 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
   const db = await getDb();
   const plan = await orNotFound(getPlan({ db, companyId: user.companyId, planId: id }));
   const accounts = await listAccountsOnPlan({ db, companyId: user.companyId, planId: plan.id, limit: 25, startingAfter: after });
-  const last = accounts.items[accounts.items.length - 1];
   const rules = plan.billingRules as { type: string; amount: string; denomination: string }[];
   const flags = Object.entries(plan.flags as Record<string, boolean>);
   return (
@@ -69,11 +69,10 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
         {flags.length === 0 ? <p className="text-slate-700">No flags.</p> : <p>{flags.map(([k, v]) => `${k}: ${v ? 'on' : 'off'}`).join(', ')}</p>}
       </Section>
       <Section title="Accounts using this plan" id="accounts" description="On the plan now, or moving to it at their next renewal; newest first.">
-        {accounts.items.length === 0 ? (
-          <Empty>{after ? 'No more accounts.' : 'No account uses this plan yet.'}</Empty>
-        ) : (
+        <ListPage page={accounts} after={after} basePath={`/console/plans/${plan.id}`} pagerLabel="Pages of accounts" empty={after ? 'No more accounts.' : 'No account uses this plan yet.'}>
+          {(items) => (
           <Table caption="Accounts using this plan" head={['Name', 'Email', 'Status', 'Next renewal']}>
-            {accounts.items.map((a) => (
+            {items.map((a) => (
               <tr key={a.id}>
                 <Td className="font-medium">
                   <Link href={`/console/accounts/${a.id}`} className={linkClass}>
@@ -86,8 +85,8 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
               </tr>
             ))}
           </Table>
-        )}
-        <Pager basePath={`/console/plans/${plan.id}`} params={{}} nextAfter={accounts.hasMore && last ? last.id : null} isFirst={!after} label="Pages of accounts" />
+          )}
+        </ListPage>
       </Section>
     </>
   );

@@ -10,7 +10,8 @@ import { accountNames } from '@/lib/console/queries';
 import { formatTime } from '@/lib/console/format';
 import { ActionForm } from '@/components/console/action-form';
 import { TopicsForm } from '@/components/console/webhook-forms';
-import { Badge, Empty, Facts, PageHeader, Pager, Section, Table, Td, linkClass, Time } from '@/components/console/ui';
+import { Badge, Facts, PageHeader, Section, Table, Td, linkClass, Time } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 import { resendAction, setTopicsAction } from '../actions';
 
 export const metadata = { title: 'Webhook' };
@@ -22,7 +23,6 @@ export default async function WebhookPage({ params, searchParams }: { params: Pr
   const db = await getDb();
   const { webhook, topics } = await orNotFound(getWebhookWithTopics({ db, companyId: user.companyId, webhookId: id }));
   const deliveries = await listDeliveries({ db, companyId: user.companyId, webhookId: webhook.id, page: { limit: 20, starting_after: after } });
-  const last = deliveries.items[deliveries.items.length - 1];
   const names = await accountNames({ db, companyId: user.companyId, ids: deliveries.items.map((d) => d.view.account_id).filter((a): a is string => Boolean(a)) });
   return (
     <>
@@ -44,11 +44,10 @@ export default async function WebhookPage({ params, searchParams }: { params: Pr
         </Section>
       </div>
       <Section title="Deliveries" id="deliveries" description="Newest first. Each delivery is retried with backoff until the receiver answers 2xx; every attempt is listed.">
-        {deliveries.items.length === 0 ? (
-          <Empty>{after ? 'No older deliveries.' : 'Nothing sent yet. Deliveries appear here when a subscribed topic happens.'}</Empty>
-        ) : (
+        <ListPage page={deliveries} after={after} basePath={`/console/webhooks/${webhook.id}`} pagerLabel="Delivery pages" empty={after ? 'No older deliveries.' : 'Nothing sent yet. Deliveries appear here when a subscribed topic happens.'}>
+          {(items) => (
           <ol className="space-y-4">
-            {deliveries.items.map(({ id: deliveryId, view: d }) => (
+            {items.map(({ id: deliveryId, view: d }) => (
               <li key={deliveryId} className="rounded border border-slate-200 p-3">
                 <div className="flex flex-wrap items-center justify-between gap-2">
                   <h3 className="font-medium">
@@ -94,8 +93,8 @@ export default async function WebhookPage({ params, searchParams }: { params: Pr
               </li>
             ))}
           </ol>
-        )}
-        <Pager basePath={`/console/webhooks/${webhook.id}`} params={{}} nextAfter={deliveries.hasMore && last ? last.id : null} isFirst={!after} label="Delivery pages" />
+          )}
+        </ListPage>
       </Section>
     </>
   );

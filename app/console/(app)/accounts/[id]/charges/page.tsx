@@ -4,7 +4,8 @@ import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listCharges } from '@/lib/billing/charges/charges';
 import { orNotFound } from '@/lib/console/forms';
 import { ChargesTable } from '@/components/console/account-tables';
-import { Empty, PageHeader, Pager } from '@/components/console/ui';
+import { PageHeader } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 
 export const metadata = { title: 'Charges' };
 
@@ -15,12 +16,12 @@ export default async function ChargesPage({ params, searchParams }: { params: Pr
   const db = await getDb();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
   const page = await listCharges({ db, accountId: account.id, page: { limit: 50, starting_after: after } });
-  const last = page.items[page.items.length - 1];
   return (
     <>
       <PageHeader title={`Charges of ${account.name}`} back={{ href: `/console/accounts/${account.id}`, label: account.name }} description="Card charges, newest first." />
-      {page.items.length === 0 ? <Empty>No charges{after ? ' older than these' : ' yet'}.</Empty> : <ChargesTable rows={page.items} />}
-      <Pager basePath={`/console/accounts/${account.id}/charges`} params={{}} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Charge pages" />
+      <ListPage page={page} after={after} basePath={`/console/accounts/${account.id}/charges`} pagerLabel="Charge pages" empty={`No charges${after ? ' older than these' : ' yet'}.`}>
+        {(items) => <ChargesTable rows={items} />}
+      </ListPage>
     </>
   );
 }

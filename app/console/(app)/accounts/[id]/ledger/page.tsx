@@ -6,7 +6,8 @@ import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, listTransactions } from '@/lib/billing/balances/balances';
 import { orNotFound } from '@/lib/console/forms';
 import { LedgerTable } from '@/components/console/account-tables';
-import { Empty, PageHeader, Pager, linkClass } from '@/components/console/ui';
+import { PageHeader, linkClass } from '@/components/console/ui';
+import { ListPage } from '@/components/console/list-page';
 
 export const metadata = { title: 'Ledger' };
 
@@ -19,7 +20,6 @@ export default async function LedgerPage({ params, searchParams }: { params: Pro
   const denominations = (await listBalances({ db, accountId: account.id, now: now() })).map((b) => b.denomination);
   const denomination = asked && denominations.includes(asked) ? asked : undefined;
   const page = await listTransactions({ db, accountId: account.id, denomination, page: { limit: 50, starting_after: after } });
-  const last = page.items[page.items.length - 1];
   const base = `/console/accounts/${account.id}/ledger`;
   const exportHref = `${base}/export${denomination ? `?${new URLSearchParams({ denomination })}` : ''}`;
   return (
@@ -49,8 +49,9 @@ export default async function LedgerPage({ params, searchParams }: { params: Pro
           Download CSV{denomination ? ` of ${denomination}` : ''}
         </a>
       </form>
-      {page.items.length === 0 ? <Empty>No balance changes{after ? ' older than these' : ' yet'}.</Empty> : <LedgerTable rows={page.items} />}
-      <Pager basePath={base} params={{ denomination }} nextAfter={page.hasMore && last ? last.id : null} isFirst={!after} label="Ledger pages" />
+      <ListPage page={page} after={after} basePath={base} params={{ denomination }} pagerLabel="Ledger pages" empty={`No balance changes${after ? ' older than these' : ' yet'}.`}>
+        {(items) => <LedgerTable rows={items} />}
+      </ListPage>
     </>
   );
 }
