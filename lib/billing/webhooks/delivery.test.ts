@@ -1,11 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { advance, createAccount, useWebhookRecorder, type Co } from '../../testing/scenario';
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
 import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
-import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
+import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
 import { useResolver } from './send';
@@ -16,33 +17,7 @@ process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
 const t = useTestDatabase();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
-
-const receivers: Receiver[] = [];
-async function receiver(...args: Parameters<typeof startReceiver>) {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
-afterEach(async () => {
-  for (const r of receivers.splice(0)) {
-    r.release();
-    await r.close();
-  }
-});
-
-/** Moves the test clock; returns after every delivery and retry due by then was attempted. */
-async function advance(seconds: number) {
-  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
-  expect(r.status).toBe(200);
-  return new Date(r.body.data.now);
-}
-
-async function newAccount(co: Co) {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io' } });
-  expect(r.status).toBe(200);
-  return r.body.data.id as string;
-}
+const receiver = useWebhookRecorder();
 
 async function spend(co: Co, account: string, amount: number) {
   const r = await co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits' } });
@@ -79,7 +54,7 @@ describe('delivering webhooks', () => {
     const hookB = await topicWebhook(co, b.url, ['negative_balance', 'pause_balance'], { username: 'billing', password: 'pa:ss wörd' });
     const regA = await co.call('POST', '/v1/webhooks', { body: { type: 'negative_balance', url: a.url } });
     const hookA = regA.body.data;
-    const account = await newAccount(co);
+    const account = await createAccount(co);
 
     const event = await spend(co, account, 5);
     expect(event.balance.amount).toBe(-5);
@@ -123,7 +98,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver();
     await topicWebhook(co, r.url, ['negative_balance', 'pause_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 5);
     await advance(0);
     expect(topics(r).sort()).toEqual(['negative_balance', 'pause_balance']);
@@ -148,7 +123,7 @@ describe('delivering webhooks', () => {
     const hook = await topicWebhook(co, r.url, ['balance_change']);
     const a = await receiver();
     await co.call('POST', '/v1/webhooks', { body: { type: 'balance_change', url: a.url } });
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await grant(co, account, 10);
     await spend(co, account, 1);
     await spend(co, account, 2.25);
@@ -174,7 +149,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 500 }));
     const hook = await topicWebhook(co, r.url, ['balance_change']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await grant(co, account, 10);
     await advance(0);
     expect(r.requests).toHaveLength(1);
@@ -197,7 +172,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver((n) => ({ status: n < 2 ? 500 : 200 }));
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 5);
     const t0 = await advance(0);
     expect(r.requests).toHaveLength(1);
@@ -227,7 +202,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 503 }));
     const hook = await topicWebhook(co, r.url, ['pause_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 1);
     const t0 = await advance(0);
     await advance(2 * 86400);
@@ -256,7 +231,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver();
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 2);
     await advance(0);
     const [d] = await deliveries(co, hook.id);
@@ -274,7 +249,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver();
     const hook = await topicWebhook(co, r.url, ['negative_balance', 'threshold']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await expect(
       t.database.db.transaction(async (tx) => {
         await enqueueNotifications(tx, co.company.id, [{ accountId: account, denomination: 'credits', topic: 'negative_balance', balance: '-1' }], now());
@@ -316,7 +291,7 @@ describe('delivering webhooks', () => {
     const fast = await receiver();
     const slowHook = await topicWebhook(co, slow.url, ['negative_balance']);
     const fastHook = await topicWebhook(co, fast.url, ['balance_change']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 1);
     // balance_change was queued too; let it go out first so the fast receiver starts empty
     const worker = runDueWork(t.database.db, now());
@@ -350,13 +325,13 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const hanging = [await receiver(() => 'hang'), await receiver(() => 'hang')];
     for (const h of hanging) await topicWebhook(co, h.url, ['negative_balance']);
-    for (let i = 0; i < 6; i++) await spend(co, await newAccount(co), 1);
+    for (let i = 0; i < 6; i++) await spend(co, await createAccount(co), 1);
     // the healthy receiver's delivery (another company's) is due a second after all twelve of theirs
     setTestTime(now().getTime() + 1000);
     const other = await newCompany(t, { name: 'Other' });
     const fast = await receiver();
     await topicWebhook(other, fast.url, ['negative_balance']);
-    await spend(other, await newAccount(other), 1);
+    await spend(other, await createAccount(other), 1);
 
     const worker = runDueWork(t.database.db, now());
     await fast.waitFor(1, 3000);
@@ -379,7 +354,7 @@ describe('delivering webhooks', () => {
       const co = await newCompany(t);
       const r = await receiver(() => 'hang');
       const hook = await topicWebhook(co, r.url, ['negative_balance']);
-      const account = await newAccount(co);
+      const account = await createAccount(co);
       await spend(co, account, 1);
       const t0 = await advance(0);
       const [d] = await deliveries(co, hook.id);
@@ -400,9 +375,8 @@ describe('delivering webhooks', () => {
     const closed = await receiver();
     const closedUrl = closed.url;
     await closed.close();
-    receivers.splice(receivers.indexOf(closed), 1);
     const dead = await topicWebhook(co, closedUrl, ['negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 1);
     await advance(0);
     expect(r.requests).toHaveLength(1);
@@ -433,13 +407,13 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 500 }));
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
-    const first = await newAccount(co);
+    const first = await createAccount(co);
     await spend(co, first, 1);
     await advance(0);
     await advance(30 + 120 + 600); // four failures so far; the next retry is 30 minutes away
     expect(r.requests).toHaveLength(4);
     r.answer(() => ({ status: 200 }));
-    const second = await newAccount(co);
+    const second = await createAccount(co);
     await spend(co, second, 1);
     await advance(0);
     expect(r.requests).toHaveLength(6);
@@ -461,7 +435,7 @@ describe('delivering webhooks', () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 500 }));
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 1);
     await advance(0);
     expect(r.requests).toHaveLength(1);
@@ -489,7 +463,7 @@ describe('webhook destinations', () => {
       await withoutPrivateDestinations(async () => {
         // a name is not judged at registration: it may resolve elsewhere by the time of a send
         const hook = await topicWebhook(co, `http://hooks.example.test:${r.port}/hook`, ['negative_balance'], { username: 'u', password: 'p' });
-        const account = await newAccount(co);
+        const account = await createAccount(co);
         await spend(co, account, 1);
         await advance(0);
         let [d] = await deliveries(co, hook.id);
@@ -528,7 +502,7 @@ describe('webhook destinations', () => {
     const hook = await topicWebhook(co, r.url.replace('127.0.0.1', '2130706433'), ['negative_balance']);
     const v6 = await topicWebhook(co, r.url.replace('127.0.0.1', '[::ffff:7f00:1]'), ['negative_balance']);
     await withoutPrivateDestinations(async () => {
-      await spend(co, await newAccount(co), 1);
+      await spend(co, await createAccount(co), 1);
       await advance(0);
       for (const w of [hook, v6]) expect((await deliveries(co, w.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'destination_not_allowed' }]);
       expect(r.requests).toHaveLength(0);
@@ -542,7 +516,7 @@ describe('webhook destinations', () => {
     try {
       const lost = await topicWebhook(co, 'https://nowhere.example.test/hook', ['negative_balance']);
       const tls = await topicWebhook(co, `https://127.0.0.1:${plain.port}/hook`, ['negative_balance']);
-      await spend(co, await newAccount(co), 1);
+      await spend(co, await createAccount(co), 1);
       await advance(0);
       expect((await deliveries(co, lost.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'dns_failed' }]);
       expect((await deliveries(co, tls.id))[0].attempts_log).toMatchObject([{ response_status: null, error: 'tls_failed' }]);
@@ -556,7 +530,7 @@ describe('webhook destinations', () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 500 }));
     const hook = await topicWebhook(co, r.url, ['negative_balance']);
-    await spend(co, await newAccount(co), 1);
+    await spend(co, await createAccount(co), 1);
     await advance(0);
     const [d] = await deliveries(co, hook.id);
     const raw = [

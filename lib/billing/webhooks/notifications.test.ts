@@ -1,26 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
+import { describe, expect, it } from 'vitest';
+import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { advance, createAccount, useWebhookRecorder, type Co } from '../../testing/scenario';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
 const t = useTestDatabase();
 useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
-
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  for (const r of receivers.splice(0)) {
-    r.release();
-    await r.close();
-  }
-});
+const startReceiver = useWebhookRecorder();
 
 /** A receiver with a topic webhook subscribed to `topics`; it records what it got, in order. */
 async function listen(co: Co, topics: string[]) {
   const r = await startReceiver();
-  receivers.push(r);
   const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
   expect(w.status).toBe(200);
   for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
@@ -33,17 +24,6 @@ async function listen(co: Co, topics: string[]) {
     /** The balances carried by the deliveries of one topic so far. */
     balances: (topic: string) => r.requests.filter((q) => q.json.topic === topic).map((q) => q.json.balance as string),
   };
-}
-
-async function advance(seconds: number) {
-  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-}
-
-async function newAccount(co: Co, extra: Record<string, unknown> = {}) {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io', ...extra } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data.id as string;
 }
 
 async function event(co: Co, account: string, amount: number, opts: { state?: 'pending'; gate?: boolean; denomination?: string } = {}) {
@@ -67,10 +47,9 @@ describe('crossing notifications are armed again by whatever raised the balance'
   it('a batch notifies once per balance and crossing, however many of its items were refused or went below zero', async () => {
     const co = await newCompany(t);
     const r = await startReceiver();
-    receivers.push(r);
     const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
     for (const topic of ['negative_balance', 'pause_balance']) await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`);
-    const [a, b, c] = [await newAccount(co), await newAccount(co), await newAccount(co)];
+    const [a, b, c] = [await createAccount(co), await createAccount(co), await createAccount(co)];
     for (const acct of [a, b, c]) await grant(co, acct, 1);
     const item = (account_id: string, gate: boolean) => ({ account_id, type: 'q', cost_override: { amount: 5, denomination: 'credits' }, ...(gate && { gate_on_balance: true }) });
     // a: three refusals; b: three overdrafts (one crossing below zero); c: a refusal and an overdraft,
@@ -86,7 +65,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
   it('a cancelled hold that had pushed the balance below zero: the next overdraft notifies again', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['negative_balance', 'pause_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await grant(co, account, 10);
     const hold = await event(co, account, 15, { state: 'pending' });
     expect(hold.body.data.balance).toMatchObject({ amount: 10, pending: 15, available: -5 });
@@ -104,7 +83,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
   it('an expired hold that had pushed the balance below zero: the next overdraft notifies again', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await grant(co, account, 10);
     expect((await event(co, account, 15, { state: 'pending' })).status).toBe(200);
     expect(await hook.got()).toEqual(['negative_balance']);
@@ -116,7 +95,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
   it('a refused gated event pauses once until the balance is raised; a top-up arms it again', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['pause_balance', 'negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await grant(co, account, 2);
     expect((await event(co, account, 5, { gate: true })).status).toBe(402);
     expect((await event(co, account, 5, { gate: true })).status).toBe(402);
@@ -135,7 +114,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
   it('a balance that went below zero is paused already: a refused gated event sends no second pause_balance', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['pause_balance', 'negative_balance']);
-    const account = await newAccount(co);
+    const account = await createAccount(co);
     await spend(co, account, 3);
     expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
     expect((await event(co, account, 1, { gate: true })).status).toBe(402);
@@ -152,7 +131,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const hook = await listen(co, ['negative_balance', 'balance_change']);
     const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Daily', billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] } });
     expect(plan.status, JSON.stringify(plan.body)).toBe(200);
-    const account = await newAccount(co, { plan_id: plan.body.data.id });
+    const account = await createAccount(co, { plan_id: plan.body.data.id });
     await spend(co, account, 12, 'calls');
     expect((await hook.got()).filter((x) => x === 'negative_balance')).toHaveLength(1);
     await advance(86400); // renewed: back to 10
@@ -167,12 +146,11 @@ describe('plan grants and resets are balance changes', () => {
   it('plan start, renewal and plan change each send balance_change with the new level', async () => {
     const co = await newCompany(t);
     const r = await startReceiver();
-    receivers.push(r);
     const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
     await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/balance_change`);
     const daily = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Daily', billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] } });
     const bigger = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Bigger', billing_period: 'day', balances: [{ amount: 25, denomination: 'calls' }] } });
-    const account = await newAccount(co, { plan_id: daily.body.data.id });
+    const account = await createAccount(co, { plan_id: daily.body.data.id });
     const sent = async () => {
       await advance(0);
       return r.requests.map((q) => [q.json.topic, q.json.balance]);
@@ -194,7 +172,7 @@ describe('refill_failed', () => {
   it('carries the balance the refill was meant to raise', async () => {
     const co = await newPayingCompany(t);
     const hook = await listen(co, ['refill_failed']);
-    const account = await newAccount(co, { token: 'tok_chargeDeclined' });
+    const account = await createAccount(co, { token: 'tok_chargeDeclined' });
     await grant(co, account, 50);
     const set = await co.call('PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
