@@ -1,4 +1,4 @@
-import Decimal from 'decimal.js';
+import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { cmp, sub, type Units } from '../../money';
@@ -44,30 +44,49 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
   const enter: Enter[] = [];
   const leave: { balanceId: string; kinds: string[]; raisedAt?: Date }[] = [];
   const refillCrossed = new Set<string>();
+  const falls: Moved[] = [];
   for (const m of moved) {
     const changed = cmp(m.amount, m.startAmount) !== 0 || (m.pending !== null && m.startPending !== null && cmp(m.pending, m.startPending) !== 0);
     if (!changed) continue;
     out.push({ accountId: m.accountId, denomination: m.denomination, topic: 'balance_change', balance: m.amount });
-    if (m.pending === null || m.startPending === null) continue;
+    const amountFell = cmp(m.amount, m.startAmount) < 0 && m.planManaged !== false && m.planAlert !== null;
+    if (m.pending === null || m.startPending === null) {
+      if (amountFell) falls.push(m);
+      continue;
+    }
     const before = sub(m.startAmount, m.startPending);
     const after = sub(m.amount, m.pending);
-    const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
     const threshold = m.threshold !== null && cmp(m.threshold, '0') > 0 ? m.threshold : null;
     const clear: string[] = [];
     if (cmp(after, '0') >= 0) clear.push('negative');
     if (threshold && cmp(after, threshold) >= 0) clear.push('refill_threshold');
     if (cmp(after, before) > 0) clear.push('paused');
     if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
-    if (cmp(after, '0') < 0 && cmp(before, '0') >= 0) {
+    // Only a fall can cross anything: rises and unchanged balances are not sent to the database.
+    if (amountFell || cmp(after, before) < 0) falls.push(m);
+  }
+  const planEntries: Enter[] = [];
+  for (const c of await readCrossings(db, falls)) {
+    const m = c.moved;
+    const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
+    if (c.belowZero) {
       enter.push({ balanceId: m.id, kind: 'negative', always: true, n: [{ ...base, topic: 'negative_balance' }] });
       enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }] });
     }
-    if (threshold && cmp(after, threshold) < 0 && cmp(before, threshold) >= 0) {
-      enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold } }] });
+    if (c.belowRefillThreshold) {
+      enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold: m.threshold } }] });
       refillCrossed.add(m.id);
     }
+    if (c.planAlert) {
+      planEntries.push({
+        balanceId: m.id,
+        kind: 'plan_threshold',
+        period: c.planAlert.period,
+        n: [{ ...base, topic: 'threshold', detail: { reason: 'plan_threshold', threshold_alert_percentage: c.planAlert.pct, included_amount: c.planAlert.included } }],
+      });
+    }
   }
-  enter.push(...(await planThresholdCrossings(db, moved)));
+  enter.push(...planEntries);
   if (rejected.length) {
     // One statement for all refused items of a batch: the balances they were refused on.
     const rows = await query<{ id: string; account_id: string; denomination: string }>(
@@ -113,37 +132,83 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
 }
 
 /**
- * `threshold` for plans: usage of a plan's included balance (included − amount) reached the
- * plan's `threshold_alert_percentage`. Once per plan period: the state row is keyed by the
- * account's `last_plan_renewal`, so a renewal or plan change arms it again. One query, and only
- * when a balance that may be plan-managed went down.
+ * The crossing rules, as SQL over what a move left (each input an SQL expression; NULL where it
+ * does not apply). The single-event statement (events/single.ts) decides with these same
+ * fragments whether its event crosses anything, and the general path evaluates them in
+ * `readCrossings`: one source, so the two paths cannot drift apart.
+ *
+ * - `belowZero`: `available` went from zero or more to below zero.
+ * - `belowRefillThreshold`: `available` went from at or above a positive refill threshold to
+ *   below it.
+ * - `planAlert`: usage of a plan's included balance (included − amount) reached the plan's
+ *   `threshold_alert_percentage` with this fall of the amount. Once per plan period: the state
+ *   row is keyed by `planPeriodKey` of the account's `last_plan_renewal`, so a renewal or plan
+ *   change arms it again.
  */
-async function planThresholdCrossings(db: Db, moved: Moved[]): Promise<{ balanceId: string; kind: string; period: string; n: Notification[] }[]> {
-  const fell = moved.filter((m) => m.planManaged !== false && m.planAlert !== null && cmp(m.amount, m.startAmount) < 0);
-  if (!fell.length) return [];
-  const known = fell.filter((m) => m.planAlert);
-  const unknown = fell.filter((m) => !m.planAlert);
-  const rows: { id: string; included: string; pct: string; period: string | Date }[] = known.map((m) => ({ id: m.id, ...m.planAlert! }));
-  if (unknown.length) rows.push(...(await query<{ id: string; included: string; pct: string; period: string | Date }>(
+export function crossingRules(c: { before: SQL; after: SQL; threshold: SQL; startAmount: SQL; amount: SQL; included: SQL; pct: SQL; period: SQL }) {
+  return {
+    belowZero: sql`(${c.before} >= 0 and ${c.after} < 0)`,
+    belowRefillThreshold: sql`(${c.threshold} > 0 and ${c.before} >= ${c.threshold} and ${c.after} < ${c.threshold})`,
+    planAlert: sql`(${c.amount} < ${c.startAmount} and ${c.included} > 0 and ${c.pct} is not null and ${c.period} is not null
+      and ${c.included} - ${c.amount} >= ${c.included} * ${c.pct} / 100)`,
+  };
+}
+
+/** The plan period a `plan_threshold` state belongs to: `last_plan_renewal` as an ISO 8601 UTC string. */
+export function planPeriodKey(period: SQL): SQL {
+  return sql`to_char(${period} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+type Crossed = {
+  moved: Moved;
+  belowZero: boolean;
+  belowRefillThreshold: boolean;
+  planAlert: { included: string; pct: string; period: string } | null;
+};
+
+/**
+ * Evaluates `crossingRules` for the balances that fell, in one statement. The plan alert
+ * inputs come from the caller when it read them under the lock, or are read here for balances
+ * that may be plan-managed.
+ */
+async function readCrossings(db: Db, falls: Moved[]): Promise<Crossed[]> {
+  if (!falls.length) return [];
+  const col = (f: (m: Moved) => string | null) => textArray(falls.map(f));
+  const known = (m: Moved) => m.planAlert ?? null;
+  const rules = crossingRules({
+    before: sql`v.before::numeric`,
+    after: sql`v.after::numeric`,
+    threshold: sql`v.threshold::numeric`,
+    startAmount: sql`v.start_amount::numeric`,
+    amount: sql`v.amount::numeric`,
+    included: sql`coalesce(v.included, k.included)::numeric`,
+    pct: sql`coalesce(v.pct, k.pct)::numeric`,
+    period: sql`coalesce(v.period::timestamptz, k.period)`,
+  });
+  const rows = await query<{ below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; included: string | null; pct: string | null; period: string | null }>(
     db,
-    sql`select b.id, b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
-      from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
-      where b.id = any(${textArray(unknown.map((m) => m.id))})
-        and b.included_amount > 0 and p.threshold_alert_percentage is not null and a.last_plan_renewal is not null`,
-  )));
-  const out: { balanceId: string; kind: string; period: string; n: Notification[] }[] = [];
-  for (const r of rows) {
-    const m = fell.find((x) => x.id === r.id)!;
-    const limit = new Decimal(r.included).mul(r.pct).div(100);
-    if (new Decimal(r.included).minus(m.amount).lt(limit)) continue;
-    out.push({
-      balanceId: m.id,
-      kind: 'plan_threshold',
-      period: new Date(r.period).toISOString(),
-      n: [{ accountId: m.accountId, denomination: m.denomination, topic: 'threshold', balance: m.amount, detail: { reason: 'plan_threshold', threshold_alert_percentage: r.pct, included_amount: r.included } }],
-    });
-  }
-  return out;
+    sql`select coalesce(${rules.belowZero}, false) as below_zero, coalesce(${rules.belowRefillThreshold}, false) as below_refill_threshold,
+        coalesce(${rules.planAlert}, false) as plan_alert,
+        coalesce(v.included, k.included) as included, coalesce(v.pct, k.pct) as pct, ${planPeriodKey(sql`coalesce(v.period::timestamptz, k.period)`)} as period
+      from unnest(${col((m) => m.id)}, ${col((m) => m.startAmount)}, ${col((m) => m.amount)},
+        ${col((m) => (m.pending === null || m.startPending === null ? null : sub(m.startAmount, m.startPending)))},
+        ${col((m) => (m.pending === null || m.startPending === null ? null : sub(m.amount, m.pending)))}, ${col((m) => m.threshold)},
+        ${col((m) => known(m)?.included ?? null)}, ${col((m) => known(m)?.pct ?? null)}, ${col((m) => known(m)?.period.toISOString() ?? null)},
+        ${col((m) => String(m.planAlert === undefined))})
+        with ordinality as v(id, start_amount, amount, before, after, threshold, included, pct, period, look_up, ord)
+      left join lateral (
+        select b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
+        from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
+        where v.look_up::boolean and b.id = v.id
+      ) k on true
+      order by v.ord`,
+  );
+  return rows.map((r, i) => ({
+    moved: falls[i],
+    belowZero: r.below_zero,
+    belowRefillThreshold: r.below_refill_threshold,
+    planAlert: r.plan_alert ? { included: r.included!, pct: r.pct!, period: r.period! } : null,
+  }));
 }
 
 /** One threshold refill in flight per balance: the partial unique index on jobs enforces it. */

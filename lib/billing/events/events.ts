@@ -1,13 +1,13 @@
 import { and, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
-import { isUniqueViolation, sql, textArray, type Db } from '../../db/client';
-import { accounts, events, plans } from '../../db/schema';
+import { isUniqueViolation, type Db } from '../../db/client';
+import { events } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
 import type { Notification } from '../webhooks/outbox';
-import { computeEventCost, type BillingRule, type Cost, type PricedBy } from './pricing';
+import { priceEvents, type Cost, type PricedBy } from './pricing';
 import { afterBalancesMoved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
@@ -73,25 +73,10 @@ const key = (accountId: string, denomination: string) => `${accountId}\u0000${de
  * recorded as rejected and charge nothing. Returns records in request order.
  */
 export async function recordEvents({ db, companyId, items, now }: { db: Db; companyId: string; items: BatchItem[]; now: Date }): Promise<EventRow[]> {
-  const accountIds = [...new Set(items.map((i) => i.account_id))];
-  const found = await db
-    .select({ id: accounts.id, planId: accounts.planId })
-    .from(accounts)
-    .where(and(eq(accounts.companyId, companyId), sql`${accounts.id} = any(${textArray(accountIds)})`));
-  const planOf = new Map(found.map((a) => [a.id, a.planId]));
-  const missing = items.findIndex((i) => !planOf.has(i.account_id));
+  const prices = await priceEvents(db, companyId, items);
+  const missing = prices.findIndex((p) => !p.found);
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
-
-  const planIds = [...new Set(found.map((a) => a.planId).filter((p): p is string => Boolean(p)))];
-  const rulesOf = new Map<string, BillingRule[]>();
-  if (planIds.length) {
-    const rows = await db.select({ id: plans.id, rules: plans.billingRules }).from(plans).where(inArray(plans.id, planIds));
-    for (const r of rows) rulesOf.set(r.id, r.rules as BillingRule[]);
-  }
-  const priced: Priced[] = items.map((item, index) => {
-    const planId = planOf.get(item.account_id);
-    return { index, item, ...computeEventCost(item, planId ? (rulesOf.get(planId) ?? null) : null) };
-  });
+  const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy }));
 
   for (let attempt = 0; ; attempt++) {
     try {

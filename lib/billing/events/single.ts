@@ -5,6 +5,8 @@ import type { events } from '../../db/schema';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
+import { eventPrice } from './pricing';
+import { crossingRules, planPeriodKey } from '../balances/crossings';
 import { balanceChangeKey, balanceChangeWaiting } from '../webhooks/outbox';
 
 type EventRow = typeof events.$inferSelect;
@@ -39,6 +41,17 @@ const d = (x: string | Date | null) => (x === null ? null : new Date(x));
 const v = (name: string) => sql.placeholder(name);
 /** The statement below as SQL text: built on first use, then prepared once per connection. */
 let singleEvent: Compiled | undefined;
+/** The crossing rules over the `decide` row: what the general path would notify, this statement leaves to it. */
+const crosses = crossingRules({
+  before: sql`dd.before_avail`,
+  after: sql`dd.after_avail`,
+  threshold: sql`dd.refill_threshold`,
+  startAmount: sql`dd.start_amount`,
+  amount: sql`dd.after_amount`,
+  included: sql`dd.included_amount`,
+  pct: sql`(select pct from alert)`,
+  period: sql`(select last_plan_renewal from acct)`,
+});
 
 /**
  * One event in one statement: price (override or the plan's rule), lock the balance, gate on
@@ -64,16 +77,9 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
   {
     const [row] = await runCompiled<Row>(db, (singleEvent ??= compile(sql`with acct as (
         select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${v('accountId')} and a.company_id = ${v('companyId')}
-      ), rule as (
-        select (r->>'amount')::numeric as amount, r->>'denomination' as denomination
-        from acct join plans p on p.id = acct.plan_id cross join lateral jsonb_array_elements(p.billing_rules) r
-        where r->>'type' = ${v('type')} limit 1
       ), price as (
-        select acct.id as account_id,
-          coalesce(${v('ovrAmount')}::numeric, (select amount from rule)) as amount,
-          coalesce(${v('ovrDenomination')}::text, (select denomination from rule)) as denomination,
-          case when ${v('ovrAmount')}::numeric is not null then 'override' when exists (select 1 from rule) then 'plan' else 'none' end as priced_by
-        from acct
+        select acct.id as account_id, pr.amount, pr.denomination, pr.priced_by
+        from acct cross join lateral ${eventPrice({ planId: sql`acct.plan_id`, type: sql`${v('type')}::text`, overrideAmount: sql`${v('ovrAmount')}::numeric`, overrideDenomination: sql`${v('ovrDenomination')}::text` })} pr
       ), bal as materialized (
         select b.* from balances b join price on b.account_id = price.account_id and b.denomination = price.denomination
         for update of b
@@ -96,14 +102,9 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       ), flags as (
         -- coalesce: a NULL here (no threshold, no plan) must read as "no crossing", not as unknown.
         select dd.*, coalesce(dd.amount is not null and dd.balance_id is not null and (
-            dd.state = 'rejected'
-            or (dd.before_avail >= 0 and dd.after_avail < 0)
-            or (dd.refill_threshold > 0 and dd.before_avail >= dd.refill_threshold and dd.after_avail < dd.refill_threshold)
-            or (dd.after_amount < dd.start_amount and dd.included_amount > 0 and (select pct from alert) is not null
-                and (select last_plan_renewal from acct) is not null
-                and dd.included_amount - dd.after_amount >= dd.included_amount * (select pct from alert) / 100
-                and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
-                  and ns.period = to_char((select last_plan_renewal from acct) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+            dd.state = 'rejected' or ${crosses.belowZero} or ${crosses.belowRefillThreshold}
+            or (${crosses.planAlert} and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
+              and ns.period = ${planPeriodKey(sql`(select last_plan_renewal from acct)`)}))
           ), false) as crossing
         from decide dd
       ), ev as (
