@@ -143,15 +143,18 @@ function preparing(client: PgClient): PgClient {
  */
 export async function openEmbedded(dataDir: string | null, opts: { migrate?: boolean } = {}): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { drizzle } = await import('drizzle-orm/pglite');
+  // The account search's trigram index (the migrations create the extension on both databases).
+  const extensions = { pg_trgm };
   let release = () => {};
   let client;
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true });
     release = lockDataDir(dataDir);
-    client = new PGlite(path.join(dataDir, 'pg'));
+    client = new PGlite(path.join(dataDir, 'pg'), { extensions });
   } else {
-    client = new PGlite();
+    client = new PGlite({ extensions });
   }
   await client.waitReady;
   const db = drizzle(client, { schema }) as unknown as Db;

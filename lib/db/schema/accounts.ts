@@ -63,6 +63,9 @@ export const accounts = pgTable(
     index('accounts_company').on(t.companyId, t.id),
     index('accounts_next_renewal').on(t.nextPlanRenewal).where(sql`${t.nextPlanRenewal} is not null`),
     uniqueIndex('accounts_company_external_id').on(t.companyId, t.externalId),
+    // The account search (ilike '%term%' on each column) reads candidates from this index
+    // instead of every account of the company.
+    index('accounts_search').using('gin', t.name.op('gin_trgm_ops'), t.email.op('gin_trgm_ops'), t.externalId.op('gin_trgm_ops')),
     check('accounts_external_id_length', sql`char_length(${t.externalId}) between 1 and 255`),
   ],
 );
