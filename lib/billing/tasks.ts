@@ -7,6 +7,7 @@ import { nextChargeCheck } from './charges/charges';
 import { reconcileCharges } from './settlement';
 import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from './webhooks/delivery';
 import { purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
+import { rollUpHours } from '../db/hourly-totals';
 
 /**
  * The domain's time-driven work, registered with the worker: called once at start by every
@@ -24,6 +25,8 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'purge-idempotency-keys', run: purgeIdempotencyKeys });
   registerTask({ name: 'purge-finished-jobs', run: purgeFinishedJobs });
   registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs });
+  // The console dashboard's closed hours (lib/console/dashboard.ts).
+  registerTask({ name: 'hourly-totals', run: rollUpHours });
 }
 
 async function nextHoldExpiry(db: Db, after: Date): Promise<Date | null> {

@@ -1,7 +1,9 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../testing/harness';
-import { accounts, admins, charges, events, plans } from '../db/schema';
+import { accounts, admins, charges, events, hourlyTotals, plans } from '../db/schema';
+import { recountHours, rolledHours, rollUpHours } from '../db/hourly-totals';
+import { Decimal } from '../money';
 import { createHash } from 'node:crypto';
 import { idAt, idRange, newId, type IdPrefix } from '../ids';
 import { ApiError } from '../errors';
@@ -224,6 +226,63 @@ describe('console queries on one company among others', () => {
     const next = await dailyTotals({ db, companyId: s.companyId, now: justAfterMidnight });
     expect(next[28].day).toBe('2031-05-20');
     expect(next[28].events).toBe(fresh[29].events + 1);
+  });
+
+  it('the worker rolls closed hours up for every company, equal to a recount, idempotently and incrementally; the dashboard reads the same days from it', async () => {
+    const db = t.database.db;
+    const now = at(NOW);
+    clearDashboardCache();
+    const counted = await dailyTotals({ db, companyId: s.companyId, now }); // from the events: nothing rolled up yet
+    const HOUR = 3600_000;
+    const closedBefore = Math.floor((NOW - 2 * HOUR) / HOUR) * HOUR;
+    expect(await rollUpHours(db, now)).toBe(31 * 24); // 31 days of history
+    expect(await rolledHours(db)).toEqual({ from: closedBefore - 31 * DAY, until: closedBefore });
+
+    // Brute force over every row of both companies, in JS.
+    const recount = async (from: number, until: number) => {
+      const expected = new Map<string, { count: number; total: Decimal | null }>();
+      const add = (key: string, amount: string | number | null) => {
+        const e = expected.get(key) ?? { count: 0, total: null };
+        e.count += 1;
+        if (amount !== null) e.total = (e.total ?? new Decimal(0)).plus(amount);
+        expected.set(key, e);
+      };
+      const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / HOUR) * HOUR).toISOString();
+      for (const e of await db.select().from(events)) {
+        if (e.createdAt.getTime() >= from && e.createdAt.getTime() < until) add(`${e.companyId}|${hourOf(e.createdAt)}|event|${e.state}|${e.costDenomination ?? ''}`, e.costAmount);
+      }
+      for (const c of await db.select().from(charges)) {
+        if (c.createdAt.getTime() >= from && c.createdAt.getTime() < until) add(`${c.companyId}|${hourOf(c.createdAt)}|charge|${c.status}|`, c.amount);
+      }
+      return new Map([...expected].map(([k, v]) => [k, `${v.count} ${v.total?.toFixed() ?? 'null'}`]));
+    };
+    const stored = async () =>
+      new Map(
+        (await db.select().from(hourlyTotals)).map((r) => [`${r.companyId}|${r.hour.toISOString()}|${r.kind}|${r.state}|${r.denomination}`, `${r.count} ${r.total === null ? 'null' : new Decimal(r.total).toFixed()}`]),
+      );
+    const expected = await recount(closedBefore - 31 * DAY, closedBefore);
+    expect([...expected.keys()].some((k) => k.startsWith(s.otherCompanyId))).toBe(true);
+    expect(await stored()).toEqual(expected);
+    // Counting the same hours again changes nothing; with nothing newly closed a run does nothing.
+    await recountHours(db, at(closedBefore - 31 * DAY), at(closedBefore));
+    expect(await stored()).toEqual(expected);
+    expect(await rollUpHours(db, now)).toBe(0);
+    // Three hours later, three more hours are added and the rest stays.
+    expect(await rollUpHours(db, at(NOW + 3 * HOUR))).toBe(3);
+    expect(await rolledHours(db)).toEqual({ from: closedBefore - 31 * DAY, until: closedBefore + 3 * HOUR });
+    expect(await stored()).toEqual(await recount(closedBefore - 31 * DAY, closedBefore + 3 * HOUR));
+
+    // The dashboard gives the same days from the roll-up, and reads them from it.
+    clearDashboardCache();
+    expect(await dailyTotals({ db, companyId: s.companyId, now })).toEqual(counted);
+    await db.execute(sql`update hourly_totals set count = count + 1000 where company_id = ${s.companyId} and kind = 'event' and hour = (select max(hour) from hourly_totals where company_id = ${s.companyId} and kind = 'event' and hour < ${new Date(closedBefore - 5 * DAY).toISOString()}::timestamptz)`);
+    clearDashboardCache();
+    const marked = await dailyTotals({ db, companyId: s.companyId, now });
+    expect(marked.reduce((n, d) => n + d.events, 0)).toBe(counted.reduce((n, d) => n + d.events, 0) + 1000);
+
+    await db.execute(sql`delete from hourly_totals`);
+    await db.execute(sql`delete from settings where key = 'hourly_totals'`);
+    clearDashboardCache();
   });
 
   it('counts accounts exactly when few, and estimates beyond the limit without a full count', async () => {

@@ -2,13 +2,9 @@ import { query, sql, type Db } from '../db/client';
 import { isTestClock } from '../clock';
 import { Decimal } from '../money';
 import { idAt, idRange, type IdPrefix } from '../ids';
+import { readHourlyTotals, rolledHours, SETTLE_MS } from '../db/hourly-totals';
 
 const DAY_MS = 86_400_000;
-/**
- * An hour's numbers stop changing once its last pending hold has expired (1 hour) and its
- * charges have settled: two hours after it ends it is closed and its totals are kept in memory.
- */
-const SETTLE_MS = 2 * 3600_000;
 /** Counts are exact up to this many rows; past it they are estimates (see accountTotals). */
 export const EXACT_LIMIT = 10_000;
 
@@ -47,14 +43,8 @@ function emptyDay(day: string): DayTotals {
  * time-ordered id range.
  */
 export async function aggregateHours(db: Db, companyId: string, from: Date, to: Date): Promise<Map<string, DayTotals>> {
-  const out = new Map<string, DayTotals>();
-  const get = (day: string) => {
-    let d = out.get(day);
-    if (!d) out.set(day, (d = emptyDay(day)));
-    return d;
-  };
   const [eventRows, chargeRows] = await Promise.all([
-    query<{ day: string; state: string; denomination: string | null; n: string | number; total: string | null }>(
+    query<EventHours>(
       db,
       sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24') as day, state, cost_denomination as denomination,
           count(*) as n, sum(cost_amount)::text as total
@@ -62,7 +52,7 @@ export async function aggregateHours(db: Db, companyId: string, from: Date, to: 
         where company_id = ${companyId} and created_at >= ${from.toISOString()}::timestamptz and created_at < ${to.toISOString()}::timestamptz
         group by 1, 2, 3`,
     ),
-    query<{ day: string; status: string; n: string | number; cents: string | number | null }>(
+    query<ChargeHours>(
       db,
       sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24') as day, status, count(*) as n, sum(amount) as cents
         from charges
@@ -71,6 +61,19 @@ export async function aggregateHours(db: Db, companyId: string, from: Date, to: 
         group by 1, 2`,
     ),
   ]);
+  return foldHours(eventRows, chargeRows);
+}
+
+type EventHours = { day: string; state: string; denomination: string | null; n: string | number; total: string | null };
+type ChargeHours = { day: string; status: string; n: string | number; cents: string | number | null };
+
+function foldHours(eventRows: EventHours[], chargeRows: ChargeHours[]): Map<string, DayTotals> {
+  const out = new Map<string, DayTotals>();
+  const get = (day: string) => {
+    let d = out.get(day);
+    if (!d) out.set(day, (d = emptyDay(day)));
+    return d;
+  };
   for (const r of eventRows) {
     const d = get(r.day);
     const n = Number(r.n);
@@ -88,6 +91,41 @@ export async function aggregateHours(db: Db, companyId: string, from: Date, to: 
     if (r.status === 'failed') d.failedCharges += n;
   }
   return out;
+}
+
+/** The same per-hour totals from the worker's roll-up (hourly_totals) of [from, to). */
+async function rolledUpHours(db: Db, companyId: string, from: Date, to: Date): Promise<Map<string, DayTotals>> {
+  const out = new Map<string, DayTotals>();
+  for (const r of await readHourlyTotals(db, companyId, from, to)) {
+    const usage = (typeof r.usage === 'string' ? JSON.parse(r.usage) : r.usage) ?? {};
+    out.set(r.hour, {
+      day: r.hour,
+      usage: Object.fromEntries(Object.entries(usage as Record<string, string>).map(([k, v]) => [k, new Decimal(v).toFixed()])),
+      events: Number(r.events),
+      rejected: Number(r.rejected),
+      chargedCents: Number(r.cents ?? 0),
+      charges: Number(r.charges),
+      failedCharges: Number(r.failed),
+    });
+  }
+  return out;
+}
+
+/**
+ * Totals of the closed hours [from, to): from the worker's roll-up where it reaches, counted from
+ * the events and charges before and after it (a roll-up that has not caught up yet, or that
+ * started within the window).
+ */
+async function closedHours(db: Db, companyId: string, from: number, to: number): Promise<Map<string, DayTotals>> {
+  const rolled = await rolledHours(db);
+  const rFrom = rolled ? Math.min(Math.max(from, rolled.from), to) : to;
+  const rTo = rolled ? Math.max(Math.min(to, rolled.until), rFrom) : to;
+  const parts = await Promise.all([
+    rFrom > from ? aggregateHours(db, companyId, new Date(from), new Date(rFrom)) : new Map<string, DayTotals>(),
+    rTo > rFrom ? rolledUpHours(db, companyId, new Date(rFrom), new Date(rTo)) : new Map<string, DayTotals>(),
+    to > rTo ? aggregateHours(db, companyId, new Date(rTo), new Date(to)) : new Map<string, DayTotals>(),
+  ]);
+  return new Map(parts.flatMap((m) => [...m]));
 }
 
 type Cache = Map<string, Map<string, DayTotals>>;
@@ -109,7 +147,7 @@ function hourKey(ms: number): string {
  * ended more than SETTLE_MS ago never changes again, so it is read once per process and kept in
  * memory; only the hours since then (about three) are read on every load, so a page load scans
  * a few hours of a company's events, whatever their number. The first load of a process reads
- * the whole window once.
+ * the closed hours from the worker's roll-up (hourly_totals), a few thousand rows.
  */
 export async function dailyTotals({ db, companyId, now, days = 30 }: { db: Db; companyId: string; now: Date; days?: number }): Promise<DayTotals[]> {
   const today = startOfUtcDay(now);
@@ -135,7 +173,7 @@ export async function dailyTotals({ db, companyId, now, days = 30 }: { db: Db; c
   if (missingFrom !== null) {
     const from = missingFrom;
     reads.push(
-      aggregateHours(db, companyId, new Date(from), new Date(missingTo)).then((found) => {
+      closedHours(db, companyId, from, missingTo).then((found) => {
         for (let h = from; h < missingTo; h += HOUR_MS) known.set(hourKey(h), found.get(hourKey(h)) ?? emptyDay(hourKey(h)));
       }),
     );

@@ -3,3 +3,4 @@ export * from './accounts';
 export * from './ledger';
 export * from './jobs';
 export * from './webhooks';
+export * from './totals';
