@@ -1,7 +1,7 @@
 // `npm run db:migrate` (or `node dist/migrate.mjs` in the image): applies the committed
 // migrations (drizzle/) and exits, as a deploy step before app and worker processes start with
-// MIGRATE=0. On PostgreSQL it takes a session advisory lock, so give it a direct connection
-// (not a transaction-mode pooler); several runs at once apply everything exactly once.
+// MIGRATE=0. On PostgreSQL it takes an advisory lock in the transaction that applies them (so a
+// transaction-mode pooler is fine); several runs at once apply everything exactly once.
 import { committedMigrations, openEmbedded, openPostgres, pendingMigrations, type Database } from '../lib/db/client';
 import { logForCommandLine } from '../lib/log';
 import { loadEnv, type Env } from '../lib/env';

@@ -62,9 +62,65 @@ export function stopPostgres({ port = 54329, name = 'billing-test' } = {}) {
   }
 }
 
+export function findPgBouncer() {
+  for (const c of [process.env.PGBOUNCER_BIN, '/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].filter(Boolean)) if (fs.existsSync(c)) return c;
+  throw new Error('PgBouncer not found: install the pgbouncer package (apt-get install -y pgbouncer) or set PGBOUNCER_BIN.');
+}
+
+/**
+ * Starts PgBouncer in transaction mode (a server connection per transaction, as managed
+ * "pooled" endpoints do) on `port`, in front of the cluster on `pgPort`, for every database on
+ * it. Returns the URL of the `postgres` database through it.
+ */
+export function startPgBouncer({ port, pgPort, name = 'billing-test' }) {
+  const dir = path.join(clusterDir(port, name), 'pgbouncer');
+  stopPgBouncer({ port, name });
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
+  const conf = [
+    '[databases]',
+    `* = host=127.0.0.1 port=${pgPort}`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    `unix_socket_dir = ${dir}`,
+    'auth_type = trust',
+    `auth_file = ${path.join(dir, 'users.txt')}`,
+    'pool_mode = transaction',
+    'max_client_conn = 2000',
+    'default_pool_size = 20',
+    `logfile = ${path.join(dir, 'log')}`,
+    `pidfile = ${path.join(dir, 'pid')}`,
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, 'pgbouncer.ini'), `${conf}\n`);
+  // PgBouncer refuses to run as root, like PostgreSQL.
+  if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', path.dirname(dir)]);
+  asPostgres(findPgBouncer(), ['-d', '-q', path.join(dir, 'pgbouncer.ini')]);
+  for (let i = 0; i < 100 && !fs.existsSync(path.join(dir, 'pid')); i++) spawnSync('sleep', ['0.05']);
+  return `postgres://postgres@127.0.0.1:${port}/postgres`;
+}
+
+export function stopPgBouncer({ port, name = 'billing-test' }) {
+  const pidFile = path.join(clusterDir(port, name), 'pgbouncer', 'pid');
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  try {
+    process.kill(pid, 'SIGINT');
+    for (let i = 0; i < 100; i++) {
+      process.kill(pid, 0);
+      spawnSync('sleep', ['0.05']);
+    }
+  } catch {
+    /* gone */
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [cmd, port] = process.argv.slice(2);
+  const [cmd, port, pgPort] = process.argv.slice(2);
   if (cmd === 'start') console.log(startPostgres({ port: Number(port ?? 54329), durable: process.env.PG_DURABLE === '1' }));
   else if (cmd === 'stop') stopPostgres({ port: Number(port ?? 54329) });
-  else console.error('usage: node scripts/pg.mjs start|stop [port]');
+  else if (cmd === 'start-pgbouncer' && port && pgPort) console.log(startPgBouncer({ port: Number(port), pgPort: Number(pgPort) }));
+  else if (cmd === 'stop-pgbouncer' && port) stopPgBouncer({ port: Number(port) });
+  else console.error('usage: node scripts/pg.mjs start|stop [port] | start-pgbouncer <port> <postgres port> | stop-pgbouncer <port>');
 }

@@ -2,6 +2,10 @@
 // batch ingest (batches of 1000 plan-priced events over 1000 accounts), single gated events
 // at 32 connections (rate, p50, p99), and the same server's GET /health as the ceiling.
 // Usage: npm run build && node bench/ingest/run.mjs [--db embedded|postgres|both] [--seconds 10]
+//   --db pgbouncer: PostgreSQL behind PgBouncer in transaction mode, DATABASE_PREPARE=0;
+//   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
+//   --rounds N runs the list N times in turn (alternating, so machine noise hits every mode);
+//   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -9,10 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { startPostgres, stopPostgres } from '../../scripts/pg.mjs';
+import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '55432' } } });
+const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -134,23 +139,31 @@ async function measure(base, { auth, accounts }) {
 }
 
 const results = {};
-for (const db of values.db === 'both' ? ['embedded', 'postgres'] : [values.db]) {
-  let env;
-  if (db === 'postgres') {
-    const url = startPostgres({ port: 55432, durable: true, name: 'billing-bench' });
-    env = { DATABASE_URL: url, DATABASE_POOL_SIZE: '20' };
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
-    env = { DATA_DIR: dir };
-  }
-  const server = await startServer(env);
-  try {
-    const ctx = await setup(server.base);
-    results[db] = await measure(server.base, ctx);
-    console.log(db, results[db]);
-  } finally {
-    await server.stop();
-    if (db === 'postgres') stopPostgres({ port: 55432, name: 'billing-bench' });
+const modes = values.db === 'both' ? ['embedded', 'postgres'] : values.db.split(',');
+for (let round = 1; round <= Number(values.rounds); round++) {
+  for (const db of modes) {
+    let env;
+    const onPostgres = db !== 'embedded';
+    if (onPostgres) {
+      const url = startPostgres({ port: PG_PORT, durable: true, name: 'billing-bench' });
+      env = { DATABASE_URL: url, DATABASE_POOL_SIZE: '20' };
+      if (db === 'postgres-unprepared') env.DATABASE_PREPARE = '0';
+      if (db === 'pgbouncer') env = { DATABASE_URL: startPgBouncer({ port: PG_PORT + 1, pgPort: PG_PORT, name: 'billing-bench' }), DATABASE_POOL_SIZE: '20', DATABASE_PREPARE: '0' };
+    } else {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
+      env = { DATA_DIR: dir };
+    }
+    const server = await startServer(env);
+    const key = Number(values.rounds) > 1 ? `${db} #${round}` : db;
+    try {
+      const ctx = await setup(server.base);
+      results[key] = await measure(server.base, ctx);
+      console.log(key, results[key]);
+    } finally {
+      await server.stop();
+      if (db === 'pgbouncer') stopPgBouncer({ port: PG_PORT + 1, name: 'billing-bench' });
+      if (onPostgres) stopPostgres({ port: PG_PORT, name: 'billing-bench' });
+    }
   }
 }
 fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });

@@ -65,6 +65,9 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const client = postgres(url, {
     max: opts.max ?? setting('DATABASE_POOL_SIZE'),
+    // Off, postgres.js's own tagged statements go unnamed too (a pooler's next transaction may
+    // land on a server connection that never saw the name).
+    prepare: preparedStatements(),
     onnotice: () => {},
     connection: setting('PG_PLAN_CACHE_MODE') ? { plan_cache_mode: setting('PG_PLAN_CACHE_MODE')! } : {},
     // int8 as a JS number, as PGlite does: cents stay exact far beyond any real balance.
@@ -77,15 +80,17 @@ export async function openPostgres(url: string, opts: { max?: number; migrate?: 
     migrate: async () => {
       const { migrate } = await import('drizzle-orm/postgres-js/migrator');
       // Several app and worker processes may start together: one migrates, the others wait.
-      // The lock is the session's: it needs a direct connection, not a transaction-mode pooler.
-      const lock = await client.reserve();
-      try {
-        await lock`select pg_advisory_lock(727274)`;
-        await migrate(drizzle(client, { schema }), { migrationsFolder });
-      } finally {
-        await lock`select pg_advisory_unlock(727274)`.catch(() => {});
-        lock.release();
-      }
+      // The lock and the migrations are one transaction, so a transaction-mode pooler (which
+      // hands each transaction any server connection) keeps them together, and the lock ends
+      // with the transaction even if this process dies. drizzle's own transaction around the
+      // migrations becomes a savepoint inside it (and reads the type parsers from the client).
+      await client.begin(async (tx) => {
+        await tx.unsafe('select pg_advisory_xact_lock(727274)');
+        const inside = new Proxy(tx, {
+          get: (t, p) => (p === 'begin' ? t.savepoint.bind(t) : p === 'options' ? client.options : Reflect.get(t, p)),
+        });
+        await migrate(drizzle(inside as unknown as PgClient, { schema }), { migrationsFolder });
+      });
     },
     close: () => client.end({ timeout: 5 }),
   };

@@ -1,0 +1,18 @@
+import type { TestProject } from 'vitest/node';
+// @ts-expect-error plain ESM helper shared with the benchmarks
+import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
+
+// The pooled project's own cluster (beside the postgres project's, which may run at the same
+// time) and PgBouncer in front of it: TEST_PGBOUNCER_PORT, PostgreSQL on the port after it.
+const port = Number(process.env.TEST_PGBOUNCER_PORT ?? Number(process.env.TEST_PG_PORT ?? 54329) + 1000);
+const name = 'billing-pooled';
+
+export default function setup(project: TestProject) {
+  startPostgres({ port: port + 1, name });
+  const url: string = startPgBouncer({ port, pgPort: port + 1, name });
+  project.provide('postgresUrl', url);
+  return () => {
+    stopPgBouncer({ port, name });
+    stopPostgres({ port: port + 1, name });
+  };
+}
