@@ -82,7 +82,7 @@ async function seed(): Promise<Seeded> {
   const otherAccountId = await mkAccount(b.company.id, NOW - 2 * DAY, { planId: otherPlanId, planStatus: 'ACTIVE' });
 
   // Events over 35 days, ids minted at their created_at as in production.
-  const states = ['complete', 'complete', 'complete', 'pending', 'cancelled', 'rejected'];
+  const states = ['complete', 'complete', 'complete', 'pending', 'cancelled', 'rejected'] as const;
   const types = ['query', 'upload', 'login'];
   const rows: (typeof events.$inferInsert)[] = [];
   for (let i = 0; i < 420; i++) {
@@ -114,8 +114,8 @@ async function seed(): Promise<Seeded> {
   const chargeRows: (typeof charges.$inferInsert)[] = [];
   for (let i = 0; i < 40; i++) {
     const ms = NOW - i * DAY - 7000;
-    chargeRows.push({ id: derivedId('ch', ms, `c${i}`), companyId: a.company.id, accountId: accountIds[0], amount: 1000 + i, reason: 'renewal', description: 'Renewal', status: i % 10 === 3 ? 'failed' : 'succeeded', metadata: {}, createdAt: at(ms) });
-    chargeRows.push({ id: derivedId('ch', ms, `o${i}`), companyId: b.company.id, accountId: otherAccountId, amount: 999_999, reason: 'renewal', description: 'Renewal', status: 'succeeded', metadata: {}, createdAt: at(ms) });
+    chargeRows.push({ id: derivedId('ch', ms, `c${i}`), companyId: a.company.id, accountId: accountIds[0], amount: 1000 + i, reason: 'plan_renewal', description: 'Renewal', status: i % 10 === 3 ? 'failed' : 'succeeded', metadata: {}, createdAt: at(ms) });
+    chargeRows.push({ id: derivedId('ch', ms, `o${i}`), companyId: b.company.id, accountId: otherAccountId, amount: 999_999, reason: 'plan_renewal', description: 'Renewal', status: 'succeeded', metadata: {}, createdAt: at(ms) });
   }
   await db.insert(charges).values(chargeRows);
   return { companyId: a.company.id, otherCompanyId: b.company.id, accountIds, otherAccountId, planId, otherPlanId };

@@ -130,7 +130,7 @@ const renewal = (m: string) => `${nowMs}::bigint - ${m} * ${30 * dayMs} - a.n::b
 await step(
   'charges (three monthly renewals per account, 2% failed)',
   sql`insert into charges (id, company_id, account_id, amount, reason, description, status, metadata, created_at)
-    select bench_id('ch', ${sql.raw(renewal('m'))}), ${company.id}, a.id, 1000, 'renewal', 'Plan renewal',
+    select bench_id('ch', ${sql.raw(renewal('m'))}), ${company.id}, a.id, 1000, 'plan_renewal', 'Plan renewal',
       case when random() < 0.02 then 'failed' else 'succeeded' end, '{}'::jsonb, to_timestamp((${sql.raw(renewal('m'))}) / 1000.0)
     from bench_accounts a, generate_series(0, 2) m`,
 );

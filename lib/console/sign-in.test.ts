@@ -41,7 +41,7 @@ describe('console sign-in lockout', () => {
     const { email } = await owner();
     // Nine failures a minute ago (the first test makes real ones).
     const earlier = new Date(now().getTime() - 60_000);
-    await t.database.db.insert(signInAttempts).values(Array.from({ length: SIGN_IN_LIMITS.email - 1 }, () => ({ scope: 'email', key: email.toLowerCase(), at: earlier })));
+    await t.database.db.insert(signInAttempts).values(Array.from({ length: SIGN_IN_LIMITS.email - 1 }, () => ({ scope: 'email' as const, key: email.toLowerCase(), at: earlier })));
     expect((await attempt(email, PASSWORD)).status).toBe('ok');
     expect((await attempt(email, 'wrong')).status).toBe('failed');
     expect((await attempt(email, PASSWORD)).status).toBe('ok');
@@ -52,7 +52,7 @@ describe('console sign-in lockout', () => {
     const address = '198.51.100.50';
     // 49 earlier failures from the address, each for another (unknown) email, 10 minutes ago…
     const earlier = new Date(now().getTime() - 10 * 60_000);
-    await t.database.db.insert(signInAttempts).values(Array.from({ length: SIGN_IN_LIMITS.address - 1 }, () => ({ scope: 'address', key: address, at: earlier })));
+    await t.database.db.insert(signInAttempts).values(Array.from({ length: SIGN_IN_LIMITS.address - 1 }, () => ({ scope: 'address' as const, key: address, at: earlier })));
     // …and the 50th, an unknown email, counts as one too.
     expect(await attempt(`nobody-${randomBytes(3).toString('hex')}@nowhere.test`, 'guess', address)).toEqual({ status: 'failed' });
     expect(await attempt(email, PASSWORD, address)).toEqual({ status: 'locked' });

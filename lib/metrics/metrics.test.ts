@@ -154,7 +154,7 @@ describe('the gauges read from the database', () => {
     expect((await co.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data[0]?.status).toBe('pending');
     const hourAgo = new Date(Date.now() - 3600_000);
     await t.database.db.insert(charges).values({
-      id: newId('ch'), companyId: co.company.id, accountId: acct, amount: 500, reason: 'refill', description: 'x', status: 'pending', metadata: { effects: [] }, createdAt: hourAgo, updatedAt: hourAgo,
+      id: newId('ch'), companyId: co.company.id, accountId: acct, amount: 500, reason: 'refill_monthly', description: 'x', status: 'pending', metadata: { effects: [] }, createdAt: hourAgo, updatedAt: hourAgo,
     });
     await enqueueJob(t.database.db, { kind: 'metrics_probe', payload: {}, runAt: new Date(Date.now() - 600_000) }, new Date(Date.now() - 600_000));
 

@@ -8,7 +8,8 @@ const PERIODS: Partial<Record<string, 'day' | 'week' | 'month' | 'year'>> = {
 const usd = z
   .string()
   .transform((s) => s.toUpperCase())
-  .refine((s) => s === 'USD', 'only USD is supported');
+  .refine((s) => s === 'USD', 'only USD is supported')
+  .transform(() => 'USD' as const);
 
 const planBalance = z.strictObject({
   amount: nonNegativeUnits,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Account } from '../../db/schema';
+import type { Account, PlanStatus } from '../../db/schema';
 import type { Charge } from '../charges/charges';
 import type { Plan } from '../plans/plans';
 import { decideAccountCreation, decidePendingPlanStart, type AccountCreationFacts } from './creation-decision';
@@ -70,13 +70,13 @@ describe('every other account creation', () => {
 });
 
 describe('a card saved through the collector starts the plan that waited for it', () => {
-  const waiting = { planId: seats.id, planStatus: 'PENDING_PAYMENT_METHOD', planVariableAmounts: { seats: '8' } };
+  const waiting = { planId: seats.id, planStatus: 'PENDING_PAYMENT_METHOD' as PlanStatus, planVariableAmounts: { seats: '8' } };
   const cases: [string, Parameters<typeof decidePendingPlanStart>[0], object][] = [
     ['at the period charge of the chosen amounts: 3000 + 3 × 150', { account: waiting, plan: seats }, { kind: 'start', plan: seats, chosen: { seats: '8' }, charge: 3450 }],
     ['at the plan charge without chosen amounts', { account: { ...waiting, planId: pro.id, planVariableAmounts: null }, plan: pro }, { kind: 'start', plan: pro, chosen: null, charge: 2000 }],
     ['a free plan starts without a charge', { account: { ...waiting, planId: free.id, planVariableAmounts: null }, plan: free }, { kind: 'start', charge: 0 }],
-    ['a plan another link started already is left alone', { account: { ...waiting, planStatus: 'ACTIVE' }, plan: seats }, { kind: 'none' }],
-    ['an account without a plan is left alone', { account: { planId: null, planStatus: 'NONE', planVariableAmounts: null }, plan: null }, { kind: 'none' }],
+    ['a plan another link started already is left alone', { account: { ...waiting, planStatus: 'ACTIVE' as PlanStatus }, plan: seats }, { kind: 'none' }],
+    ['an account without a plan is left alone', { account: { planId: null, planStatus: 'NONE' as PlanStatus, planVariableAmounts: null }, plan: null }, { kind: 'none' }],
   ];
   it.each(cases)('%s', (_, f, expected) => {
     expect(decidePendingPlanStart(f)).toEqual(expect.objectContaining(expected));

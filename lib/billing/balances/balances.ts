@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
-import { balances, transactions } from '../../db/schema';
+import { balances, transactions, type StoredRefillChange } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
 import { add, sub, unitsOut, type Units } from '../../money';
@@ -26,7 +26,7 @@ export function serializeBalance(b: Balance) {
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
-    scheduled_refill_change: b.scheduledRefill ? { ...(b.scheduledRefill as object), amount: unitsOut((b.scheduledRefill as { amount: string }).amount) } : null,
+    scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
     created_at: b.createdAt.toISOString(),
     updated_at: b.updatedAt?.toISOString() ?? null,
@@ -69,7 +69,7 @@ function fromRaw(r: Record<string, unknown>): Balance {
     refillOnDay: (r.refill_on_day as string | null) ?? null,
     lastPeriodicRefill: d(r.last_periodic_refill),
     nextPeriodicRefill: d(r.next_periodic_refill),
-    scheduledRefill: r.scheduled_refill ?? null,
+    scheduledRefill: (r.scheduled_refill as StoredRefillChange | null) ?? null,
     managedByPlanId: (r.managed_by_plan_id as string | null) ?? null,
     includedAmount: (r.included_amount as string | null) ?? null,
     createdAt: new Date(r.created_at as string),

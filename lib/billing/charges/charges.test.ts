@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { charges as chargeRows } from '../../db/schema';
+import { charges as chargeRows, type ChargeReason } from '../../db/schema';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { captureLogs } from '../../testing/log-capture';
 import { chargeFor, reconcileCharges } from '../settlement';
@@ -40,7 +40,7 @@ const creditsOf = async (co: Co, accountId: string) => {
 };
 
 /** A direct chargeAccount request for one account's card, granting `units` credits on success. */
-async function chargeRequest(co: Co, accountId: string, cents: number, units: string, extra: { reason?: string; description?: string; workKey?: string; idempotencyKey?: string } = {}) {
+async function chargeRequest(co: Co, accountId: string, cents: number, units: string, extra: { reason?: ChargeReason; description?: string; workKey?: string; idempotencyKey?: string } = {}) {
   const { getAccount } = await import('../accounts/accounts');
   const description = extra.description ?? 'direct charge';
   const type = extra.reason === 'refill_monthly' ? 'refill' : 'deposit';

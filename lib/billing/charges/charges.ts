@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { charges, accounts } from '../../db/schema';
+import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { log } from '../../log';
@@ -89,7 +89,7 @@ export type ChargeRequest<E extends PaidFor> = {
   company: Pick<Company, 'id' | 'processorKeyEnc'>;
   account: Pick<typeof accounts.$inferSelect, 'id' | 'processorId' | 'paymentMethod'>;
   amount: number;
-  reason: string;
+  reason: ChargeReason;
   description: string;
   effects: E[];
   /** What each kind of effect does when the charge is paid (or fails). */
@@ -115,7 +115,7 @@ export const GIVE_UP_MS = 23 * 3600_000;
 /** How long a retried request may reuse its charge: the life of an Idempotency-Key. */
 const REQUEST_REUSE_MS = 24 * 3600_000;
 
-export function requestWorkKey(idempotencyKey: string, reason: string): string {
+export function requestWorkKey(idempotencyKey: string, reason: ChargeReason): string {
   return `req:${idempotencyKey}:${reason}`;
 }
 
@@ -165,7 +165,7 @@ export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): P
     amount: req.amount,
     reason: req.reason,
     description: req.description,
-    status: req.amount === 0 ? 'succeeded' : 'pending',
+    status: (req.amount === 0 ? 'succeeded' : 'pending') as ChargeStatus,
     processorPaymentMethodId: req.amount === 0 ? null : (paymentMethod?.id ?? null),
     metadata: { effects: req.effects },
     workKey,
@@ -208,7 +208,7 @@ async function releaseRequestCharge(db: Db, companyId: string, accountId: string
  * when it may be reused: pending, or paid within the key's life. Lets a retried request pick
  * up where its first attempt stopped, before checks that the first attempt's effects would fail.
  */
-export async function findRequestCharge(db: Db, companyId: string, idempotencyKey: string | null | undefined, reason: string, now: Date): Promise<Charge | null> {
+export async function findRequestCharge(db: Db, companyId: string, idempotencyKey: string | null | undefined, reason: ChargeReason, now: Date): Promise<Charge | null> {
   if (!idempotencyKey) return null;
   return reusableChargeByWorkKey(db, companyId, requestWorkKey(idempotencyKey, reason), new Date(now.getTime() - REQUEST_REUSE_MS));
 }

@@ -1,6 +1,6 @@
 import { and, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { events } from '../../db/schema';
+import { events, type EventState } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
@@ -28,7 +28,7 @@ export type EventFilter = PageQuery & {
 export { HOLD_MS };
 
 /** An expired hold reads as cancelled even before the worker has flipped it. */
-export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): string {
+export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): EventState {
   if (e.state === 'pending' && e.expiresAt && e.expiresAt.getTime() <= now.getTime()) return 'cancelled';
   return e.state;
 }
@@ -109,7 +109,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       return true;
     });
 
-    const row = (p: Priced, id: string, state: string): EventRow => ({
+    const row = (p: Priced, id: string, state: EventState): EventRow => ({
       id,
       companyId,
       accountId: p.item.account_id,

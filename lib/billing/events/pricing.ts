@@ -1,9 +1,10 @@
 import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import type { Units } from '../../money';
+import type { PricedBy } from '../../db/schema';
 
 export type Cost = { amount: Units; denomination: string } | null;
-export type PricedBy = 'override' | 'plan' | 'none';
+export type { PricedBy };
 
 /**
  * How an event is priced: a caller's override wins, then the first of the plan's billing rules

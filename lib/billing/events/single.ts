@@ -1,7 +1,7 @@
 import { compile, runCompiled, sql, type Compiled, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import { add, type Units } from '../../money';
-import type { events } from '../../db/schema';
+import type { events, EventState, PricedBy, StoredRefillChange } from '../../db/schema';
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
@@ -15,9 +15,9 @@ type Row = {
   account_id: string;
   cost: string | null;
   denomination: string | null;
-  priced_by: 'override' | 'plan' | 'none';
-  state: string;
-  inserted: string | null;
+  priced_by: PricedBy;
+  state: EventState;
+  inserted: EventState | null;
   new_amount: string | null;
   b_id: string | null;
   b_company_id: string | null;
@@ -29,7 +29,7 @@ type Row = {
   b_refill_on_day: string | null;
   b_last_periodic_refill: string | Date | null;
   b_next_periodic_refill: string | Date | null;
-  b_scheduled_refill: unknown;
+  b_scheduled_refill: StoredRefillChange | null;
   b_managed_by_plan_id: string | null;
   b_included_amount: string | null;
   b_created_at: string | Date | null;

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { Charge } from '../charges/charges';
 import { decidePlanChange, describePlanChange, type PlanChangeFacts } from './change-decision';
 import type { Plan } from './plans';
+import type { BillingPeriod } from './periods';
 
 const at = (y: number, m: number, d: number, h = 9) => new Date(Date.UTC(y, m - 1, d, h));
 
-function plan(id: string, chargeAmount: number, opts: { period?: string; balances?: { denomination: string; amount: string; variable_unit_price?: string }[] } = {}): Plan {
+function plan(id: string, chargeAmount: number, opts: { period?: BillingPeriod; balances?: { denomination: string; amount: string; variable_unit_price?: string }[] } = {}): Plan {
   const balances = (opts.balances ?? [{ denomination: 'tokens', amount: '1000' }]).map((b) => ({
     overage_charge_amount: 0,
-    overage_charge_denomination: 'USD',
+    overage_charge_denomination: 'USD' as const,
     variable_unit_price: null,
     ...b,
   }));

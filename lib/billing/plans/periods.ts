@@ -1,9 +1,10 @@
 import Decimal from 'decimal.js';
 import { roundCents } from '../../money';
+import type { BillingPeriod, RenewalCadence } from '../../db/schema';
 
-export type BillingPeriod = 'day' | 'week' | 'month' | 'year';
+export type { BillingPeriod };
 
-export const CADENCE: Record<BillingPeriod, string> = { day: 'DAILY', week: 'WEEKLY', month: 'MONTHLY', year: 'YEARLY' };
+export const CADENCE: Record<BillingPeriod, RenewalCadence> = { day: 'DAILY', week: 'WEEKLY', month: 'MONTHLY', year: 'YEARLY' };
 
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();

@@ -3,7 +3,7 @@ process.env.STRIPE_TIMEOUT_MS = '2000';
 
 import { and, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accounts, charges as chargeRows, companies, transactions } from '../../db/schema';
+import { accounts, charges as chargeRows, companies, transactions, type ChargeReason } from '../../db/schema';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { ledgerSums } from '../balances/balances';
@@ -65,7 +65,7 @@ async function untilIntents(co: Co, n: number) {
 }
 
 /** Waits until the account's charge for `reason` is written: the processor call is under way. */
-async function untilCharge(accountId: string, reason: string) {
+async function untilCharge(accountId: string, reason: ChargeReason) {
   for (let i = 0; i < 300; i++) {
     const [c] = await db().select().from(chargeRows).where(and(eq(chargeRows.accountId, accountId), eq(chargeRows.reason, reason)));
     if (c) return c;

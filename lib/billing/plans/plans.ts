@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { plans } from '../../db/schema';
+import { plans, type BillingPeriod, type OverageChargeMode, type PlanCurrency, type StoredPlanBalance } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { notFound } from '../../errors';
@@ -13,16 +13,16 @@ export type Plan = typeof plans.$inferSelect;
 export type PlanInput = {
   name: string;
   charge_amount: number;
-  charge_denomination: string;
-  billing_period: 'day' | 'week' | 'month' | 'year';
-  overage_charge_mode: string;
+  charge_denomination: PlanCurrency;
+  billing_period: BillingPeriod;
+  overage_charge_mode: OverageChargeMode;
   threshold_alert_percentage?: string | null;
-  balances: { amount: string; denomination: string; overage_charge_amount?: number; overage_charge_denomination?: string; variable_unit_price?: string }[];
+  balances: { amount: string; denomination: string; overage_charge_amount?: number; overage_charge_denomination?: PlanCurrency; variable_unit_price?: string }[];
   billing_rules: { type: string; amount: string; denomination: string }[];
   flags: Record<string, boolean>;
   metadata?: Record<string, unknown>;
 };
-export type PlanBalance = { amount: string; denomination: string; overage_charge_amount: number; overage_charge_denomination: string; variable_unit_price: string | null };
+export type PlanBalance = StoredPlanBalance;
 
 export function planBalances(p: Plan): PlanBalance[] {
   return p.balances as PlanBalance[];

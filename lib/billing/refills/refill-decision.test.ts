@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { StoredRefillChange } from '../../db/schema';
 import type { Charge } from '../charges/charges';
 import {
   decideMidMonthChange,
@@ -93,13 +94,13 @@ describe('setting, turning off and scheduling refills', () => {
 });
 
 describe('a due monthly refill', () => {
-  const balance = { denomination: 'credits', refillAmount: '100', refillUsdAmount: 1000, scheduledRefill: null as unknown };
+  const balance = { denomination: 'credits', refillAmount: '100', refillUsdAmount: 1000, scheduledRefill: null as StoredRefillChange | null };
   const due = '2027-04-10T00:00:00.000Z';
   const cases: [string, Parameters<typeof decidePeriodicRefill>[0], object][] = [
     ['refills the set amount for the set charge', { balance, due }, { kind: 'refill', amount: '100', charge: 1000, applyScheduled: false, description: 'Monthly refill of 100 credits' }],
     ['takes a change scheduled for this refill first', { balance: { ...balance, scheduledRefill: { amount: '60', usd_charge: 700, effective_at: due } }, due }, { kind: 'refill', amount: '60', charge: 700, applyScheduled: true }],
     ['leaves a change scheduled after it was queued for the following refill', { balance: { ...balance, scheduledRefill: { amount: '60', usd_charge: 700, effective_at: '2027-05-10T00:00:00.000Z' } }, due }, { kind: 'refill', amount: '100', charge: 1000, applyScheduled: false }],
-    ['takes a change without a date at once', { balance: { ...balance, scheduledRefill: { amount: '60', usd_charge: 700 } }, due }, { kind: 'refill', amount: '60', applyScheduled: true }],
+    ['takes a change without a date at once', { balance: { ...balance, scheduledRefill: { amount: '60', usd_charge: 700 } as StoredRefillChange }, due }, { kind: 'refill', amount: '60', applyScheduled: true }],
     ['does nothing when refills were turned off meanwhile', { balance: { ...balance, refillAmount: null }, due }, { kind: 'skip' }],
     ['does nothing for a balance that is gone', { balance: null, due }, { kind: 'skip' }],
   ];

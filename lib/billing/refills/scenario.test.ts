@@ -84,7 +84,7 @@ async function subscribeRefillTopics(co: Co) {
   const id = newId('w');
   const created = now();
   await db.insert(webhooks).values({ id, companyId: co.company.id, url: receiverUrl, secretEnc: encrypt(`whsec_${randomBytes(32).toString('base64')}`), style: 'topic', createdAt: created, updatedAt: created });
-  await db.insert(webhookSubscriptions).values(['refill_failed', 'auto_refill'].map((topic) => ({ webhookId: id, companyId: co.company.id, topic, createdAt: created })));
+  await db.insert(webhookSubscriptions).values((['refill_failed', 'auto_refill'] as const).map((topic) => ({ webhookId: id, companyId: co.company.id, topic, createdAt: created })));
 }
 async function deliveries(accountId: string): Promise<Record<string, number>> {
   const rows = await query<{ topic: string; n: string | number }>(

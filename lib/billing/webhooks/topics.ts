@@ -1,2 +1,1 @@
-export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed'] as const;
-export type Topic = (typeof TOPICS)[number];
+export { TOPICS, type Topic } from '../../db/schema/enums';

@@ -1,9 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { companies } from './companies';
+import { BILLING_PERIODS, isOneOf, OVERAGE_CHARGE_MODES, PLAN_CURRENCIES, PLAN_STATUSES, RENEWAL_CADENCES, type PlanCurrency } from './enums';
 
 export type Flag = { name: string; enabled: boolean };
 export type PaymentMethodSummary = { id: string; brand: string; last4: string; exp_month: number; exp_year: number };
+/** A balance a plan creates, as stored (amounts are exact decimal strings). */
+export type StoredPlanBalance = { amount: string; denomination: string; overage_charge_amount: number; overage_charge_denomination: PlanCurrency; variable_unit_price: string | null };
+export type StoredBillingRule = { type: string; amount: string; denomination: string };
+/** Balance denomination → chosen included amount (an exact decimal string). */
+export type ChosenAmounts = Record<string, string>;
 
 export const plans = pgTable(
   'plans',
@@ -12,18 +18,24 @@ export const plans = pgTable(
     companyId: text('company_id').notNull().references(() => companies.id),
     name: text('name').notNull(),
     chargeAmount: bigint('charge_amount', { mode: 'number' }).notNull(),
-    chargeDenomination: text('charge_denomination').notNull(),
-    billingPeriod: text('billing_period').notNull(),
-    overageChargeMode: text('overage_charge_mode').notNull(),
+    chargeDenomination: text('charge_denomination', { enum: PLAN_CURRENCIES }).notNull(),
+    billingPeriod: text('billing_period', { enum: BILLING_PERIODS }).notNull(),
+    overageChargeMode: text('overage_charge_mode', { enum: OVERAGE_CHARGE_MODES }).notNull(),
     thresholdAlertPercentage: text('threshold_alert_percentage'),
-    balances: jsonb('balances').notNull(),
-    billingRules: jsonb('billing_rules').notNull(),
-    flags: jsonb('flags').notNull(),
-    metadata: jsonb('metadata').notNull(),
+    balances: jsonb('balances').$type<StoredPlanBalance[]>().notNull(),
+    billingRules: jsonb('billing_rules').$type<StoredBillingRule[]>().notNull(),
+    flags: jsonb('flags').$type<Record<string, boolean>>().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('plans_company').on(t.companyId, t.id), check('plans_charge_nonneg', sql`${t.chargeAmount} >= 0`)],
+  (t) => [
+    index('plans_company').on(t.companyId, t.id),
+    check('plans_charge_nonneg', sql`${t.chargeAmount} >= 0`),
+    check('plans_charge_denomination_known', isOneOf(t.chargeDenomination, PLAN_CURRENCIES)),
+    check('plans_billing_period_known', isOneOf(t.billingPeriod, BILLING_PERIODS)),
+    check('plans_overage_charge_mode_known', isOneOf(t.overageChargeMode, OVERAGE_CHARGE_MODES)),
+  ],
 );
 
 export const accounts = pgTable(
@@ -35,21 +47,21 @@ export const accounts = pgTable(
     email: text('email').notNull(),
     // The company's own id for this customer: unique within the company (a lookup key).
     externalId: text('external_id'),
-    metadata: jsonb('metadata').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
     processorId: text('processor_id'),
     paymentMethod: jsonb('payment_method').$type<PaymentMethodSummary | null>(),
     billingAddressId: text('billing_address_id'),
     planId: text('plan_id').references(() => plans.id),
-    planStatus: text('plan_status').notNull().default('NONE'),
-    planRenewalCadence: text('plan_renewal_cadence').notNull().default('MONTHLY'),
-    planVariableAmounts: jsonb('plan_variable_amounts'),
+    planStatus: text('plan_status', { enum: PLAN_STATUSES }).notNull().default('NONE'),
+    planRenewalCadence: text('plan_renewal_cadence', { enum: RENEWAL_CADENCES }).notNull().default('MONTHLY'),
+    planVariableAmounts: jsonb('plan_variable_amounts').$type<ChosenAmounts | null>(),
     planChargeAmount: bigint('plan_charge_amount', { mode: 'number' }),
     flags: jsonb('flags').$type<Flag[]>().notNull(),
     lastPlanRenewal: timestamp('last_plan_renewal', { withTimezone: true, mode: 'date' }),
     nextPlanRenewal: timestamp('next_plan_renewal', { withTimezone: true, mode: 'date' }),
     scheduledPlanId: text('scheduled_plan_id'),
     // Chosen amounts that take effect with the scheduled change (a downgrade waits for renewal).
-    scheduledPlanVariableAmounts: jsonb('scheduled_plan_variable_amounts'),
+    scheduledPlanVariableAmounts: jsonb('scheduled_plan_variable_amounts').$type<ChosenAmounts | null>(),
     // Periods are counted from the anchor (plan start) so month ends never drift.
     planAnchorAt: timestamp('plan_anchor_at', { withTimezone: true, mode: 'date' }),
     planPeriods: integer('plan_periods').notNull().default(0),
@@ -67,6 +79,8 @@ export const accounts = pgTable(
     // instead of every account of the company.
     index('accounts_search').using('gin', t.name.op('gin_trgm_ops'), t.email.op('gin_trgm_ops'), t.externalId.op('gin_trgm_ops')),
     check('accounts_external_id_length', sql`char_length(${t.externalId}) between 1 and 255`),
+    check('accounts_plan_status_known', isOneOf(t.planStatus, PLAN_STATUSES)),
+    check('accounts_plan_renewal_cadence_known', isOneOf(t.planRenewalCadence, RENEWAL_CADENCES)),
   ],
 );
 

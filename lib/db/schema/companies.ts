@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ADMIN_ROLES, IDEMPOTENCY_STATUSES, isOneOf, SIGN_IN_SCOPES } from './enums';
 
 export const companies = pgTable('companies', {
   id: text('id').primaryKey(),
@@ -34,13 +35,13 @@ export const admins = pgTable(
     email: text('email').notNull(),
     // scrypt$n=N,r=R,p=P$salt$hash (or scrypt$salt$hash, made with Node's defaults before parameters were stored)
     passwordHash: text('password_hash').notNull(),
-    role: text('role').notNull().default('admin'),
+    role: text('role', { enum: ADMIN_ROLES }).notNull().default('admin'),
     // Console sessions carry the version they were signed in at; a password change raises it,
     // which ends every session of this admin at their next request.
     sessionVersion: integer('session_version').notNull().default(1),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [uniqueIndex('admins_email').on(sql`lower(${t.email})`)],
+  (t) => [uniqueIndex('admins_email').on(sql`lower(${t.email})`), check('admins_role_known', isOneOf(t.role, ADMIN_ROLES))],
 );
 
 /**
@@ -53,13 +54,17 @@ export const signInAttempts = pgTable(
   'sign_in_attempts',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    scope: text('scope').notNull(),
+    scope: text('scope', { enum: SIGN_IN_SCOPES }).notNull(),
     key: text('key').notNull(),
     at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull(),
     // Set on the failure that reached the limit: the scope's key is refused until then.
     lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('sign_in_attempts_key').on(t.scope, t.key, t.at), index('sign_in_attempts_at').on(t.at)],
+  (t) => [
+    index('sign_in_attempts_key').on(t.scope, t.key, t.at),
+    index('sign_in_attempts_at').on(t.at),
+    check('sign_in_attempts_scope_known', isOneOf(t.scope, SIGN_IN_SCOPES)),
+  ],
 );
 
 export const idempotencyKeys = pgTable(
@@ -70,10 +75,14 @@ export const idempotencyKeys = pgTable(
     method: text('method').notNull(),
     path: text('path').notNull(),
     requestHash: text('request_hash').notNull(),
-    status: text('status').notNull(), // 'running' | 'done'
+    status: text('status', { enum: IDEMPOTENCY_STATUSES }).notNull(),
     responseStatus: text('response_status'),
     responseBody: text('response_body'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [uniqueIndex('idempotency_keys_pk').on(t.companyId, t.key), index('idempotency_keys_created').on(t.createdAt)],
+  (t) => [
+    uniqueIndex('idempotency_keys_pk').on(t.companyId, t.key),
+    index('idempotency_keys_created').on(t.createdAt),
+    check('idempotency_keys_status_known', isOneOf(t.status, IDEMPOTENCY_STATUSES)),
+  ],
 );

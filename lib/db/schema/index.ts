@@ -4,3 +4,4 @@ export * from './ledger';
 export * from './jobs';
 export * from './webhooks';
 export * from './totals';
+export * from './enums';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { isOneOf, JOB_STATUSES } from './enums';
 
 // Durable queue for time-driven and after-commit work, claimed with FOR UPDATE SKIP LOCKED.
 export const jobs = pgTable(
@@ -10,8 +11,7 @@ export const jobs = pgTable(
     // At most one queued/running job per (kind, dedupe_key).
     dedupeKey: text('dedupe_key'),
     payload: jsonb('payload').notNull(),
-    // queued | running | done | failed
-    status: text('status').notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull(),
     runAt: timestamp('run_at', { withTimezone: true, mode: 'date' }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
@@ -24,6 +24,7 @@ export const jobs = pgTable(
     index('jobs_due').on(t.runAt).where(sql`${t.status} in ('queued', 'running')`),
     // Retention finds finished jobs by when they finished (lib/db/retention.ts).
     index('jobs_finished').on(t.updatedAt).where(sql`${t.status} in ('done', 'failed')`),
+    check('jobs_status_known', isOneOf(t.status, JOB_STATUSES)),
   ],
 );
 

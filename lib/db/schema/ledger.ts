@@ -1,6 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
+import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
+
+/** A monthly refill change waiting for the next monthly refill. */
+export type StoredRefillChange = { amount: string; usd_charge: number; effective_at: string };
 
 export const balances = pgTable(
   'balances',
@@ -16,7 +20,7 @@ export const balances = pgTable(
     refillOnDay: text('refill_on_day'),
     lastPeriodicRefill: timestamp('last_periodic_refill', { withTimezone: true, mode: 'date' }),
     nextPeriodicRefill: timestamp('next_periodic_refill', { withTimezone: true, mode: 'date' }),
-    scheduledRefill: jsonb('scheduled_refill'),
+    scheduledRefill: jsonb('scheduled_refill').$type<StoredRefillChange | null>(),
     managedByPlanId: text('managed_by_plan_id'),
     includedAmount: numeric('included_amount'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -37,7 +41,7 @@ export const transactions = pgTable(
     companyId: text('company_id').notNull(),
     balanceId: text('balance_id').notNull().references(() => balances.id),
     denomination: text('denomination').notNull(),
-    type: text('type').notNull(),
+    type: text('type', { enum: TRANSACTION_TYPES }).notNull(),
     description: text('description').notNull(),
     amount: numeric('amount').notNull(),
     startingBalance: numeric('starting_balance').notNull(),
@@ -50,6 +54,7 @@ export const transactions = pgTable(
     index('transactions_account').on(t.accountId, t.id),
     index('transactions_balance').on(t.balanceId),
     check('transactions_consistent', sql`${t.endingBalance} = ${t.startingBalance} + ${t.amount}`),
+    check('transactions_type_known', isOneOf(t.type, TRANSACTION_TYPES)),
   ],
 );
 
@@ -60,13 +65,12 @@ export const events = pgTable(
     companyId: text('company_id').notNull(),
     accountId: text('account_id').notNull(),
     type: text('type').notNull(),
-    // pending | complete | cancelled | rejected
-    state: text('state').notNull(),
+    state: text('state', { enum: EVENT_STATES }).notNull(),
     costAmount: numeric('cost_amount'),
     costDenomination: text('cost_denomination'),
-    pricedBy: text('priced_by').notNull(),
+    pricedBy: text('priced_by', { enum: PRICED_BY }).notNull(),
     gateOnBalance: boolean('gate_on_balance').notNull().default(false),
-    metadata: jsonb('metadata').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
     idempotencyKey: text('idempotency_key'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
@@ -82,6 +86,8 @@ export const events = pgTable(
     index('events_pending').on(t.accountId, t.costDenomination, t.expiresAt).where(sql`${t.state} = 'pending'`),
     index('events_pending_expiry').on(t.expiresAt).where(sql`${t.state} = 'pending'`),
     check('events_cost_nonneg', sql`coalesce(${t.costAmount}, 0) >= 0`),
+    check('events_state_known', isOneOf(t.state, EVENT_STATES)),
+    check('events_priced_by_known', isOneOf(t.pricedBy, PRICED_BY)),
   ],
 );
 
@@ -92,11 +98,10 @@ export const charges = pgTable(
     companyId: text('company_id').notNull(),
     accountId: text('account_id').notNull(),
     amount: bigint('amount', { mode: 'number' }).notNull(),
-    currency: text('currency').notNull().default('usd'),
-    reason: text('reason').notNull(),
+    currency: text('currency', { enum: CHARGE_CURRENCIES }).notNull().default('usd'),
+    reason: text('reason', { enum: CHARGE_REASONS }).notNull(),
     description: text('description').notNull(),
-    // pending | succeeded | failed
-    status: text('status').notNull(),
+    status: text('status', { enum: CHARGE_STATUSES }).notNull(),
     processorPaymentIntentId: text('processor_payment_intent_id'),
     processorPaymentMethodId: text('processor_payment_method_id'),
     failureCode: text('failure_code'),
@@ -112,5 +117,8 @@ export const charges = pgTable(
     uniqueIndex('charges_work_key').on(t.companyId, t.workKey).where(sql`${t.workKey} is not null`),
     index('charges_pending').on(t.createdAt).where(sql`${t.status} = 'pending'`),
     check('charges_amount_nonneg', sql`${t.amount} >= 0`),
+    check('charges_currency_known', isOneOf(t.currency, CHARGE_CURRENCIES)),
+    check('charges_status_known', isOneOf(t.status, CHARGE_STATUSES)),
+    check('charges_reason_known', isOneOf(t.reason, CHARGE_REASONS)),
   ],
 );

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { companies } from './companies';
+import { DELIVERY_STATUSES, isOneOf, NOTIFICATION_STATE_KINDS, TOPICS, WEBHOOK_STYLES } from './enums';
 
 export const webhooks = pgTable(
   'webhooks',
@@ -12,8 +13,8 @@ export const webhooks = pgTable(
     passwordEnc: text('password_enc'),
     // The Standard Webhooks signing secret (`whsec_` + base64), encrypted like the password.
     secretEnc: text('secret_enc').notNull(),
-    // 'topic' (variant B) or 'type' (variant A): decides the payload shape.
-    style: text('style').notNull(),
+    // Decides the payload shape.
+    style: text('style', { enum: WEBHOOK_STYLES }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
@@ -21,6 +22,7 @@ export const webhooks = pgTable(
     index('webhooks_company').on(t.companyId, t.id),
     // Variant A registrations of one url share one webhook (and so one signing secret).
     uniqueIndex('webhooks_type_url').on(t.companyId, t.url).where(sql`style = 'type'`),
+    check('webhooks_style_known', isOneOf(t.style, WEBHOOK_STYLES)),
   ],
 );
 
@@ -29,10 +31,14 @@ export const webhookSubscriptions = pgTable(
   {
     webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
     companyId: text('company_id').notNull(),
-    topic: text('topic').notNull(),
+    topic: text('topic', { enum: TOPICS }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [uniqueIndex('webhook_subscriptions_pk').on(t.webhookId, t.topic), index('webhook_subscriptions_company').on(t.companyId, t.topic)],
+  (t) => [
+    uniqueIndex('webhook_subscriptions_pk').on(t.webhookId, t.topic),
+    index('webhook_subscriptions_company').on(t.companyId, t.topic),
+    check('webhook_subscriptions_topic_known', isOneOf(t.topic, TOPICS)),
+  ],
 );
 
 // The outbox: one row per (webhook, notification), written in the change's transaction.
@@ -42,12 +48,11 @@ export const webhookDeliveries = pgTable(
     id: text('id').primaryKey(),
     companyId: text('company_id').notNull(),
     webhookId: text('webhook_id').notNull(),
-    topic: text('topic').notNull(),
+    topic: text('topic', { enum: TOPICS }).notNull(),
     accountId: text('account_id'),
     denomination: text('denomination'),
     payload: jsonb('payload').notNull(),
-    // pending | sending (claimed by a worker; next_attempt_at is then its lease) | succeeded | failed | cancelled
-    status: text('status').notNull(),
+    status: text('status', { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
     coalesceKey: text('coalesce_key'),
@@ -62,6 +67,8 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_webhook_pending').on(t.webhookId, t.nextAttemptAt).where(sql`status = 'pending'`),
     // Retention finds finished deliveries by their last attempt (lib/db/retention.ts).
     index('webhook_deliveries_finished').on(t.updatedAt).where(sql`status in ('succeeded', 'failed', 'cancelled')`),
+    check('webhook_deliveries_status_known', isOneOf(t.status, DELIVERY_STATUSES)),
+    check('webhook_deliveries_topic_known', isOneOf(t.topic, TOPICS)),
   ],
 );
 
@@ -83,10 +90,10 @@ export const notificationStates = pgTable(
   'notification_states',
   {
     balanceId: text('balance_id').notNull(),
-    kind: text('kind').notNull(),
+    kind: text('kind', { enum: NOTIFICATION_STATE_KINDS }).notNull(),
     period: text('period').notNull().default(''),
     payload: jsonb('payload'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [uniqueIndex('notification_states_pk').on(t.balanceId, t.kind, t.period)],
+  (t) => [uniqueIndex('notification_states_pk').on(t.balanceId, t.kind, t.period), check('notification_states_kind_known', isOneOf(t.kind, NOTIFICATION_STATE_KINDS))],
 );
