@@ -63,22 +63,25 @@ const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
  * account_id, denomination, balance (exact decimal string). Extra facts (the failed charge,
  * the threshold crossed, the plan refilled) ride under `data`.
  */
-export function renderPayload(w: Pick<Webhook, 'id' | 'companyId' | 'style'>, d: Delivery, liveBalance?: string | null): Record<string, unknown> {
+export function renderPayload(w: Pick<Webhook, 'id' | 'companyId' | 'style'>, d: Delivery, liveBalance?: string | null) {
   const stored = (d.payload ?? {}) as Stored;
   const balance = liveBalance ?? stored.balance ?? '0';
-  const detail = stored.detail && Object.keys(stored.detail).length ? { data: stored.detail } : {};
+  const detail: { data?: Record<string, unknown> } = stored.detail && Object.keys(stored.detail).length ? { data: stored.detail } : {};
+  // Every notification names its account and denomination (Notification in outbox.ts).
+  const accountId = d.accountId as string;
+  const denomination = d.denomination as string;
   if (w.style === 'type') {
     return {
       company_id: w.companyId,
       callback_id: d.id,
-      account_id: d.accountId,
+      account_id: accountId,
       type: d.topic,
       account_balance: unitsOut(balance),
-      account_denomination: d.denomination,
+      account_denomination: denomination,
       ...detail,
     };
   }
-  return { webhook_id: w.id, topic: d.topic, account_id: d.accountId, denomination: d.denomination, balance: toUnits(balance), ...detail };
+  return { webhook_id: w.id, topic: d.topic, account_id: accountId, denomination, balance: toUnits(balance), ...detail };
 }
 
 /**
@@ -489,7 +492,8 @@ export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof web
     topic: d.topic,
     account_id: d.accountId,
     denomination: d.denomination,
-    status: d.status,
+    // Deliveries are cancelled only when their webhook is deleted (or gone): never one of `w`.
+    status: d.status as Exclude<Delivery['status'], 'cancelled'>,
     attempts: d.attempts,
     next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
     created_at: d.createdAt.toISOString(),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { isUniqueViolation, query, type Db } from '../../db/client';
-import { webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
+import { webhookDeliveries, webhooks, webhookSubscriptions, type WebhookStyle } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { decrypt, encrypt } from '../../crypto';
@@ -11,7 +11,7 @@ import { literalHostProblem } from '../../net/destinations';
 import { TOPICS, type Topic } from './topics';
 
 export type Webhook = typeof webhooks.$inferSelect;
-export type Style = 'topic' | 'type';
+export type Style = WebhookStyle;
 
 /** Variant B registration; null or a missing username means no Basic credentials. */
 export type WebhookInput = { url: string; username?: string | null; password?: string | null };
@@ -70,12 +70,12 @@ export function isTopic(value: string): value is Topic {
   return (TOPICS as readonly string[]).includes(value);
 }
 
-function topicOrder(topics: string[]): string[] {
-  return [...topics].sort((a, b) => TOPICS.indexOf(a as Topic) - TOPICS.indexOf(b as Topic));
+function topicOrder(topics: Topic[]): Topic[] {
+  return [...topics].sort((a, b) => TOPICS.indexOf(a) - TOPICS.indexOf(b));
 }
 
 /** The Webhook record. The signing secret is shown only by the call that created the webhook. */
-export function serializeWebhook(w: Webhook, topics: string[], opts: { secret?: boolean } = {}) {
+export function serializeWebhook(w: Webhook, topics: Topic[], opts: { secret?: boolean } = {}) {
   return {
     id: w.id,
     company_id: w.companyId,
@@ -83,7 +83,7 @@ export function serializeWebhook(w: Webhook, topics: string[], opts: { secret?: 
     username: w.username,
     password: webhookPassword(w),
     // 'topic': variant B payloads; 'type': variant A payloads (registered with POST /webhooks).
-    style: w.style as Style,
+    style: w.style,
     topics: topicOrder(topics),
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt?.toISOString() ?? null,
@@ -91,10 +91,10 @@ export function serializeWebhook(w: Webhook, topics: string[], opts: { secret?: 
   };
 }
 
-export type WebhookWithTopics = { webhook: Webhook; topics: string[]; created?: boolean };
+export type WebhookWithTopics = { webhook: Webhook; topics: Topic[]; created?: boolean };
 
-async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(webhookIds.map((id) => [id, []]));
+async function topicsOf(db: Db, webhookIds: string[]): Promise<Map<string, Topic[]>> {
+  const out = new Map<string, Topic[]>(webhookIds.map((id) => [id, []]));
   if (!webhookIds.length) return out;
   const rows = await db
     .select({ webhookId: webhookSubscriptions.webhookId, topic: webhookSubscriptions.topic })
