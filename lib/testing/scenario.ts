@@ -54,6 +54,13 @@ export function use(co: Co, account: string, amount: number | string, opts: { st
   });
 }
 
+/** One event costing `amount` units, as `use`, that the API must accept (200); its answer. */
+export async function spend(co: Co, account: string, amount: number | string, opts: Parameters<typeof use>[3] = {}) {
+  const r = await use(co, account, amount, opts);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r;
+}
+
 /** The account's charges, newest first (GET /v1/accounts/{id}/charges). */
 export async function charges(co: Co, account: string): Promise<{ id: string; amount: number; status: string; [k: string]: unknown }[]> {
   const r = await co.call('GET', `/v1/accounts/${account}/charges`);

@@ -6,17 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { accounts, charges as chargeRows, companies, transactions, type ChargeReason } from '../../db/schema';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
-import { ledgerSums } from '../balances/balances';
 import { reconcileCharges } from '../settlement';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
 import { captureLogs } from '../../testing/log-capture';
+import { charges, createAccount, createPlan, expectLedgerMatches, spend } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
 type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-type Charge = { id: string; amount: number; reason: string; status: string; processor_payment_intent_id: string | null };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const db = () => t.database.db;
@@ -27,35 +26,21 @@ afterEach(async () => {
   await db().update(accounts).set({ planStatus: 'CANCELLED' });
 });
 
-async function plan(co: Co, body: Record<string, unknown>) {
-  const r = await co.call('POST', '/v1/companies/{company}/plans', { body });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { id: string };
-}
-
-async function subscribe(co: Co, planId: string) {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: planId, token: 'tok_visa' } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { id: string; next_plan_renewal: string };
-}
-
 const account = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}`)).body.data;
+const subscribe = async (co: Co, planId: string) =>
+  (await account(co, await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: planId, token: 'tok_visa' }))) as { id: string; next_plan_renewal: string };
 const row = async (id: string) => (await db().select().from(accounts).where(eq(accounts.id, id)))[0];
 
 /** Charges oldest first, as [reason, amount, status]. */
-async function charges(co: Co, id: string) {
-  const list = ((await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as Charge[]).reverse();
-  return list.map((c) => [c.reason, c.amount, c.status]);
+async function chargeLines(co: Co, id: string) {
+  return (await charges(co, id)).reverse().map((c) => [c.reason, c.amount, c.status]);
 }
 
 async function tokens(co: Co, id: string) {
   return (await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount as number;
 }
 
-async function use(co: Co, id: string, amount: number) {
-  const r = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: amount, cost_override_denomination: 'tokens' } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-}
+const useTokens = (co: Co, id: string, amount: number) => spend(co, id, amount, { type: 'use', denomination: 'tokens' });
 
 const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
@@ -74,11 +59,6 @@ async function untilCharge(accountId: string, reason: ChargeReason) {
   throw new Error(`no ${reason} charge for ${accountId}`);
 }
 
-async function expectLedgerMatches(co: Co, id: string) {
-  const sums = (await ledgerSums(db(), id)).find((s) => s.denomination === 'tokens');
-  expect(Number(sums?.total)).toBe(await tokens(co, id));
-}
-
 async function completeIntent(id: string) {
   const res = await fetch(`${local.url}/__control/payment_intents/${id}/complete`, { method: 'POST' });
   expect(res.status).toBe(200);
@@ -87,14 +67,14 @@ async function completeIntent(id: string) {
 describe('renewal charges whose outcome is unknown', () => {
   it('keep the account ACTIVE, start no second attempt, and renew once when the late payment is found', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
     const due = new Date(a.next_plan_renewal);
     setTestTime(due.getTime());
     // The renewal's payment reaches the card after we gave up waiting and after our look-up.
     await local.control('fail', { delay_ms: 3500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
     await renewDuePlans(db(), now());
-    expect(await charges(co, a.id)).toEqual([
+    expect(await chargeLines(co, a.id)).toEqual([
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2000, 'pending'],
     ]);
@@ -103,10 +83,10 @@ describe('renewal charges whose outcome is unknown', () => {
     // Looked at again an hour later: the charge is still pending, so no new attempt is made.
     setTestTime(due.getTime() + 3600_000);
     await renewDuePlans(db(), now());
-    expect(await charges(co, a.id)).toHaveLength(2);
+    expect(await chargeLines(co, a.id)).toHaveLength(2);
     await untilIntents(co, 2);
     await reconcileCharges(db(), now());
-    expect(await charges(co, a.id)).toEqual([
+    expect(await chargeLines(co, a.id)).toEqual([
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2000, 'succeeded'],
     ]);
@@ -121,7 +101,7 @@ describe('renewal charges whose outcome is unknown', () => {
 
   it('an error that is not a payment failure leaves the account ACTIVE and the renewal is tried again later', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 1500, balances: [{ amount: 10, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 1500, balances: [{ amount: 10, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
     const [company] = await db().select().from(companies).where(eq(companies.id, co.company.id));
     // The stored processor key cannot be read (for instance APP_SECRET was changed): not a decline.
@@ -136,14 +116,14 @@ describe('renewal charges whose outcome is unknown', () => {
     }
     expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
     expect((await row(a.id)).renewalAttempts).toBe(0);
-    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await chargeLines(co, a.id)).toHaveLength(1);
     expect(logs.lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'renewal failed; retried when its lease ends', account_id: a.id, err: expect.objectContaining({ message: expect.any(String) }) }));
     // Retried once its lease has ended, not at once in a loop.
     await db().update(companies).set({ processorKeyEnc: company.processorKeyEnc }).where(eq(companies.id, co.company.id));
     expect(await renewDuePlans(db(), now())).toBe(0);
     setTestTime(due.getTime() + 11 * 60_000);
     await renewDuePlans(db(), now());
-    expect(await charges(co, a.id)).toEqual([
+    expect(await chargeLines(co, a.id)).toEqual([
       ['plan_start', 1500, 'succeeded'],
       ['plan_renewal', 1500, 'succeeded'],
     ]);
@@ -154,21 +134,21 @@ describe('renewal charges whose outcome is unknown', () => {
 describe('plan changes next to a renewal or an unsettled plan charge', () => {
   it('refuses an upgrade while the renewal is due and not done, and allows it once renewed', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
-    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
-    await use(co, a.id, 1100);
+    await useTokens(co, a.id, 1100);
     const due = new Date(a.next_plan_renewal);
     setTestTime(due.getTime() + 1000);
     const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.error).toMatchObject({ type: 'conflict', param: 'plan_id', message: expect.stringMatching(/renewal is due/) });
-    expect(await charges(co, a.id)).toEqual([['plan_start', 2000, 'succeeded']]);
+    expect(await chargeLines(co, a.id)).toEqual([['plan_start', 2000, 'succeeded']]);
     await renewDuePlans(db(), now());
     // The overage was billed once, by the renewal; the upgrade bills none again.
     const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    const list = await charges(co, a.id);
+    const list = await chargeLines(co, a.id);
     expect(list.slice(0, 2)).toEqual([
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2300, 'succeeded'],
@@ -180,9 +160,9 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
 
   it('refuses a change while a renewal charge is pending; the renewal then completes and the change follows', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
-    const basic = await plan(co, { name: 'Basic', charge_amount: 500, balances: [{ amount: 100, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const basic = await createPlan(co, { name: 'Basic', charge_amount: 500, balances: [{ amount: 100, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
     const due = new Date(a.next_plan_renewal);
     setTestTime(due.getTime());
@@ -202,7 +182,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
     const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+    expect((await chargeLines(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
       ['plan_start', 'succeeded'],
       ['plan_renewal', 'succeeded'],
       ['plan_change', 'succeeded'],
@@ -212,7 +192,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
 
   it('refuses to start a plan again while the first plan charge of the account is pending', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
     await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     const first = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_visa' } });
     expect(first.status).toBe(502);
@@ -226,52 +206,52 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     setTestTime(now().getTime() + 120_000);
     await reconcileCharges(db(), now());
     expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
-    expect(await charges(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
+    expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
   });
 });
 
 describe('usage while a plan charge is at the processor', () => {
   it('counts against the renewed period (and the billed overage is not lost either)', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, overage_charge_mode: 'postpay', balances: [{ amount: 1000, denomination: 'tokens', overage_charge_amount: 3 }] });
     const a = await subscribe(co, pro.id);
-    await use(co, a.id, 1100);
+    await useTokens(co, a.id, 1100);
     setTestTime(new Date(a.next_plan_renewal).getTime());
     await local.control('fail', { delay_ms: 1000, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     const renewing = renewDuePlans(db(), now());
     await untilCharge(a.id, 'plan_renewal');
-    await use(co, a.id, 50); // lands while the processor holds the renewal charge
+    await useTokens(co, a.id, 50); // lands while the processor holds the renewal charge
     await renewing;
-    expect(await charges(co, a.id)).toEqual([
+    expect(await chargeLines(co, a.id)).toEqual([
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2300, 'succeeded'],
     ]);
     expect(await tokens(co, a.id)).toBe(950);
-    await expectLedgerMatches(co, a.id);
+    await expectLedgerMatches(db(), co, a.id);
   });
 
   it('counts against the new plan after an upgrade', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
-    await use(co, a.id, 200);
+    await useTokens(co, a.id, 200);
     await local.control('fail', { delay_ms: 1000, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     const upgrading = co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     await untilCharge(a.id, 'plan_change');
-    await use(co, a.id, 30);
+    await useTokens(co, a.id, 30);
     const r = await upgrading;
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.plan_id).toBe(max.id);
     expect(await tokens(co, a.id)).toBe(4970);
-    await expectLedgerMatches(co, a.id);
+    await expectLedgerMatches(db(), co, a.id);
   });
 });
 
 describe('retrying a plan request with the same Idempotency-Key', () => {
   it('account creation carries on with the account and charge of its first attempt', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
     // The payment is made but its answer is lost, and the look-up fails too.
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
@@ -284,15 +264,15 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data).toMatchObject({ id: first.body.error.account_id, plan_status: 'ACTIVE', plan_id: pro.id });
     expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toHaveLength(1);
-    expect(await charges(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
+    expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await tokens(co, retry.body.data.id)).toBe(1000);
     expect(await intents(co)).toBe(1);
   });
 
   it('an upgrade carries on with its first charge instead of charging again', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
@@ -303,7 +283,7 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     const retry = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id }, headers });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data.plan_id).toBe(max.id);
-    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+    expect((await chargeLines(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
       ['plan_start', 'succeeded'],
       ['plan_change', 'succeeded'],
     ]);
@@ -315,7 +295,7 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
 describe('concurrent changeplan calls onto a paid plan from no plan', () => {
   it('charge once and start one period, however many arrive together', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
     const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', token: 'tok_visa' } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const id = created.body.data.id as string;
@@ -329,33 +309,33 @@ describe('concurrent changeplan calls onto a paid plan from no plan', () => {
       expect([409, 400], JSON.stringify(r.body)).toContain(r.status);
       expect(r.body.error.param).toBe('plan_id');
     }
-    expect(await charges(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
+    expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
     expect(await intents(co)).toBe(1);
     const grants = await db().select().from(transactions).where(and(eq(transactions.accountId, id), eq(transactions.type, 'plan_grant')));
     expect(grants.map((g) => [g.denomination, g.amount])).toEqual([['tokens', '1000']]);
     expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await tokens(co, id)).toBe(1000);
     expect((await row(id)).renewalLockedUntil).toBeNull();
-    await expectLedgerMatches(co, id);
+    await expectLedgerMatches(db(), co, id);
   });
 });
 
 describe('concurrent upgrades of one account', () => {
   it('charge the difference once', async () => {
     const co = await newPayingCompany(t);
-    const pro = await plan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    const max = await plan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
     const a = await subscribe(co, pro.id);
     const answers = await Promise.all(Array.from({ length: 12 }, () => co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } })));
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 200), statuses.join()).toHaveLength(1);
     for (const r of answers.filter((x) => x.status !== 200)) expect([409, 400], JSON.stringify(r.body)).toContain(r.status);
-    expect((await charges(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+    expect((await chargeLines(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
       ['plan_start', 'succeeded'],
       ['plan_change', 'succeeded'],
     ]);
     expect(await intents(co)).toBe(2);
     expect(await tokens(co, a.id)).toBe(5000);
-    await expectLedgerMatches(co, a.id);
+    await expectLedgerMatches(db(), co, a.id);
   });
 });
