@@ -61,9 +61,9 @@ export async function spend(co: Co, account: string, amount: number | string, op
   return r;
 }
 
-/** The account's charges, newest first (GET /v1/accounts/{id}/charges). */
+/** The account's charges, newest first, all of them (GET /v1/accounts/{id}/charges). */
 export async function charges(co: Co, account: string): Promise<{ id: string; amount: number; status: string; [k: string]: unknown }[]> {
-  const r = await co.call('GET', `/v1/accounts/${account}/charges`);
+  const r = await co.call('GET', `/v1/accounts/${account}/charges?limit=1000`);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
 }
