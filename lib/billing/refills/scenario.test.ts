@@ -1,14 +1,14 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { encrypt } from '../../crypto';
 import { query, sql } from '../../db/client';
 import { webhooks, webhookSubscriptions } from '../../db/schema';
 import { newId } from '../../ids';
 import { Decimal } from '../../money';
+import { advanceTo, charges as chargesNewestFirst, createAccount, spend } from '../../testing/scenario';
+import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -28,32 +28,16 @@ type Tx = { type: string; amount: number; charge_id: string | null; created_at: 
 const at = (y: number, m: number, d: number, h = 0, min = 0, s = 0) => Date.UTC(y, m - 1, d, h, min, s);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-async function advanceTo(ms: number) {
-  const seconds = (ms - now().getTime()) / 1000;
-  expect(Number.isInteger(seconds) && seconds >= 0, `advance to ${iso(ms)} from ${now().toISOString()}`).toBe(true);
-  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  expect(r.body.data.now).toBe(iso(ms));
-}
 const runWorker = () => advanceTo(now().getTime());
 
-async function account(co: Co, token = 'tok_visa') {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Katherine Johnson', email: 'kj@example.com', token } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { id: string };
-}
-const charges = async (co: Co, id: string) => ((await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as Charge[]).reverse();
+/** Charges oldest first. */
+const charges = async (co: Co, id: string) => (await chargesNewestFirst(co, id)).reverse() as Charge[];
 const ledger = async (co: Co, id: string) => ((await co.call('GET', `/v1/accounts/${id}/transactions?limit=1000`)).body.data as Tx[]).reverse();
 const balance = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data;
 /** Every balance equals the sum of its ledger rows. */
 const expectLedgerAddsUp = async (co: Co, id: string) => {
   const sum = (await ledger(co, id)).reduce((acc, r) => acc.plus(r.amount), new Decimal(0));
   expect(sum.toNumber()).toBe((await balance(co, id)).amount);
-};
-const spend = async (co: Co, id: string, amount: number) => {
-  const r = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'query', cost_override_amount: amount, cost_override_denomination: 'credits' } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r;
 };
 const setMonthly = async (co: Co, id: string, amount: number, usd: number) => {
   const r = await co.call('PUT', `/v1/accounts/${id}/balance/credits/auto_refill`, { body: { amount, usd_charge: usd, refill_period: 'monthly' } });
@@ -62,20 +46,15 @@ const setMonthly = async (co: Co, id: string, amount: number, usd: number) => {
 };
 
 // A receiver that accepts every delivery, so the outbox drains without retries.
-let receiver: http.Server;
-let receiverUrl = '';
+// One for the whole file: earlier accounts' refills keep notifying while later tests run.
+let receiver: Receiver;
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startReceiver();
   setTestTime(at(2027, 1, 15, 10));
   await runWorker();
 });
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
 });
 
 /** Subscribes a fresh webhook of the company to the refill topics, straight in the database. */
@@ -83,7 +62,7 @@ async function subscribeRefillTopics(co: Co) {
   const db = t.database.db;
   const id = newId('w');
   const created = now();
-  await db.insert(webhooks).values({ id, companyId: co.company.id, url: receiverUrl, secretEnc: encrypt(`whsec_${randomBytes(32).toString('base64')}`), style: 'topic', createdAt: created, updatedAt: created });
+  await db.insert(webhooks).values({ id, companyId: co.company.id, url: receiver.url, secretEnc: encrypt(`whsec_${randomBytes(32).toString('base64')}`), style: 'topic', createdAt: created, updatedAt: created });
   await db.insert(webhookSubscriptions).values((['refill_failed', 'auto_refill'] as const).map((topic) => ({ webhookId: id, companyId: co.company.id, topic, createdAt: created })));
 }
 async function deliveries(accountId: string): Promise<Record<string, number>> {
@@ -97,8 +76,8 @@ async function deliveries(accountId: string): Promise<Record<string, number>> {
 describe('a year of monthly refills set on the 15th', () => {
   it('refills at once, then at 00:00 UTC on the 15th of every month: 13 charges, 13 ledger rows', async () => {
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    const set = await setMonthly(co, a.id, 1000, 4900);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    const set = await setMonthly(co, a, 1000, 4900);
     expect(set).toMatchObject({
       amount: 1000,
       refill_amount: 1000,
@@ -109,27 +88,27 @@ describe('a year of monthly refills set on the 15th', () => {
     });
 
     // A refill adds its units to what is left; it does not top up to a level.
-    await spend(co, a.id, 250);
+    await spend(co, a, 250);
     await advanceTo(at(2027, 2, 14, 23, 59, 59));
-    expect(await charges(co, a.id)).toHaveLength(1);
-    expect((await balance(co, a.id)).amount).toBe(750);
+    expect(await charges(co, a)).toHaveLength(1);
+    expect((await balance(co, a)).amount).toBe(750);
     await advanceTo(at(2027, 2, 15));
-    expect(await charges(co, a.id)).toHaveLength(2);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 1750, last_periodic_refill: iso(at(2027, 2, 15)), next_periodic_refill: iso(at(2027, 3, 15)) });
+    expect(await charges(co, a)).toHaveLength(2);
+    expect(await balance(co, a)).toMatchObject({ amount: 1750, last_periodic_refill: iso(at(2027, 2, 15)), next_periodic_refill: iso(at(2027, 3, 15)) });
 
     await advanceTo(at(2028, 1, 15, 1));
-    const list = await charges(co, a.id);
+    const list = await charges(co, a);
     expect(list).toHaveLength(13);
     for (const c of list) expect(c).toMatchObject({ amount: 4900, status: 'succeeded', reason: 'refill_monthly' });
     const due = [at(2027, 1, 15, 10), ...Array.from({ length: 12 }, (_, i) => at(2027, 2 + i, 15))].map(iso);
     expect(list.map((c) => c.created_at)).toEqual(due);
 
-    const refills = (await ledger(co, a.id)).filter((r) => r.type === 'refill');
+    const refills = (await ledger(co, a)).filter((r) => r.type === 'refill');
     expect(refills).toHaveLength(13);
     expect(refills.map((r) => r.amount)).toEqual(Array(13).fill(1000));
     expect(refills.map((r) => r.charge_id)).toEqual(list.map((c) => c.id));
     expect(refills.map((r) => r.created_at)).toEqual(due);
-    expect(await balance(co, a.id)).toMatchObject({
+    expect(await balance(co, a)).toMatchObject({
       amount: 13 * 1000 - 250,
       refill_amount: 1000,
       refill_usd_amount: 4900,
@@ -139,7 +118,7 @@ describe('a year of monthly refills set on the 15th', () => {
     });
     const processor = (await local.control(`state?key=${co.processorKey}`)).account;
     expect(processor.payment_intents).toBe(13);
-    await expectLedgerAddsUp(co, a.id);
+    await expectLedgerAddsUp(co, a);
   });
 });
 
@@ -147,73 +126,73 @@ describe('a year of monthly refills set on the 30th', () => {
   it('refills at once, then on the 1st of the second following month and every 1st after', async () => {
     await advanceTo(at(2028, 1, 30, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    const set = await setMonthly(co, a.id, 40, 1200);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    const set = await setMonthly(co, a, 40, 1200);
     expect(set).toMatchObject({ amount: 40, refill_on_day: '1', last_periodic_refill: iso(at(2028, 1, 30, 10)), next_periodic_refill: iso(at(2028, 3, 1)) });
 
     // Nothing on February 1st, nor on the last day of February (a leap year).
     await advanceTo(at(2028, 2, 29, 23, 59, 59));
-    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await charges(co, a)).toHaveLength(1);
     await advanceTo(at(2028, 3, 1));
-    expect(await charges(co, a.id)).toHaveLength(2);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 80, refill_on_day: '1', next_periodic_refill: iso(at(2028, 4, 1)) });
+    expect(await charges(co, a)).toHaveLength(2);
+    expect(await balance(co, a)).toMatchObject({ amount: 80, refill_on_day: '1', next_periodic_refill: iso(at(2028, 4, 1)) });
 
     await advanceTo(at(2029, 2, 1, 1));
-    const list = await charges(co, a.id);
+    const list = await charges(co, a);
     const due = [at(2028, 1, 30, 10), ...Array.from({ length: 12 }, (_, i) => at(2028, 3 + i, 1))].map(iso);
     expect(list.map((c) => c.created_at)).toEqual(due);
     expect(list.every((c) => c.amount === 1200 && c.status === 'succeeded')).toBe(true);
-    expect((await ledger(co, a.id)).filter((r) => r.type === 'refill').map((r) => r.created_at)).toEqual(due);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 13 * 40, refill_on_day: '1', last_periodic_refill: iso(at(2029, 2, 1)), next_periodic_refill: iso(at(2029, 3, 1)) });
+    expect((await ledger(co, a)).filter((r) => r.type === 'refill').map((r) => r.created_at)).toEqual(due);
+    expect(await balance(co, a)).toMatchObject({ amount: 13 * 40, refill_on_day: '1', last_periodic_refill: iso(at(2029, 2, 1)), next_periodic_refill: iso(at(2029, 3, 1)) });
   });
 });
 
 describe('threshold refills', () => {
   it('100 concurrent events crossing the threshold make exactly one refill, charged by the worker', async () => {
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 50 } });
-    const set = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await co.call('POST', `/v1/accounts/${a}/balance/credits`, { body: { amount: 50 } });
+    const set = await co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
     expect(set.body.data).toMatchObject({ amount: 50, refill_threshold: 20, refill_amount: 100, refill_usd_amount: 1000 });
 
-    const results = await Promise.all(Array.from({ length: 100 }, () => co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'query', cost_override_amount: 1, cost_override_denomination: 'credits' } })));
+    const results = await Promise.all(Array.from({ length: 100 }, () => co.call('POST', `/v1/accounts/${a}/events`, { body: { type: 'query', cost_override_amount: 1, cost_override_denomination: 'credits' } })));
     expect(results.map((r) => r.status)).toEqual(Array(100).fill(200));
-    expect((await balance(co, a.id)).amount).toBe(-50);
+    expect((await balance(co, a)).amount).toBe(-50);
     // Queued inside the event transactions, charged only after commit by the worker.
-    expect(await charges(co, a.id)).toHaveLength(0);
+    expect(await charges(co, a)).toHaveLength(0);
     const [queued] = await query<{ n: string | number }>(t.database.db, sql`select count(*) as n from jobs where kind = 'threshold_refill' and payload->>'balance_id' = ${set.body.data.id}`);
     expect(Number(queued.n)).toBe(1);
 
     await runWorker();
-    expect(await charges(co, a.id)).toMatchObject([{ amount: 1000, status: 'succeeded', reason: 'refill_threshold' }]);
-    expect((await ledger(co, a.id)).filter((r) => r.type === 'refill_threshold').map((r) => r.amount)).toEqual([100]);
-    expect((await balance(co, a.id)).amount).toBe(50);
+    expect(await charges(co, a)).toMatchObject([{ amount: 1000, status: 'succeeded', reason: 'refill_threshold' }]);
+    expect((await ledger(co, a)).filter((r) => r.type === 'refill_threshold').map((r) => r.amount)).toEqual([100]);
+    expect((await balance(co, a)).amount).toBe(50);
     await runWorker();
-    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await charges(co, a)).toHaveLength(1);
 
     // Above the threshold again; the next crossing is another refill.
-    await Promise.all(Array.from({ length: 10 }, () => spend(co, a.id, 3.1)));
-    expect((await balance(co, a.id)).amount).toBe(19);
+    await Promise.all(Array.from({ length: 10 }, () => spend(co, a, 3.1)));
+    expect((await balance(co, a)).amount).toBe(19);
     await runWorker();
-    expect((await charges(co, a.id)).map((c) => c.reason)).toEqual(['refill_threshold', 'refill_threshold']);
-    expect((await ledger(co, a.id)).filter((r) => r.type === 'refill_threshold')).toHaveLength(2);
-    expect((await balance(co, a.id)).amount).toBe(119);
+    expect((await charges(co, a)).map((c) => c.reason)).toEqual(['refill_threshold', 'refill_threshold']);
+    expect((await ledger(co, a)).filter((r) => r.type === 'refill_threshold')).toHaveLength(2);
+    expect((await balance(co, a)).amount).toBe(119);
     expect((await local.control(`state?key=${co.processorKey}`)).account.payment_intents).toBe(2);
-    await expectLedgerAddsUp(co, a.id);
+    await expectLedgerAddsUp(co, a);
   });
 
   it('events staying below the threshold after a refill do not refill again', async () => {
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 30 } });
-    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 10, usd_charge: 100, threshold: 20 } });
-    await spend(co, a.id, 25); // 5: below
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await co.call('POST', `/v1/accounts/${a}/balance/credits`, { body: { amount: 30 } });
+    await co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body: { amount: 10, usd_charge: 100, threshold: 20 } });
+    await spend(co, a, 25); // 5: below
     await runWorker(); // refill: 15, still below
-    await spend(co, a.id, 1);
-    await spend(co, a.id, 1);
+    await spend(co, a, 1);
+    await spend(co, a, 1);
     await runWorker();
-    expect(await charges(co, a.id)).toHaveLength(1);
-    expect((await balance(co, a.id)).amount).toBe(13);
+    expect(await charges(co, a)).toHaveLength(1);
+    expect((await balance(co, a)).amount).toBe(13);
   });
 });
 
@@ -221,42 +200,42 @@ describe('declined cards and notifications', () => {
   it('a declined threshold refill records a failed charge, grants nothing and queues refill_failed', async () => {
     const co = await newPayingCompany(t);
     await subscribeRefillTopics(co);
-    const a = await account(co, 'tok_chargeDeclined');
-    await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 50 } });
-    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
-    await spend(co, a.id, 40);
+    const a = await createAccount(co, { token: 'tok_chargeDeclined' });
+    await co.call('POST', `/v1/accounts/${a}/balance/credits`, { body: { amount: 50 } });
+    await co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
+    await spend(co, a, 40);
     await runWorker();
-    expect(await charges(co, a.id)).toMatchObject([{ amount: 1000, status: 'failed', reason: 'refill_threshold' }]);
-    expect((await balance(co, a.id)).amount).toBe(10);
-    expect((await ledger(co, a.id)).filter((r) => r.type.startsWith('refill'))).toHaveLength(0);
-    expect(await deliveries(a.id)).toEqual({ refill_failed: 1 });
+    expect(await charges(co, a)).toMatchObject([{ amount: 1000, status: 'failed', reason: 'refill_threshold' }]);
+    expect((await balance(co, a)).amount).toBe(10);
+    expect((await ledger(co, a)).filter((r) => r.type.startsWith('refill'))).toHaveLength(0);
+    expect(await deliveries(a)).toEqual({ refill_failed: 1 });
     // Still below: no retry storm from further events.
-    await spend(co, a.id, 1);
+    await spend(co, a, 1);
     await runWorker();
-    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await charges(co, a)).toHaveLength(1);
   });
 
   it('a declined monthly refill fails at its due time; the schedule goes on and the next success queues auto_refill', async () => {
     await advanceTo(at(2029, 2, 3, 10));
     const co = await newPayingCompany(t);
     await subscribeRefillTopics(co);
-    const a = await account(co);
-    await setMonthly(co, a.id, 100, 1500);
-    expect(await deliveries(a.id)).toEqual({ auto_refill: 1 });
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 1500);
+    expect(await deliveries(a)).toEqual({ auto_refill: 1 });
 
-    expect((await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
+    expect((await co.call('POST', `/v1/accounts/${a}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
     await advanceTo(at(2029, 3, 3, 1));
-    expect((await charges(co, a.id)).map((c) => [c.amount, c.status])).toEqual([[1500, 'succeeded'], [1500, 'failed']]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 100, last_periodic_refill: iso(at(2029, 2, 3, 10)), next_periodic_refill: iso(at(2029, 4, 3)) });
-    expect((await ledger(co, a.id)).map((r) => r.type)).toEqual(['refill']);
-    expect(await deliveries(a.id)).toEqual({ auto_refill: 1, refill_failed: 1 });
+    expect((await charges(co, a)).map((c) => [c.amount, c.status])).toEqual([[1500, 'succeeded'], [1500, 'failed']]);
+    expect(await balance(co, a)).toMatchObject({ amount: 100, last_periodic_refill: iso(at(2029, 2, 3, 10)), next_periodic_refill: iso(at(2029, 4, 3)) });
+    expect((await ledger(co, a)).map((r) => r.type)).toEqual(['refill']);
+    expect(await deliveries(a)).toEqual({ auto_refill: 1, refill_failed: 1 });
 
-    await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_visa' } });
+    await co.call('POST', `/v1/accounts/${a}/card`, { body: { token: 'tok_visa' } });
     await advanceTo(at(2029, 4, 3, 1));
-    expect((await charges(co, a.id)).map((c) => c.status)).toEqual(['succeeded', 'failed', 'succeeded']);
-    expect((await balance(co, a.id)).amount).toBe(200);
-    expect(await deliveries(a.id)).toEqual({ auto_refill: 2, refill_failed: 1 });
-    const [sent] = await query<{ n: string | number }>(t.database.db, sql`select count(*) as n from webhook_deliveries where account_id = ${a.id} and status = 'succeeded'`);
+    expect((await charges(co, a)).map((c) => c.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    expect((await balance(co, a)).amount).toBe(200);
+    expect(await deliveries(a)).toEqual({ auto_refill: 2, refill_failed: 1 });
+    const [sent] = await query<{ n: string | number }>(t.database.db, sql`select count(*) as n from webhook_deliveries where account_id = ${a} and status = 'succeeded'`);
     expect(Number(sent.n)).toBe(3);
   });
 });
@@ -265,12 +244,12 @@ describe('mid-month increase', () => {
   it('cancels the remaining units, credits them at the old unit price and moves the refill day to today', async () => {
     await advanceTo(at(2029, 4, 15, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 300, 4500); // 15 cents a unit
-    await spend(co, a.id, 123.5); // 176.5 units left
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 300, 4500); // 15 cents a unit
+    await spend(co, a, 123.5); // 176.5 units left
 
     await advanceTo(at(2029, 4, 27, 12));
-    const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { account_id: a.id, denomination: 'credits', amount: '500', usd_charge: '6999' } });
+    const r = await co.call('POST', `/v1/accounts/${a}/modifymidmonth`, { body: { account_id: a, denomination: 'credits', amount: '500', usd_charge: '6999' } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     // 176.5 × 4500 / 300 = 2647.5 cents, rounded half up to 2648; 6999 − 2648 = 4351.
     expect(r.body.data).toMatchObject({
@@ -283,9 +262,9 @@ describe('mid-month increase', () => {
       credit: 2648,
       charged: 4351,
     });
-    const list = await charges(co, a.id);
+    const list = await charges(co, a);
     expect(list.map((c) => [c.amount, c.status])).toEqual([[4500, 'succeeded'], [4351, 'succeeded']]);
-    const rows = await ledger(co, a.id);
+    const rows = await ledger(co, a);
     expect(rows.map((x) => [x.type, x.amount, x.starting_balance, x.ending_balance])).toEqual([
       ['refill', 300, 0, 300],
       [expect.any(String), -123.5, 300, 176.5],
@@ -296,27 +275,27 @@ describe('mid-month increase', () => {
     expect(rows[3].charge_id).toBe(list[1].id);
 
     // A decrease is refused and points to the scheduled path.
-    const down = await co.call('PUT', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 3000 } });
+    const down = await co.call('PUT', `/v1/accounts/${a}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 3000 } });
     expect(down.status).toBe(400);
     expect(down.body.error.message).toContain('/v1/accounts/{account_id}/auto_refill');
 
     // Nothing more on the old day; the new refill day charges the full new price.
     await advanceTo(at(2029, 5, 26, 23, 59, 59));
-    expect(await charges(co, a.id)).toHaveLength(2);
+    expect(await charges(co, a)).toHaveLength(2);
     await advanceTo(at(2029, 5, 27));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([4500, 4351, 6999]);
-    expect((await balance(co, a.id)).amount).toBe(1000);
-    await expectLedgerAddsUp(co, a.id);
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([4500, 4351, 6999]);
+    expect((await balance(co, a)).amount).toBe(1000);
+    await expectLedgerAddsUp(co, a);
   });
 
   it('credits nothing for an overdrawn balance and charges the whole new price', async () => {
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 10, 100);
-    await spend(co, a.id, 12);
-    const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 20, usd_charge: 180 } });
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 10, 100);
+    await spend(co, a, 12);
+    const r = await co.call('POST', `/v1/accounts/${a}/modifymidmonth`, { body: { denomination: 'credits', amount: 20, usd_charge: 180 } });
     expect(r.body.data).toMatchObject({ credit: 0, charged: 180, amount: 18 });
-    expect((await ledger(co, a.id)).map((x) => x.type).filter((x) => x.startsWith('refill'))).toEqual(['refill', 'refill']);
+    expect((await ledger(co, a)).map((x) => x.type).filter((x) => x.startsWith('refill'))).toEqual(['refill', 'refill']);
   });
 });
 
@@ -324,24 +303,24 @@ describe('scheduled change', () => {
   it('takes effect at the next monthly refill, not before', async () => {
     await advanceTo(at(2029, 6, 10, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 100, 1000);
-    const r = await co.call('PUT', `/v1/accounts/${a.id}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 1000);
+    const r = await co.call('PUT', `/v1/accounts/${a}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data).toEqual({ account_id: a.id, denomination: 'credits', amount: 60, usd_charge: 700, effective_at: iso(at(2029, 7, 10)) });
-    expect(await balance(co, a.id)).toMatchObject({ refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 60, usd_charge: 700 } });
+    expect(r.body.data).toEqual({ account_id: a, denomination: 'credits', amount: 60, usd_charge: 700, effective_at: iso(at(2029, 7, 10)) });
+    expect(await balance(co, a)).toMatchObject({ refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 60, usd_charge: 700 } });
 
     await advanceTo(at(2029, 7, 9, 23, 59, 59));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000]);
+    expect(await balance(co, a)).toMatchObject({ amount: 100, refill_amount: 100 });
 
     await advanceTo(at(2029, 7, 10));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 700]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 160, refill_amount: 60, refill_usd_amount: 700, refill_on_day: '10', scheduled_refill_change: null });
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 700]);
+    expect(await balance(co, a)).toMatchObject({ amount: 160, refill_amount: 60, refill_usd_amount: 700, refill_on_day: '10', scheduled_refill_change: null });
 
     await advanceTo(at(2029, 8, 10, 1));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 700, 700]);
-    expect((await ledger(co, a.id)).map((x) => x.amount)).toEqual([100, 60, 60]);
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 700, 700]);
+    expect((await ledger(co, a)).map((x) => x.amount)).toEqual([100, 60, 60]);
   });
 });
 
@@ -349,19 +328,19 @@ describe('scheduled change racing the worker', () => {
   it("a change made after this month's refill was queued waits for the following one", async () => {
     await advanceTo(at(2029, 8, 12, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 100, 1000);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 1000);
     // The worker has queued the September refill (and moved the schedule on) but not run it yet.
     setTestTime(at(2029, 9, 12));
     const { queueDueRefills } = await import('./refills');
     expect(await queueDueRefills(t.database.db, now())).toBeGreaterThanOrEqual(1);
-    const r = await co.call('PUT', `/v1/accounts/${a.id}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
+    const r = await co.call('PUT', `/v1/accounts/${a}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
     expect(r.body.data.effective_at).toBe(iso(at(2029, 10, 12)));
     await runWorker();
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 1000]);
-    expect((await balance(co, a.id)).scheduled_refill_change).toMatchObject({ amount: 60, usd_charge: 700 });
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 1000]);
+    expect((await balance(co, a)).scheduled_refill_change).toMatchObject({ amount: 60, usd_charge: 700 });
     await advanceTo(at(2029, 10, 12, 1));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 1000, 700]);
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 1000, 700]);
   });
 });
 
@@ -369,25 +348,25 @@ describe('turning refills off', () => {
   it('DELETE stops the monthly refill: nothing at the next due date', async () => {
     await advanceTo(at(2029, 11, 20, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 100, 1000);
-    const off = await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 1000);
+    const off = await co.call('DELETE', `/v1/accounts/${a}/balance/credits/auto_refill`);
     expect(off.status).toBe(200);
     expect(off.body.data).toMatchObject({ amount: 100, refill_amount: 0, refill_on_day: '', next_periodic_refill: null });
     await advanceTo(at(2030, 1, 21));
-    expect(await charges(co, a.id)).toHaveLength(1);
-    expect((await balance(co, a.id)).amount).toBe(100);
+    expect(await charges(co, a)).toHaveLength(1);
+    expect((await balance(co, a)).amount).toBe(100);
   });
 
   it('DELETE stops threshold refills too', async () => {
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 30 } });
-    await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
-    await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`);
-    await spend(co, a.id, 20);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await co.call('POST', `/v1/accounts/${a}/balance/credits`, { body: { amount: 30 } });
+    await co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
+    await co.call('DELETE', `/v1/accounts/${a}/balance/credits/auto_refill`);
+    await spend(co, a, 20);
     await runWorker();
-    expect(await charges(co, a.id)).toHaveLength(0);
+    expect(await charges(co, a)).toHaveLength(0);
   });
 });
 
@@ -395,27 +374,27 @@ describe('scheduled change sent with the balance path\'s fields (refill_period: 
   it('is validated alike, charges nothing now and takes effect at the next monthly refill, on either spelling', async () => {
     await advanceTo(at(2030, 2, 20, 10));
     const co = await newPayingCompany(t);
-    const a = await account(co);
-    await setMonthly(co, a.id, 100, 1000);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 1000);
     const body = { denomination: 'credits', amount: 40, usd_charge: 500, refill_period: 'monthly' };
-    const r = await co.call('PUT', `/v1/accounts/${a.id}/auto_refill`, { body });
+    const r = await co.call('PUT', `/v1/accounts/${a}/auto_refill`, { body });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data).toEqual({ account_id: a.id, denomination: 'credits', amount: 40, usd_charge: 500, effective_at: iso(at(2030, 3, 20)) });
-    const again = await co.call('PUT', `/accounts/${a.id}/autorefill`, { body: { ...body, amount: '45', usd_charge: '550' } });
+    expect(r.body.data).toEqual({ account_id: a, denomination: 'credits', amount: 40, usd_charge: 500, effective_at: iso(at(2030, 3, 20)) });
+    const again = await co.call('PUT', `/accounts/${a}/autorefill`, { body: { ...body, amount: '45', usd_charge: '550' } });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.data).toMatchObject({ amount: 45, usd_charge: 550, effective_at: iso(at(2030, 3, 20)) });
     // The balance path's own refusals, word for word.
     const { denomination: _, ...balanceBody } = body;
-    for (const [path, sent] of [[`/v1/accounts/${a.id}/auto_refill`, body], [`/v1/accounts/${a.id}/balance/credits/auto_refill`, balanceBody]] as const) {
+    for (const [path, sent] of [[`/v1/accounts/${a}/auto_refill`, body], [`/v1/accounts/${a}/balance/credits/auto_refill`, balanceBody]] as const) {
       const bad = await co.call('PUT', path, { body: { ...sent, refill_period: 'yearly' } });
       expect(bad.status).toBe(400);
       expect(bad.body.error).toMatchObject({ param: 'refill_period', message: 'refill_period must be monthly' });
     }
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 45, usd_charge: 550 } });
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000]);
+    expect(await balance(co, a)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 45, usd_charge: 550 } });
 
     await advanceTo(at(2030, 3, 20));
-    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000, 550]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 145, refill_amount: 45, refill_usd_amount: 550, refill_on_day: '20', scheduled_refill_change: null });
+    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 550]);
+    expect(await balance(co, a)).toMatchObject({ amount: 145, refill_amount: 45, refill_usd_amount: 550, refill_on_day: '20', scheduled_refill_change: null });
   });
 });
