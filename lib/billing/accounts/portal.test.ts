@@ -8,6 +8,7 @@ import { idempotencyKeys, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { now } from '../../clock';
 import { viewPortal } from './portal';
+import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
 
 const t = useTestDatabase();
 useLocalStripe();
@@ -32,14 +33,10 @@ async function portalLink(co: Co, accountId: string) {
 }
 
 async function activeAccount(co: Co) {
-  const plan = await ok(co, 'POST', '/v1/companies/{company}/plans', { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
-  const account = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' });
-  return { plan, account };
-}
-
-async function advance(seconds: number) {
-  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+  // The portal shows the account's name and email: these are asserted below.
+  const id = await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' });
+  return { plan, account: await ok(co, 'GET', `/v1/accounts/${id}`) };
 }
 
 /** An account whose renewal was declined: the card starts declining, then the clock passes the renewal. */
@@ -106,9 +103,9 @@ describe('the customer portal', () => {
   it('shows the balances (amount, pending, available), plan, next renewal, card and the last 20 charges, and no other account', async () => {
     const co = await newPayingCompany(t);
     const { plan, account } = await activeAccount(co);
-    const neighbour = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Neighbour', email: 'n@x.io', token: 'tok_visa' });
-    await ok(co, 'POST', `/v1/accounts/${neighbour.id}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 777 });
-    await ok(co, 'POST', `/v1/accounts/${account.id}/events`, { type: 'hold', cost_override_amount: '12.5', cost_override_denomination: 'tokens', state: 'pending' });
+    const neighbour = await createAccount(co, { name: 'Neighbour', email: 'n@x.io', token: 'tok_visa' });
+    await ok(co, 'POST', `/v1/accounts/${neighbour}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 777 });
+    await spend(co, account.id, '12.5', { type: 'hold', denomination: 'tokens', state: 'pending' });
     for (let i = 1; i <= 21; i++) await ok(co, 'POST', `/v1/accounts/${account.id}/deposit`, { denomination: 'credits', amount_to_deposit: i, amount_to_charge: 100 + i });
     const link = await portalLink(co, account.id);
     const result = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
@@ -163,20 +160,19 @@ describe('the customer portal', () => {
     const good = await submit(link.url, 'tok_visa');
     expect(good.status, JSON.stringify(good.body)).toBe(200);
     expect(good.body.data).toEqual({ plan_status: 'ACTIVE', payment_method: { brand: 'visa', last4: '4242' }, renewal: { status: 'paid' } });
-    const charges = (await ok(co, 'GET', `/v1/accounts/${account.id}/charges`)) as { reason: string; status: string; amount: number }[];
-    expect(charges[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
+    expect((await charges(co, account.id))[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
     expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).plan_status).toBe('ACTIVE');
   });
 
   it('starts a plan that waits for a card, as the collector does', async () => {
     const co = await newPayingCompany(t);
-    const plan = await ok(co, 'POST', '/v1/companies/{company}/plans', { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });
-    const account = await ok(co, 'POST', '/v1/companies/{company}/accounts', { name: 'Kim', email: 'kim@x.io', plan_id: plan.id, enable_card_collector: true });
-    const link = await portalLink(co, account.id);
+    const plan = await createPlan(co, { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });
+    const account = await createAccount(co, { name: 'Kim', email: 'kim@x.io', plan_id: plan.id, enable_card_collector: true });
+    const link = await portalLink(co, account);
     const r = await submit(link.url, 'tok_visa');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.plan_status).toBe('ACTIVE');
-    expect(((await ok(co, 'GET', `/v1/accounts/${account.id}/charges`)) as { amount: number; status: string }[]).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
+    expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
   });
 
   it('is spent after 5 failed card attempts: its card call answers 410 link_expired and the page says so; a new link works', async () => {
