@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { createPlan } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -21,7 +22,8 @@ const valid = {
   flags: { sso: true, beta: false },
 };
 
-async function createPlan(co: Co, body: Record<string, unknown>) {
+/** The plan-creation request as the API answers it, refusals included. */
+async function postPlan(co: Co, body: Record<string, unknown>) {
   return co.call('POST', '/v1/companies/{company}/plans', { body });
 }
 
@@ -32,7 +34,7 @@ describe('creating and reading plans', () => {
   });
 
   it('creates a plan and returns every field, readable by id and in the list', async () => {
-    const r = await createPlan(co, valid);
+    const r = await postPlan(co, valid);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(Object.keys(r.body)).toEqual(['data']);
     const p = r.body.data;
@@ -71,20 +73,20 @@ describe('creating and reading plans', () => {
     const v1 = await co.call('POST', '/v1/companies/{company}/plan', { body: { name: 'Alias' } });
     expect(v1.status).toBe(200);
     for (const [given, stored] of [['monthly', 'month'], ['Yearly', 'year'], ['annual', 'year'], ['WEEK', 'week'], ['daily', 'day']]) {
-      const p = await createPlan(co, { name: given, billing_period: given });
+      const p = await postPlan(co, { name: given, billing_period: given });
       expect(p.status, given).toBe(200);
       expect(p.body.data.billing_period).toBe(stored);
     }
-    const pct = await createPlan(co, { name: 'pct', threshold_alert_percentage: 100 });
+    const pct = await postPlan(co, { name: 'pct', threshold_alert_percentage: 100 });
     expect(pct.body.data.threshold_alert_percentage).toBe('100');
-    const frac = await createPlan(co, { name: 'pct', threshold_alert_percentage: '12.50' });
+    const frac = await postPlan(co, { name: 'pct', threshold_alert_percentage: '12.50' });
     expect(frac.body.data.threshold_alert_percentage).toBe('12.5');
   });
 
   it('lists newest first with limit and starting_after', async () => {
     const fresh = await newCompany(t);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await createPlan(fresh, { name: `P${i}` })).body.data.id);
+    for (let i = 0; i < 3; i++) ids.push((await createPlan(fresh, { name: `P${i}` })).id);
     const first = await fresh.call('GET', '/v1/companies/{company}/plans?limit=2');
     expect(first.body.data.map((p: { id: string }) => p.id)).toEqual([ids[2], ids[1]]);
     expect(first.headers.get('link')).toMatch(/rel="next"/);
@@ -139,7 +141,7 @@ describe('creating and reading plans', () => {
   ];
 
   it.each(bad)('refuses %s with 400 naming the field', async (_name, body, param) => {
-    const r = await createPlan(co, body);
+    const r = await postPlan(co, body);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
     expect(r.body.error).toMatchObject({ type: 'invalid_request', param });
     expect(r.body.error.message).toEqual(expect.any(String));
@@ -153,8 +155,8 @@ describe('creating and reading plans', () => {
 
   it('creates nothing on a refusal', async () => {
     const fresh = await newCompany(t);
-    await createPlan(fresh, { ...valid, billing_period: 'constructor' });
-    await createPlan(fresh, { ...valid, threshold_alert_percentage: 0 });
+    await postPlan(fresh, { ...valid, billing_period: 'constructor' });
+    await postPlan(fresh, { ...valid, threshold_alert_percentage: 0 });
     expect((await fresh.call('GET', '/v1/companies/{company}/plans')).body.data).toEqual([]);
   });
 });
@@ -167,8 +169,8 @@ describe("another company's plans", () => {
   beforeAll(async () => {
     mine = await newPayingCompany(t);
     other = await newPayingCompany(t);
-    theirPlan = (await createPlan(other, { name: 'Theirs' })).body.data.id;
-    myPlan = (await createPlan(mine, { name: 'Mine' })).body.data.id;
+    theirPlan = (await createPlan(other, { name: 'Theirs' })).id;
+    myPlan = (await createPlan(mine, { name: 'Mine' })).id;
   });
 
   it('are 404 on GET, exactly like an unknown id', async () => {
@@ -228,7 +230,7 @@ describe('account creation input around plans', () => {
   let plan: string;
   beforeAll(async () => {
     co = await newPayingCompany(t);
-    plan = (await createPlan(co, { name: 'Seats', charge_amount: 0, balances: [{ amount: 5, denomination: 'seats', variable_unit_price: 100 }, { amount: 10, denomination: 'gb' }] })).body.data.id;
+    plan = (await createPlan(co, { name: 'Seats', charge_amount: 0, balances: [{ amount: 5, denomination: 'seats', variable_unit_price: 100 }, { amount: 10, denomination: 'gb' }] })).id;
   });
 
   const cases: [string, Record<string, unknown>, number, string][] = [
