@@ -5,12 +5,12 @@ import fc from 'fast-check';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { computePeriodEnd, type BillingPeriod } from './periods';
+import { charges, createAccount, createPlan, spend } from '../../testing/scenario';
 
 const t = useTestDatabase();
 useLocalStripe();
 
 type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-type Charge = { id: string; amount: number; reason: string; status: string };
 type Level = { denomination: string; amount: number; managed_by_plan_id: string | null };
 
 const planSpec = fc.record({
@@ -22,18 +22,12 @@ const planSpec = fc.record({
 });
 type PlanSpec = typeof planSpec extends fc.Arbitrary<infer T> ? T : never;
 
-async function createPlan(co: Co, p: PlanSpec) {
+async function createSpecPlan(co: Co, p: PlanSpec) {
   const balances = [
     { amount: p.tokens, denomination: 'tokens', overage_charge_amount: p.tokenOverage },
     ...(p.gb ? [{ amount: p.gb, denomination: 'gb', overage_charge_amount: 50 }] : []),
   ];
-  const r = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'P', charge_amount: p.charge, billing_period: p.period, overage_charge_mode: 'postpay', balances } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data.id as string;
-}
-
-async function chargesOf(co: Co, id: string): Promise<Charge[]> {
-  return (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data;
+  return (await createPlan(co, { name: 'P', charge_amount: p.charge, billing_period: p.period, overage_charge_mode: 'postpay', balances })).id;
 }
 
 async function levels(co: Co, id: string): Promise<Level[]> {
@@ -46,11 +40,9 @@ describe('changeplan/preview', () => {
     const co = await newPayingCompany(t);
     await fc.assert(
       fc.asyncProperty(planSpec, planSpec, fc.double({ min: 0, max: 0.999, noNaN: true }), fc.integer({ min: 0, max: 9000 }), async (from, to, elapsed, used) => {
-        const [fromId, toId] = [await createPlan(co, from), await createPlan(co, to)];
-        const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: fromId, token: 'tok_visa' } });
-        expect(created.status, JSON.stringify(created.body)).toBe(200);
-        const id = created.body.data.id as string;
-        if (used) expect((await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: used, cost_override_denomination: 'tokens' } })).status).toBe(200);
+        const [fromId, toId] = [await createSpecPlan(co, from), await createSpecPlan(co, to)];
+        const id = await createAccount(co, { plan_id: fromId, token: 'tok_visa' });
+        if (used) await spend(co, id, used, { type: 'use', denomination: 'tokens' });
         // Some day (and second) of the current period, before its renewal is due.
         const start = now().getTime();
         const end = computePeriodEnd(new Date(start), from.period, 1).getTime();
@@ -59,10 +51,10 @@ describe('changeplan/preview', () => {
         const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } });
         expect(preview.status, JSON.stringify(preview.body)).toBe(200);
         const p = preview.body.data;
-        const before = await chargesOf(co, id);
+        const before = await charges(co, id);
         const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: toId } });
         expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-        const after = await chargesOf(co, id);
+        const after = await charges(co, id);
 
         if (p.charge_amount > 0) {
           expect(after).toHaveLength(before.length + 1);
@@ -86,8 +78,8 @@ describe('changeplan/preview', () => {
 
   it('changes nothing, and answers a refused change with the error changeplan gives', async () => {
     const co = await newPayingCompany(t);
-    const fromId = await createPlan(co, { charge: 2000, period: 'month', tokens: 100, gb: undefined, tokenOverage: 0 });
-    const id = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: fromId, token: 'tok_visa' } })).body.data.id as string;
+    const fromId = await createSpecPlan(co, { charge: 2000, period: 'month', tokens: 100, gb: undefined, tokenOverage: 0 });
+    const id = await createAccount(co, { plan_id: fromId, token: 'tok_visa' });
     const account = (await co.call('GET', `/v1/accounts/${id}`)).body.data;
     const same = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: fromId } });
     expect(same.status).toBe(400);
@@ -96,10 +88,10 @@ describe('changeplan/preview', () => {
     expect(missing.status).toBe(404);
     const bad = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan: fromId } });
     expect(bad.status).toBe(400);
-    const toId = await createPlan(co, { charge: 9000, period: 'month', tokens: 900, gb: undefined, tokenOverage: 0 });
+    const toId = await createSpecPlan(co, { charge: 9000, period: 'month', tokens: 900, gb: undefined, tokenOverage: 0 });
     expect((await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } })).body.data).toMatchObject({ effective: 'now', plan_id: toId });
     expect((await co.call('GET', `/v1/accounts/${id}`)).body.data).toEqual(account);
-    expect(await chargesOf(co, id)).toHaveLength(1);
+    expect(await charges(co, id)).toHaveLength(1);
     const get = await co.call('GET', `/v1/accounts/${id}/changeplan/preview`);
     expect(get.status).toBe(404);
     expect(get.body.error.message).toMatch(/answers POST/);
