@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { setTestTime } from '../../clock';
+import { advance, charges as listCharges, createAccount } from '../../testing/scenario';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -13,22 +14,15 @@ type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 // Wednesday 2027-03-10 12:00 UTC: the refill day is the 10th, the first due time 2027-04-10 00:00.
 const START = Date.UTC(2027, 2, 10, 12);
 
-async function account(co: Co, token: string | null = 'tok_visa') {
-  const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada Lovelace', email: 'ada@example.com', ...(token && { token }) } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { id: string };
-}
-
-const charges = async (co: Co, id: string) =>
-  (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { id: string; amount: number; status: string; reason: string; processor_payment_intent_id: string | null }[];
+const account = async (co: Co, token: string | null = 'tok_visa') => ({ id: await createAccount(co, token ? { token } : {}) });
+const charges = async (co: Co, id: string) => (await listCharges(co, id)) as { id: string; amount: number; status: string; reason: string; processor_payment_intent_id: string | null }[];
 const ledger = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/transactions`)).body.data as { type: string; amount: number; denomination: string; charge_id: string | null }[];
 const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 const balance = async (co: Co, id: string, d = 'credits') => (await co.call('GET', `/v1/accounts/${id}/balance/${d}`)).body.data;
 
 beforeAll(async () => {
   setTestTime(START);
-  const r = await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
-  expect(r.body.data.now).toBe(new Date(START).toISOString());
+  expect((await advance(0)).toISOString()).toBe(new Date(START).toISOString());
 });
 
 describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () => {
@@ -90,7 +84,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 10 } });
     expect(r.body.data.amount).toBe(0);
     expect(await charges(co, a.id)).toHaveLength(0);
-    await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
+    await advance(0);
     expect((await balance(co, a.id)).amount).toBe(100);
     expect(await charges(co, a.id)).toMatchObject([{ amount: 900, status: 'succeeded', reason: 'refill_threshold' }]);
     expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill_threshold', amount: 100 }]);
@@ -100,7 +94,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     const a = await account(co);
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 10, usd_charge: 100, refill_period: 'monthly', threshold: 15 } });
     expect(r.body.data).toMatchObject({ amount: 10, refill_threshold: 15, refill_on_day: '10' });
-    await api('POST', '/v1/test_clock/advance', { auth: 'admin', body: { seconds: 0 } });
+    await advance(0);
     expect((await charges(co, a.id)).map((c) => c.reason).sort()).toEqual(['refill_monthly', 'refill_threshold']);
     expect((await balance(co, a.id)).amount).toBe(20);
   });
