@@ -4,6 +4,7 @@ import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../te
 import { collectorLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
+import { charges as listCharges, createPlan } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -15,9 +16,9 @@ let addresses = 0;
 const newAddress = () => `198.51.100.${++addresses}`;
 
 async function pendingAccount(co: Co) {
-  const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] } });
-  expect(plan.status, JSON.stringify(plan.body)).toBe(200);
-  const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.body.data.id, enable_card_collector: true } });
+  const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+  // The collector link is in the creation answer only.
+  const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, enable_card_collector: true } });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   return { id: created.body.data.id as string, path: new URL(created.body.data.card_collector_url).pathname };
 }
@@ -25,9 +26,8 @@ async function pendingAccount(co: Co) {
 const submit = (path: string, token: string, address: string) => api('POST', `${path}/submit`, { body: { token }, headers: { 'x-forwarded-for': address } });
 const tokenOf = (path: string) => path.split('/').pop()!;
 
-async function charges(co: Co, id: string) {
-  return ((await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { status: string }[]).map((c) => c.status);
-}
+/** The account's charge statuses, newest first. */
+const charges = async (co: Co, id: string) => (await listCharges(co, id)).map((c) => c.status);
 
 describe('a card collector link', () => {
   it('is spent after 5 failed card attempts (declines and refused tokens): later submits are 410 link_expired, and a new link works', async () => {
