@@ -17,7 +17,7 @@ import {
   HEADER_VARIANTS,
   IdRef,
   Long,
-  NASTY,
+  nasty,
   NASTY_PATH,
   NASTY_QUERY,
   RawJson,
@@ -209,7 +209,7 @@ function build(target: FuzzOperation, spec: RequestSpec): Sent {
         const slots = slotsOf(body);
         const replacement = (old: unknown) =>
           m.m === 'field'
-            ? NASTY[m.nasty]
+            ? nasty(m.nasty)
             : m.m === 'wrong-type'
               ? wrongType(old)
               : new RawJson(m.shape === 'array' ? '['.repeat(m.depth) + ']'.repeat(m.depth) : '{"a":'.repeat(m.depth) + '1' + '}'.repeat(m.depth));
@@ -233,7 +233,7 @@ function build(target: FuzzOperation, spec: RequestSpec): Sent {
         if (!addsBody(m.at)) break;
         const objects = objectsOf(body);
         const target = objects.length ? objects[m.at % objects.length] : (bodyOrNew() as Record<string, unknown>);
-        setOwn(target, EXTRA_KEYS[m.key], NASTY[m.nasty]);
+        setOwn(target, EXTRA_KEYS[m.key], nasty(m.nasty));
         break;
       }
       case 'content-type':

@@ -282,6 +282,25 @@ export const NASTY: unknown[] = [
   new RawJson('{"prototype":{"polluted":"yes"},"toString":"x","valueOf":1}'),
 ];
 
+/**
+ * NASTY[i] as a fresh value: a body takes it in and later mutations of the same request may write
+ * into it (or put it inside itself), which must not change the shared list for the requests after.
+ */
+export function nasty(i: number): unknown {
+  return copyValue(NASTY[i]);
+}
+
+function copyValue(value: unknown): unknown {
+  if (value instanceof RawJson || value instanceof Long) return value;
+  if (Array.isArray(value)) return value.map(copyValue);
+  if (value && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const k of Object.keys(value)) setOwn(copy, k, copyValue((value as Record<string, unknown>)[k]));
+    return copy;
+  }
+  return value;
+}
+
 export const EXTRA_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'extra', 'id', 'company_id', '', 'a\u0000b', 'x'.repeat(300)];
 
 export const CONTENT_TYPES: (string | null)[] = [
