@@ -45,6 +45,8 @@ export function restartPostgres({ port = 54329, durable = false, name = 'billing
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", '-c max_connections=300', '-c shared_buffers=256MB'];
   if (!durable) options.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
   if (durable === 'process') options.push('-c fsync=off');
+  // Extra server settings for a profiling run, e.g. PG_EXTRA_OPTIONS='-c shared_preload_libraries=pg_stat_statements'.
+  if (process.env.PG_EXTRA_OPTIONS) options.push(process.env.PG_EXTRA_OPTIONS);
   asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
   return `postgres://postgres@127.0.0.1:${port}/postgres`;
 }

@@ -1,11 +1,22 @@
-// Ingest benchmark: starts the built server on each database and measures, in one run,
-// batch ingest (batches of 1000 plan-priced events over 1000 accounts), single gated events
-// at 32 connections (rate, p50, p99), and the same server's GET /health as the ceiling.
+// Ingest benchmark: starts the built production server (scripts/serve.mjs, what `npm start`
+// runs) on each database and measures, against that one server, the modes named by --only
+// (default batch,single,health):
+//   batch    batches of 1000 plan-priced events over 1000 accounts, --writers at a time (4)
+//   single   single gated events at 32 connections over the 1000 accounts: rate, p50, p99
+//   hot      single gated events at 64 connections on one account; checks the balance fell by
+//            exactly the accepted events
+//   reads    GET .../balance/credits at 32 connections
+//   latency  single gated events from one connection in a loop, then from four: p50, p99
+//   health   GET /health at 32 connections: the framework's own ceiling
+//   soak     single gated events at 32 connections for --soak seconds (600), the server's RSS
+//            every 10 s, and its growth after the first minute
+// Every run reports the server's peak RSS (its process tree) over the modes.
 // Usage: npm run build && node bench/ingest/run.mjs [--db embedded|postgres|both] [--seconds 10]
 //   --db pgbouncer: PostgreSQL behind PgBouncer in transaction mode, DATABASE_PREPARE=0;
 //   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
 //   --rounds N runs the list N times in turn (alternating, so machine noise hits every mode);
-//   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1.
+//   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1;
+//   --web-concurrency N: serving processes on the one port (PostgreSQL only).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '55432' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '55432' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -41,15 +52,19 @@ function request(base, method, pathname, body, headers = {}) {
 
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], {
+  // The production server (`npm start` serves through it): WEB_CONCURRENCY processes on one port.
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NEXT_START ? [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)] : [path.join(root, 'scripts/serve.mjs')])], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_SECOND: '0', APP_SECRET: 'bench-secret-of-at-least-32-bytes-0123456789', ...env },
+    env: {
+      ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],
+      ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_SECOND: '0', APP_SECRET: 'bench-secret-of-at-least-32-bytes-0123456789', ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
-      if ((await request(base, 'GET', '/health')).status === 200) return { base, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
     } catch { /* starting */ }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -84,58 +99,146 @@ async function setup(base) {
   return { auth, accounts };
 }
 
-async function measure(base, { auth, accounts }) {
-  // 1) batch ingest: batches of 1000 events over the 1000 accounts, 2 concurrent writers.
-  const batches = Number(values.batches);
-  let sent = 0;
-  let t0 = performance.now();
-  await pool(2, async () => {
-    while (sent < batches) {
-      sent++;
-      const items = Array.from({ length: 1000 }, (_, i) => ({ account_id: accounts[(i * 7 + sent) % accounts.length], type: 'call' }));
-      const r = await request(base, 'POST', '/v1/events', items, auth);
-      if (r.status !== 200) throw new Error(`batch failed ${r.status} ${JSON.stringify(r.body)}`);
-    }
-  });
-  const batchRate = (batches * 1000) / ((performance.now() - t0) / 1000);
+/** The server's resident memory: its process and every process it started (WEB_CONCURRENCY), in MB. */
+function treeRssMb(pid) {
+  let kb = 0;
+  const visit = (p) => {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      for (const t of fs.readdirSync(`/proc/${p}/task`)) {
+        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
+      }
+    } catch { /* gone */ }
+  };
+  visit(pid);
+  return Math.round(kb / 1024);
+}
 
-  // 2) single gated events at 32 connections.
+/** Gated single events on `pick(connection, n)`'s account, `connections` at a time for `seconds`. */
+async function gatedLoop(base, auth, connections, seconds, pick, onSample) {
   const lat = [];
   let stop = false;
-  t0 = performance.now();
-  setTimeout(() => (stop = true), SECONDS * 1000);
-  await pool(32, async (c) => {
+  let rejected = 0;
+  const t0 = performance.now();
+  const timer = setTimeout(() => (stop = true), seconds * 1000);
+  await pool(connections, async (c) => {
     let n = 0;
     while (!stop) {
       const s = performance.now();
-      const r = await request(base, 'POST', `/v1/accounts/${accounts[(c * 31 + n++) % accounts.length]}/events`, { type: 'call', gate_on_balance: true }, auth);
-      if (r.status !== 200) throw new Error(`event failed ${r.status}`);
+      const r = await request(base, 'POST', `/v1/accounts/${pick(c, n++)}/events`, { type: 'call', gate_on_balance: true }, auth);
+      if (r.status === 402) rejected++;
+      else if (r.status !== 200) throw new Error(`event failed ${r.status} ${JSON.stringify(r.body)}`);
       lat.push(performance.now() - s);
+      onSample?.(lat.length);
     }
   });
-  const singleRate = lat.length / ((performance.now() - t0) / 1000);
+  clearTimeout(timer);
+  const rate = lat.length / ((performance.now() - t0) / 1000);
   lat.sort((a, b) => a - b);
+  return { rate, p50: +pct(lat, 50).toFixed(1), p99: +pct(lat, 99).toFixed(1), count: lat.length, rejected };
+}
 
-  // 3) the framework's own ceiling on this machine: GET /health at 32 connections.
-  let health = 0;
-  stop = false;
-  t0 = performance.now();
-  setTimeout(() => (stop = true), SECONDS * 1000);
-  await pool(32, async () => {
-    while (!stop) {
-      await request(base, 'GET', '/health');
-      health++;
+async function measure(server, { auth, accounts }) {
+  const base = server.base;
+  const only = new Set(values.only.split(','));
+  const out = {};
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, treeRssMb(server.pid))), 250);
+  try {
+    if (only.has('batch')) {
+      // Batches of 1000 events over the 1000 accounts, `--writers` at a time.
+      const batches = Number(values.batches);
+      let sent = 0;
+      const t0 = performance.now();
+      await pool(Number(values.writers), async () => {
+        while (sent < batches) {
+          sent++;
+          const items = Array.from({ length: 1000 }, (_, i) => ({ account_id: accounts[(i * 7 + sent) % accounts.length], type: 'call' }));
+          const r = await request(base, 'POST', '/v1/events', items, auth);
+          if (r.status !== 200) throw new Error(`batch failed ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      });
+      out.batch_events_per_s = Math.round((batches * 1000) / ((performance.now() - t0) / 1000));
     }
-  });
-  const healthRate = health / ((performance.now() - t0) / 1000);
-  return {
-    batch_events_per_s: Math.round(batchRate),
-    single_gated_per_s: Math.round(singleRate),
-    single_p50_ms: +pct(lat, 50).toFixed(1),
-    single_p99_ms: +pct(lat, 99).toFixed(1),
-    health_per_s: Math.round(healthRate),
-    single_vs_health: +(singleRate / healthRate).toFixed(2),
-  };
+    if (only.has('single')) {
+      // Single gated events at 32 connections, spread over the 1000 accounts.
+      const r = await gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]);
+      Object.assign(out, { single_gated_per_s: Math.round(r.rate), single_p50_ms: r.p50, single_p99_ms: r.p99 });
+    }
+    if (only.has('hot')) {
+      // 64 connections on one balance; then the balance must have fallen by exactly the accepted events.
+      const hot = accounts[accounts.length - 1];
+      const before = await request(base, 'GET', `/v1/accounts/${hot}/balance/credits`, undefined, auth);
+      const r = await gatedLoop(base, auth, 64, SECONDS, () => hot);
+      const after = await request(base, 'GET', `/v1/accounts/${hot}/balance/credits`, undefined, auth);
+      const fell = Math.round((Number(before.body.data.amount) - Number(after.body.data.amount)) * 100);
+      if (fell !== r.count - r.rejected) throw new Error(`hot account: ${r.count - r.rejected} events accepted but the balance fell by ${fell} cents`);
+      Object.assign(out, { hot_gated_per_s: Math.round(r.rate), hot_p50_ms: r.p50, hot_p99_ms: r.p99 });
+    }
+    if (only.has('reads')) {
+      // Balance reads at 32 connections.
+      let n = 0;
+      let stop = false;
+      const t0 = performance.now();
+      setTimeout(() => (stop = true), SECONDS * 1000);
+      await pool(32, async (c) => {
+        let i = 0;
+        while (!stop) {
+          const r = await request(base, 'GET', `/v1/accounts/${accounts[(c * 31 + i++) % accounts.length]}/balance/credits`, undefined, auth);
+          if (r.status !== 200) throw new Error(`read failed ${r.status}`);
+          n++;
+        }
+      });
+      out.reads_per_s = Math.round(n / ((performance.now() - t0) / 1000));
+    }
+    if (only.has('latency')) {
+      // A company's request path: one connection in a loop, then four.
+      for (const conns of [1, 4]) {
+        const r = await gatedLoop(base, auth, conns, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]);
+        Object.assign(out, { [`latency${conns}_per_s`]: Math.round(r.rate), [`latency${conns}_p50_ms`]: r.p50, [`latency${conns}_p99_ms`]: r.p99 });
+      }
+    }
+    if (only.has('health')) {
+      // The framework's own ceiling on this machine: GET /health at 32 connections.
+      let health = 0;
+      let stop = false;
+      const t0 = performance.now();
+      setTimeout(() => (stop = true), SECONDS * 1000);
+      await pool(32, async () => {
+        while (!stop) {
+          await request(base, 'GET', '/health');
+          health++;
+        }
+      });
+      out.health_per_s = Math.round(health / ((performance.now() - t0) / 1000));
+      if (out.single_gated_per_s) out.single_vs_health = +(out.single_gated_per_s / out.health_per_s).toFixed(2);
+      if (out.hot_gated_per_s && out.single_gated_per_s) out.hot_vs_single = +(out.hot_gated_per_s / out.single_gated_per_s).toFixed(2);
+    }
+    if (only.has('soak')) {
+      // Single gated events at 32 connections for --soak seconds; the server's memory every 10 s.
+      const samples = [];
+      const timer = setInterval(() => samples.push(treeRssMb(server.pid)), 10_000);
+      const r = await gatedLoop(base, auth, 32, Number(values.soak), (c, n) => accounts[(c * 31 + n) % accounts.length]);
+      clearInterval(timer);
+      // Warm-up: the first minute (or the first sixth of a shorter soak).
+      const warm = samples.slice(Math.min(6, Math.floor(samples.length / 6)));
+      const first = warm[0];
+      const last = warm[warm.length - 1];
+      Object.assign(out, {
+        soak_per_s: Math.round(r.rate),
+        soak_p99_ms: r.p99,
+        soak_rss_after_warmup_mb: first,
+        soak_rss_end_mb: last,
+        soak_rss_max_mb: Math.max(...warm),
+        soak_growth: +((Math.max(...warm) - first) / first).toFixed(3),
+        soak_rss_samples_mb: samples,
+      });
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  out.peak_rss_mb = Math.max(peak, treeRssMb(server.pid));
+  return out;
 }
 
 const results = {};
@@ -145,9 +248,11 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     let env;
     const onPostgres = db !== 'embedded';
     if (onPostgres) {
-      const url = startPostgres({ port: PG_PORT, durable: true, name: 'billing-bench' });
+      const url = db === 'external' ? null : startPostgres({ port: PG_PORT, durable: true, name: 'billing-bench' });
       env = { DATABASE_URL: url, DATABASE_POOL_SIZE: '20' };
       if (db === 'postgres-unprepared') env.DATABASE_PREPARE = '0';
+      // A database the caller started (profiling: pg_stat_statements), left running.
+      if (db === 'external') env = { DATABASE_URL: process.env.BENCH_EXTERNAL_DB, DATABASE_POOL_SIZE: '20' };
       if (db === 'pgbouncer') env = { DATABASE_URL: startPgBouncer({ port: PG_PORT + 1, pgPort: PG_PORT, name: 'billing-bench' }), DATABASE_POOL_SIZE: '20', DATABASE_PREPARE: '0' };
     } else {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
@@ -157,12 +262,12 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const key = Number(values.rounds) > 1 ? `${db} #${round}` : db;
     try {
       const ctx = await setup(server.base);
-      results[key] = await measure(server.base, ctx);
+      results[key] = await measure(server, ctx);
       console.log(key, results[key]);
     } finally {
       await server.stop();
       if (db === 'pgbouncer') stopPgBouncer({ port: PG_PORT + 1, name: 'billing-bench' });
-      if (onPostgres) stopPostgres({ port: PG_PORT, name: 'billing-bench' });
+      if (onPostgres && db !== 'external') stopPostgres({ port: PG_PORT, name: 'billing-bench' });
     }
   }
 }

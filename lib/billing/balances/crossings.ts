@@ -22,6 +22,8 @@ export type Moved = {
   raisedAt?: Date;
   /** false when the caller knows the balance has no notification state (nothing to clear). */
   hasStates?: boolean;
+  /** What the move crossed, when the caller's statement already evaluated `crossingRules` under the lock. */
+  crossed?: Omit<Crossed, 'moved'>;
 };
 
 type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean };
@@ -66,7 +68,9 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     if (amountFell || cmp(after, before) < 0) falls.push(m);
   }
   const planEntries: Enter[] = [];
-  for (const c of await readCrossings(db, falls)) {
+  const read = await readCrossings(db, falls.filter((m) => !m.crossed));
+  let r = 0;
+  for (const c of falls.map((m) => (m.crossed ? { moved: m, ...m.crossed } : read[r++]))) {
     const m = c.moved;
     const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
     if (c.belowZero) {

@@ -1,17 +1,18 @@
 import { and, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
-import { isUniqueViolation, type Db } from '../../db/client';
+import { isUniqueViolation, sql, type Db } from '../../db/client';
 import { events, type EventState } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
-import { add, cmp, neg, sub, unitsOut, type Units } from '../../money';
+import { add, cmp, neg, sub, toUnits, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
 import type { Notification } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
-import { afterBalancesMoved } from '../balances/crossings';
+import { afterBalancesMoved, crossingRules, planPeriodKey, type Moved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
-import { insertEvents, insertLedgerRows, lockBalancesForEvents, setBalanceAmounts, type LedgerInsert } from '../../db/sql/events';
+import { recordInGroup } from './group';
+import { insertEvents, insertLedgerRows, lockBalancesForEvents, moveBalancesForEvents, setBalanceAmounts, type CrossingSql, type LedgerInsert, type LedgerMove, type LockedBalance } from '../../db/sql/events';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -62,6 +63,22 @@ type BalanceState = {
   planManaged: boolean;
   planAlert: { included: string; pct: string; period: Date } | null;
   hasStates: boolean;
+  crossed?: Moved['crossed'];
+};
+
+/** The crossing rules over the columns `moveBalancesForEvents` gives them. */
+const batchCrossings: CrossingSql = {
+  ...crossingRules({
+    before: sql`c.before`,
+    after: sql`c.after`,
+    threshold: sql`c.threshold`,
+    startAmount: sql`c.start_amount`,
+    amount: sql`c.amount`,
+    included: sql`c.included`,
+    pct: sql`c.pct`,
+    period: sql`c.period`,
+  }),
+  periodKey: planPeriodKey(sql`c.period`),
 };
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
@@ -142,71 +159,97 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
 
     const billed = toInsert.filter((p) => p.cost);
     const states = new Map<string, BalanceState>();
+    const stateOf = (b: LockedBalance, startPending: Units): BalanceState => ({
+      id: b.id,
+      amount: b.amount,
+      pending: startPending,
+      startAmount: b.amount,
+      startPending,
+      threshold: b.refill_threshold,
+      planManaged: b.plan_managed,
+      planAlert: b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null,
+      hasStates: b.has_states,
+    });
+    const eventRows: EventRow[] = [];
+    const rejectedOn: Notification[] = [];
+    let moved = false;
     if (billed.length) {
       await ensureBalances(tx, billed.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
-      const locked = await lockBalancesForEvents(tx, pairs, now);
-      for (const b of locked) {
-        const k = key(b.account_id, b.denomination);
-        const pending = sub(b.pending, ownHolds.get(k) ?? '0');
-        states.set(k, {
-          id: b.id,
-          amount: b.amount,
-          pending,
-          startAmount: b.amount,
-          startPending: pending,
-          threshold: b.refill_threshold,
-          planManaged: b.plan_managed,
-          planAlert: b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null,
-          hasStates: b.has_states,
-        });
-      }
-    }
-
-    const eventRows: EventRow[] = [];
-    const ledger: LedgerInsert[] = [];
-    const rejectedOn: Notification[] = [];
-    const lateRows: EventRow[] = [];
-    for (const [i, p] of toInsert.entries()) {
-      const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
-      let r = early[i];
-      if (!r) {
-        const refused = p.cost && st && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0;
-        r = row(p, ids[i], refused ? 'rejected' : (p.item.state ?? 'complete'));
-        lateRows.push(r);
-      }
-      const { id, state } = r;
-      eventRows.push(r);
-      if (!p.cost || !st) continue;
-      if (state === 'rejected') {
-        rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount });
-      } else if (state === 'pending') {
-        st.pending = add(st.pending, p.cost.amount);
+      if (earlyRows.length === toInsert.length) {
+        // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
+        const moves: LedgerMove[] = [];
+        for (const r of earlyRows) {
+          if (r.state === 'complete' && r.costAmount && r.costDenomination) {
+            moves.push({ accountId: r.accountId, denomination: r.costDenomination, cost: r.costAmount, eventId: r.id, txId: newId('tx'), description: `Event ${r.type}` });
+          }
+        }
+        const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
+        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, moves, companyId, now, crossings: batchCrossings })) {
+          const k = key(b.account_id, b.denomination);
+          const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));
+          if (cmp(b.new_amount, b.amount) !== 0) st.amount = toUnits(b.new_amount);
+          st.pending = b.pending;
+          st.crossed = {
+            belowZero: b.below_zero,
+            belowRefillThreshold: b.below_refill_threshold,
+            planAlert: b.plan_alert ? { included: b.included!, pct: b.pct!, period: b.plan_period! } : null,
+          };
+          states.set(k, st);
+        }
+        eventRows.push(...earlyRows);
+        moved = true;
       } else {
-        const starting = st.amount;
-        st.amount = sub(st.amount, p.cost.amount);
-        ledger.push({
-          id: newId('tx'),
-          accountId: p.item.account_id,
-          companyId,
-          balanceId: st.id,
-          denomination: p.cost.denomination,
-          type: 'event',
-          description: `Event ${p.item.type}`,
-          amount: neg(p.cost.amount),
-          startingBalance: starting,
-          endingBalance: st.amount,
-          eventId: id,
-          chargeId: null,
-          createdAt: now,
-        });
+        for (const b of await lockBalancesForEvents(tx, pairs, now)) {
+          const k = key(b.account_id, b.denomination);
+          states.set(k, stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0')));
+        }
       }
     }
 
-    if (lateRows.length) await insertEvents(tx, lateRows);
-    if (ledger.length) await insertLedgerRows(tx, ledger);
-    const moved = [...states.values()].filter((s) => s.amount !== s.startAmount);
-    if (moved.length) await setBalanceAmounts(tx, moved, now);
+    if (!moved) {
+      const ledger: LedgerInsert[] = [];
+      const lateRows: EventRow[] = [];
+      for (const [i, p] of toInsert.entries()) {
+        const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
+        let r = early[i];
+        if (!r) {
+          const refused = p.cost && st && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0;
+          r = row(p, ids[i], refused ? 'rejected' : (p.item.state ?? 'complete'));
+          lateRows.push(r);
+        }
+        const { id, state } = r;
+        eventRows.push(r);
+        if (!p.cost || !st) continue;
+        if (state === 'rejected') {
+          rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount });
+        } else if (state === 'pending') {
+          st.pending = add(st.pending, p.cost.amount);
+        } else {
+          const starting = st.amount;
+          st.amount = sub(st.amount, p.cost.amount);
+          ledger.push({
+            id: newId('tx'),
+            accountId: p.item.account_id,
+            companyId,
+            balanceId: st.id,
+            denomination: p.cost.denomination,
+            type: 'event',
+            description: `Event ${p.item.type}`,
+            amount: neg(p.cost.amount),
+            startingBalance: starting,
+            endingBalance: st.amount,
+            eventId: id,
+            chargeId: null,
+            createdAt: now,
+          });
+        }
+      }
+      if (lateRows.length) await insertEvents(tx, lateRows);
+      if (ledger.length) await insertLedgerRows(tx, ledger);
+      const changed = [...states.values()].filter((s) => s.amount !== s.startAmount);
+      if (changed.length) await setBalanceAmounts(tx, changed, now);
+    }
     await afterBalancesMoved(tx, companyId, [...states.entries()].map(([k, s]) => ({ accountId: k.split('\u0000')[0], denomination: k.split('\u0000')[1], ...s })), rejectedOn, now);
 
     const inserted = new Map(eventRows.map((e) => [e.idempotencyKey ?? e.id, e]));
@@ -225,17 +268,13 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
 /**
  * One event; a gated event that lacks balance is recorded and answered with 402. The common
  * case is one statement (see single.ts); a first event on a new balance or an idempotent
- * repeat takes the general path.
+ * repeat takes the general path. With `group`, events for one account that arrive while
+ * another is being written are written together (group.ts); only a caller outside any
+ * transaction of its own may ask for it.
  */
-export async function recordEvent({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date }): Promise<{ event: EventRow; balance: Balance | null }> {
-  const fast = await recordSingleEvent({ db, companyId, accountId, input, now });
-  if (fast === 'not_found') throw notFound('account', 'account_id');
-  let result = fast;
-  if (!result) {
-    const [event] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
-    const balance = event.costDenomination ? await findBalance({ db, accountId, denomination: event.costDenomination, now }) : null;
-    result = { event, balance };
-  }
+export async function recordEvent({ db, companyId, accountId, input, now, group = false }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date; group?: boolean }): Promise<{ event: EventRow; balance: Balance | null }> {
+  // An event with its own idempotency key is written alone: its answer may be an earlier record.
+  const result = group && !input.idempotency_key ? await recordInGroup({ db, companyId, accountId, input, now }, recordAlone, recordGroup) : await recordAlone({ db, companyId, accountId, input, now });
   const row = result.event;
   if (row.state === 'rejected') {
     throw new ApiError(
@@ -246,6 +285,25 @@ export async function recordEvent({ db, companyId, accountId, input, now }: { db
     );
   }
   return result;
+}
+
+/** A group's events as one batch; an unknown account is the caller's `account_id`, not a batch item's. */
+async function recordGroup(args: { db: Db; companyId: string; items: BatchItem[]; now: Date }): Promise<EventRow[]> {
+  try {
+    return await recordEvents(args);
+  } catch (err) {
+    if (err instanceof ApiError && err.type === 'not_found') throw notFound('account', 'account_id');
+    throw err;
+  }
+}
+
+async function recordAlone({ db, companyId, accountId, input, now }: { db: Db; companyId: string; accountId: string; input: EventInput; now: Date }): Promise<{ event: EventRow; balance: Balance | null }> {
+  const fast = await recordSingleEvent({ db, companyId, accountId, input, now });
+  if (fast === 'not_found') throw notFound('account', 'account_id');
+  if (fast) return fast;
+  const [event] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
+  const balance = event.costDenomination ? await findBalance({ db, accountId, denomination: event.costDenomination, now }) : null;
+  return { event, balance };
 }
 
 export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: string; eventId: string }) {

@@ -40,12 +40,23 @@ export async function priceEvents(
 ): Promise<{ found: boolean; cost: Cost; pricedBy: PricedBy }[]> {
   const rows = await query<{ found: boolean; amount: string | null; denomination: string | null; priced_by: PricedBy }>(
     db,
-    sql`select a.id is not null as found, price.amount::text as amount, price.denomination, price.priced_by
-      from unnest(${textArray(items.map((i) => i.account_id))}, ${textArray(items.map((i) => i.type))},
-        ${textArray(items.map((i) => i.cost_override?.amount ?? null))}, ${textArray(items.map((i) => i.cost_override?.denomination ?? null))})
-        with ordinality as v(account_id, type, override_amount, override_denomination, ord)
-      left join accounts a on a.id = v.account_id and a.company_id = ${companyId}
-      left join lateral ${eventPrice({ planId: sql`a.plan_id`, type: sql`v.type`, overrideAmount: sql`v.override_amount::numeric`, overrideDenomination: sql`v.override_denomination` })} price on true
+    // Priced once per distinct (plan, type, override), not once per item: a batch of a thousand
+    // events usually has a handful of those.
+    sql`with v as (
+        select v.ord, v.type, coalesce(v.override_amount, '') as override_amount, coalesce(v.override_denomination, '') as override_denomination,
+          a.id as account_id, coalesce(a.plan_id, '') as plan_id
+        from unnest(${textArray(items.map((i) => i.account_id))}, ${textArray(items.map((i) => i.type))},
+          ${textArray(items.map((i) => i.cost_override?.amount ?? null))}, ${textArray(items.map((i) => i.cost_override?.denomination ?? null))})
+          with ordinality as v(account_id, type, override_amount, override_denomination, ord)
+        left join accounts a on a.id = v.account_id and a.company_id = ${companyId}
+      ), combos as (
+        select distinct plan_id, type, override_amount, override_denomination from v where account_id is not null
+      ), priced as (
+        select c.*, price.amount, price.denomination, price.priced_by from combos c
+        left join lateral ${eventPrice({ planId: sql`nullif(c.plan_id, '')`, type: sql`c.type`, overrideAmount: sql`nullif(c.override_amount, '')::numeric`, overrideDenomination: sql`nullif(c.override_denomination, '')` })} price on true
+      )
+      select v.account_id is not null as found, p.amount::text as amount, p.denomination, coalesce(p.priced_by, 'none') as priced_by
+      from v left join priced p on p.plan_id = v.plan_id and p.type = v.type and p.override_amount = v.override_amount and p.override_denomination = v.override_denomination
       order by v.ord`,
   );
   return rows.map((r) => ({

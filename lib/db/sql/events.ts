@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../client';
 import type { events, transactions } from '../schema';
 
@@ -89,5 +90,79 @@ export async function setBalanceAmounts(db: Db, moved: { id: string; amount: str
     db,
     sql`update balances set amount = v.amount::numeric, updated_at = ${now.toISOString()}::timestamptz
       from unnest(${textArray(moved.map((m) => m.id))}, ${textArray(moved.map((m) => m.amount))}) as v(id, amount) where balances.id = v.id`,
+  );
+}
+
+/** A ledger row of a completed, billed event, in request order: its balance moves by `cost`. */
+export type LedgerMove = { accountId: string; denomination: string; cost: string; eventId: string; txId: string; description: string };
+
+/** A balance `moveBalancesForEvents` locked: what it was, what it is now, and what it crossed. */
+export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; plan_period: string | null };
+
+/**
+ * The crossing rules (the domain's single source), as SQL over the columns of `c`: `before`
+ * and `after` (available), `start_amount`, `amount`, `threshold`, `included`, `pct`, `period`.
+ */
+export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert: SQL; periodKey: SQL };
+
+/**
+ * A batch's balance moves in one statement, when no item's state hangs on a balance (no gated,
+ * billed item): lock the (account, denomination) pairs' balances in account order, write one
+ * ledger row per completed billed event with its running starting and ending balance (in request
+ * order), set each balance to its end, read each balance's live holds with a fresh snapshot
+ * once every lock is held, and evaluate the crossing rules on what the move left. The locks are
+ * held from this statement to the commit, and nothing else that needs them runs between: the
+ * ledger rows and the crossings are computed by the database, not sent back and forth.
+ * `ownHolds[i]` is what this transaction's own pending events hold on `pairs[i]` (its holds
+ * are visible to the read: `available` before the batch leaves them out).
+ */
+export async function moveBalancesForEvents(
+  db: Db,
+  { pairs, ownHolds, moves, companyId, now, crossings }: { pairs: (readonly [string, string])[]; ownHolds: string[]; moves: LedgerMove[]; companyId: string; now: Date; crossings: CrossingSql },
+): Promise<MovedBalance[]> {
+  const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
+  const at = now.toISOString();
+  return query<MovedBalance>(
+    db,
+    sql`with locked as materialized (
+      select b.id, b.account_id, b.denomination, b.amount, b.refill_threshold, b.managed_by_plan_id, b.included_amount, v.own_holds::numeric as own_holds
+      from balances b join unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}) as v(account_id, denomination, own_holds)
+        on b.account_id = v.account_id and b.denomination = v.denomination
+      order by b.account_id, b.denomination for update of b
+    ), run as (
+      select m.tx_id, m.event_id, m.account_id, m.denomination, m.description, m.cost::numeric as cost, l.id as balance_id,
+        l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
+      from unnest(${col((m) => m.accountId)}, ${col((m) => m.denomination)}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.txId)}, ${col((m) => m.description)})
+        with ordinality as m(account_id, denomination, cost, event_id, tx_id, description, ord)
+      join locked l on l.account_id = m.account_id and l.denomination = m.denomination
+    ), led as (
+      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
+      select r.tx_id, r.account_id, ${companyId}, r.balance_id, r.denomination, 'event', r.description, -r.cost, r.ending + r.cost, r.ending, r.event_id, null, ${at}::timestamptz
+      from run r
+    ), upd as (
+      update balances b set amount = b.amount - t.total, updated_at = ${at}::timestamptz
+      from (select balance_id, sum(cost) as total from run group by balance_id) t
+      where b.id = t.balance_id
+      returning b.id, b.amount
+    ), c as (
+      select l.id, l.account_id, l.denomination, l.amount as start_amount, coalesce(u.amount, l.amount) as amount, l.refill_threshold as threshold,
+        l.managed_by_plan_id, l.included_amount as included, coalesce(p.pending, 0) as pending,
+        l.amount - (coalesce(p.pending, 0) - l.own_holds) as before, coalesce(u.amount, l.amount) - coalesce(p.pending, 0) as after,
+        pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
+        exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
+      from locked l
+      left join upd u on u.id = l.id
+      left join plans pl on pl.id = l.managed_by_plan_id
+      left join accounts a on a.id = l.account_id and l.managed_by_plan_id is not null
+      -- Holds read with a fresh snapshot once every lock is held: holds committed while we waited count.
+      left join live_pending_many(
+        (select array_agg(account_id) from locked), (select array_agg(denomination) from locked), ${at}::timestamptz
+      ) p on p.account_id = l.account_id and p.denomination = l.denomination
+    )
+    select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
+      c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
+      coalesce(${crossings.belowZero}, false) as below_zero, coalesce(${crossings.belowRefillThreshold}, false) as below_refill_threshold,
+      coalesce(${crossings.planAlert}, false) as plan_alert, ${crossings.periodKey} as plan_period
+    from c`,
   );
 }

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { ledgerSums } from '../balances/balances';
+import { groupCommits } from './group';
+
+const t = useTestDatabase();
+
+describe('group commit of one account’s concurrent single events', () => {
+  it('writes concurrent gated events together, each with its own record, ledger row and answer, decided in arrival order', async () => {
+    const co = await newCompany(t);
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
+    const before = { ...groupCommits };
+
+    const answers = await Promise.all(
+      Array.from({ length: 64 }, () => co.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 'call', cost_override_amount: '1', cost_override_denomination: 'credits', gate_on_balance: true } })),
+    );
+    // Some of them were written as groups, not one transaction each.
+    expect(groupCommits.groups).toBeGreaterThan(before.groups);
+    expect(groupCommits.events - before.events).toBeGreaterThan(1);
+
+    // Exactly ten fit; the others are refused with their own rejected event.
+    const accepted = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 402);
+    expect(accepted).toHaveLength(10);
+    expect(refused).toHaveLength(54);
+    const ids = [...accepted.map((a) => a.body.data.id as string), ...refused.map((a) => a.body.error.rejected_event_id as string)];
+    expect(new Set(ids).size).toBe(64);
+
+    // Arrival order: events are numbered (time-ordered ids) as they arrive, and the first ten to arrive are the ones that fit.
+    const sorted = [...ids].sort();
+    expect(new Set(sorted.slice(0, 10))).toEqual(new Set(accepted.map((a) => a.body.data.id)));
+
+    // Each accepted answer shows the balance as its own event left it: 9, 8, ..., 0 in arrival order.
+    const byId = [...accepted].sort((a, b) => (a.body.data.id < b.body.data.id ? -1 : 1));
+    expect(byId.map((a) => a.body.data.balance.amount)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(byId.every((a) => a.body.data.balance.available === a.body.data.balance.amount)).toBe(true);
+
+    // One ledger row per accepted event, and the ledger adds up to the balance.
+    const ledger = (await co.call('GET', `/v1/accounts/${acct}/transactions?limit=100`)).body.data as { type: string; event_id: string | null; ending_balance: number }[];
+    const eventRows = ledger.filter((r) => r.type === 'event');
+    expect(eventRows.map((r) => r.event_id).sort()).toEqual(sorted.slice(0, 10));
+    expect(eventRows.map((r) => r.ending_balance).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect(balance.amount).toBe(0);
+    const [sum] = await ledgerSums(t.database.db, acct);
+    expect(Number(sum.total)).toBe(0);
+
+    // The refused ones are recorded as rejected events and charged nothing.
+    const rejected = (await co.call('GET', `/v1/companies/{company}/events?account_id=${acct}&state=rejected&limit=100`)).body.data;
+    expect(rejected).toHaveLength(54);
+  });
+
+  it('keeps holds and plain events exact when they are grouped with gated ones', async () => {
+    const co = await newCompany(t);
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Mixed', email: 'mixed@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 20 } });
+    const kinds = Array.from({ length: 48 }, (_, i) => (['hold', 'gated', 'plain'] as const)[i % 3]);
+    const answers = await Promise.all(
+      kinds.map((k) =>
+        co.call('POST', `/v1/accounts/${acct}/events`, {
+          body: { type: 'call', cost_override_amount: '1', cost_override_denomination: 'credits', ...(k === 'hold' && { state: 'pending' }), ...(k === 'gated' && { gate_on_balance: true }) },
+        }),
+      ),
+    );
+    const ok = (k: string) => answers.filter((a, i) => kinds[i] === k && a.status === 200).length;
+    // Holds and plain events are never refused; gated ones only when nothing is available.
+    expect(ok('hold')).toBe(16);
+    expect(ok('plain')).toBe(16);
+    expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 402)).toBe(true);
+    const gatedAccepted = ok('gated');
+    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect(balance.amount).toBe(20 - 16 - gatedAccepted);
+    expect(balance.pending).toBe(16);
+    // Replayed in arrival order (event ids), every gate decision is what a one-at-a-time ledger would have decided.
+    const arrivals = answers
+      .map((a, i) => ({ kind: kinds[i], id: (a.status === 200 ? a.body.data.id : a.body.error.rejected_event_id) as string, accepted: a.status === 200 }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    let available = 20;
+    for (const e of arrivals) {
+      const fits = e.kind !== 'gated' || available >= 1;
+      expect(e.accepted, `${e.kind} ${e.id} with ${available} available`).toBe(fits);
+      if (fits) available -= 1;
+    }
+    expect(balance.available).toBe(available);
+    const [sum] = await ledgerSums(t.database.db, acct);
+    expect(Number(sum.total)).toBe(balance.amount);
+  });
+});
