@@ -10,7 +10,9 @@
 //   health   GET /health at 32 connections: the framework's own ceiling
 //   soak     single gated events at 32 connections for --soak seconds (600), the server's RSS
 //            every 10 s, and its growth after the first minute
-// Every run reports the server's peak RSS (its process tree) over the modes.
+// Every run reports the server's peak RSS (its process tree) over the modes; batch and single
+// also report CPU per unit of work of the app's processes and of PostgreSQL (from /proc), the
+// inputs of the capacity model in bench/README.md.
 // Usage: npm run build && node bench/ingest/run.mjs [--db embedded|postgres|both] [--seconds 10]
 //   --db pgbouncer: PostgreSQL behind PgBouncer in transaction mode, DATABASE_PREPARE=0;
 //   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
@@ -114,6 +116,41 @@ function treeRssMb(pid) {
   return Math.round(kb / 1024);
 }
 
+/** CPU time (user + system) used so far by a process and every process it started, in ms. */
+function treeCpuMs(pid) {
+  let ticks = 0;
+  const visit = (p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+      for (const t of fs.readdirSync(`/proc/${p}/task`)) {
+        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
+      }
+    } catch { /* gone */ }
+  };
+  visit(pid);
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+/** PostgreSQL's postmaster, whose children are the backends serving the app. */
+function postgresPid() {
+  try {
+    return Number(fs.readFileSync(path.join(os.tmpdir(), `billing-bench-pg-${PG_PORT}`, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` and reports the app's and PostgreSQL's CPU per unit of work (`units()` after it ran). */
+async function withCpu(server, fn) {
+  const pg = postgresPid();
+  const app0 = treeCpuMs(server.pid);
+  const db0 = pg ? treeCpuMs(pg) : 0;
+  const r = await fn();
+  return { r, appMs: treeCpuMs(server.pid) - app0, dbMs: pg ? treeCpuMs(pg) - db0 : null };
+}
+
 /** Gated single events on `pick(connection, n)`'s account, `connections` at a time for `seconds`. */
 async function gatedLoop(base, auth, connections, seconds, pick, onSample) {
   const lat = [];
@@ -150,20 +187,28 @@ async function measure(server, { auth, accounts }) {
       const batches = Number(values.batches);
       let sent = 0;
       const t0 = performance.now();
-      await pool(Number(values.writers), async () => {
-        while (sent < batches) {
-          sent++;
-          const items = Array.from({ length: 1000 }, (_, i) => ({ account_id: accounts[(i * 7 + sent) % accounts.length], type: 'call' }));
-          const r = await request(base, 'POST', '/v1/events', items, auth);
-          if (r.status !== 200) throw new Error(`batch failed ${r.status} ${JSON.stringify(r.body)}`);
-        }
-      });
+      const cpu = await withCpu(server, () =>
+        pool(Number(values.writers), async () => {
+          while (sent < batches) {
+            sent++;
+            const items = Array.from({ length: 1000 }, (_, i) => ({ account_id: accounts[(i * 7 + sent) % accounts.length], type: 'call' }));
+            const r = await request(base, 'POST', '/v1/events', items, auth);
+            if (r.status !== 200) throw new Error(`batch failed ${r.status} ${JSON.stringify(r.body)}`);
+          }
+        }),
+      );
       out.batch_events_per_s = Math.round((batches * 1000) / ((performance.now() - t0) / 1000));
+      // CPU per 1000 events: the app's processes and PostgreSQL's.
+      out.batch_app_cpu_ms_per_1000 = +(cpu.appMs / batches).toFixed(1);
+      if (cpu.dbMs !== null) out.batch_db_cpu_ms_per_1000 = +(cpu.dbMs / batches).toFixed(1);
     }
     if (only.has('single')) {
       // Single gated events at 32 connections, spread over the 1000 accounts.
-      const r = await gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]);
+      const { r, appMs, dbMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]));
       Object.assign(out, { single_gated_per_s: Math.round(r.rate), single_p50_ms: r.p50, single_p99_ms: r.p99 });
+      // CPU per event: the app's processes and PostgreSQL's.
+      out.single_app_cpu_ms = +(appMs / r.count).toFixed(2);
+      if (dbMs !== null) out.single_db_cpu_ms = +(dbMs / r.count).toFixed(2);
     }
     if (only.has('hot')) {
       // 64 connections on one balance; then the balance must have fallen by exactly the accepted events.

@@ -108,6 +108,9 @@ export async function ensureBalances(db: Db, items: { accountId: string; company
       select id, account_id, company_id, denomination, 0, ${at}::timestamptz, ${at}::timestamptz
       from unnest(${textArray(unique.map(() => newId('b')))}, ${textArray(unique.map((i) => i.accountId))}, ${textArray(unique.map((i) => i.companyId))},
         ${textArray(unique.map((i) => i.denomination))}) as u(id, account_id, company_id, denomination)
+      -- Existing balances are left out by a plain read first: checking them against the unique
+      -- index would wait for any transaction that is moving them (a batch holding their locks).
+      where not exists (select 1 from balances b where b.account_id = u.account_id and b.denomination = u.denomination)
       on conflict do nothing`,
   );
 }

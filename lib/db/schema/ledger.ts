@@ -39,7 +39,10 @@ export const transactions = pgTable(
     id: text('id').primaryKey(),
     accountId: text('account_id').notNull(),
     companyId: text('company_id').notNull(),
-    balanceId: text('balance_id').notNull().references(() => balances.id),
+    // No foreign key: a ledger row is only ever written with the id of a balance its statement
+    // holds locked (balances are never deleted), and a key would cost every event's ledger row a
+    // lookup inside the lock window of its balance (bench/README.md).
+    balanceId: text('balance_id').notNull(),
     denomination: text('denomination').notNull(),
     type: text('type', { enum: TRANSACTION_TYPES }).notNull(),
     description: text('description').notNull(),
