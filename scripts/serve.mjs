@@ -31,8 +31,13 @@ function logLine(level, msg, fields = {}) {
  * the start here, naming the variable, before any process is forked.
  */
 async function loadConfiguration() {
-  const schema = fs.existsSync(standaloneServer)
-    ? await import(pathToFileURL(path.join(root, 'dist', 'env.mjs')).href)
+  const bundled = path.join(root, 'dist', 'env.mjs');
+  const source = path.join(root, 'lib', 'env.ts');
+  // The build's bundle of the schema when it is at least as new as the source: loading the
+  // TypeScript loader only to read it would keep ~40 MB in every serving process.
+  const fresh = fs.existsSync(bundled) && (!fs.existsSync(source) || fs.statSync(bundled).mtimeMs >= fs.statSync(source).mtimeMs);
+  const schema = fs.existsSync(standaloneServer) || fresh
+    ? await import(pathToFileURL(bundled).href)
     : await (await import('tsx/esm/api')).tsImport('../lib/env.ts', import.meta.url);
   try {
     return schema.loadEnv();
