@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { is } from 'drizzle-orm';
-import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { query, sql } from '../db/client';
-import * as schema from '../db/schema';
 import type { ConsoleUser } from '../auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
+import { databaseFingerprint } from '../testing/fingerprint';
 import type { FormState } from './forms';
 
 // The signed-in user comes from requireUser (lib/auth.ts): swapped for one the test sets, as in
@@ -35,14 +33,7 @@ async function loadActions(dir = CONSOLE, out = new Map<string, Action>()): Prom
   return out;
 }
 
-async function everything(): Promise<Record<string, string>> {
-  const tables = (Object.values(schema) as unknown[]).filter((x): x is PgTable => is(x, PgTable)).map((x) => getTableConfig(x).name);
-  const rows = await query<{ k: string; v: string }>(
-    t.database.db,
-    sql.raw(tables.map((n) => `select '${n}' as k, count(*)::text || ':' || coalesce(md5(string_agg(t::text, '|' order by t::text)), '') as v from "${n}" t`).join(' union all ')),
-  );
-  return Object.fromEntries(rows.map((r) => [r.k, r.v]));
-}
+const everything = () => databaseFingerprint(t.database.db);
 
 type Fields = Record<string, string | string[]>;
 const form = (fields: Fields) => {
