@@ -18,7 +18,8 @@
 //   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
 //   --rounds N runs the list N times in turn (alternating, so machine noise hits every mode);
 //   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1;
-//   --web-concurrency N: serving processes on the one port (PostgreSQL only).
+//   --web-concurrency N: serving processes on the one port (PostgreSQL only);
+//   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -55,7 +56,7 @@ function request(base, method, pathname, body, headers = {}) {
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
   // The production server (`npm start` serves through it): WEB_CONCURRENCY processes on one port.
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NEXT_START ? [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)] : [path.join(root, 'scripts/serve.mjs')])], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(root, 'scripts/serve.mjs')], {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],

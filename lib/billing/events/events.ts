@@ -52,7 +52,7 @@ export function serializeEvent(e: EventRow, now: Date) {
   };
 }
 
-type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; balanceId: string | null };
+type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; hasBalance: boolean };
 type BalanceState = {
   id: string;
   amount: Units;
@@ -93,7 +93,7 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   const prices = await priceEvents(db, companyId, items);
   const missing = prices.findIndex((p) => !p.found);
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
-  const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, balanceId: prices[index].balanceId }));
+  const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, hasBalance: prices[index].hasBalance }));
 
   for (let attempt = 0; ; attempt++) {
     try {
@@ -175,9 +175,14 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     let moved = false;
     if (billed.length) {
       // Only balances that did not exist when the batch was priced are created (in one sorted insert).
-      const unseen = billed.filter((p) => !p.balanceId);
+      const unseen = billed.filter((p) => !p.hasBalance);
       if (unseen.length) await ensureBalances(tx, unseen.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
+      // The company's batches take turns here, before either locking statement below takes its
+      // snapshot. Waiting inside it for a row lock instead would make PostgreSQL re-check the
+      // locking query for every row another batch had moved (READ COMMITTED's EvalPlanQual),
+      // and against the join with the pairs each re-check re-reads all of them.
+      await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0))`);
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
         const moves: LedgerMove[] = [];
@@ -187,11 +192,6 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           }
         }
         const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
-        // The company's batches take turns here, before the statement below takes its snapshot.
-        // Waiting inside it for a row lock instead would make PostgreSQL re-check the locking
-        // query for every row another batch had moved (READ COMMITTED's EvalPlanQual), and
-        // against the join with the pairs each re-check re-reads all of them.
-        await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0))`);
         for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, moves, companyId, now, crossings: batchCrossings })) {
           const k = key(b.account_id, b.denomination);
           const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { ledgerSums } from '../balances/balances';
-import { groupCommits } from './group';
+import type { Db } from '../../db/client';
+import { groupCommits, recordInGroup, type Recorded } from './group';
 
 const t = useTestDatabase();
 
@@ -85,5 +86,32 @@ describe('group commit of one account’s concurrent single events', () => {
     expect(balance.available).toBe(available);
     const [sum] = await ledgerSums(t.database.db, acct);
     expect(Number(sum.total)).toBe(balance.amount);
+  });
+
+  it('hands a group to the batch in arrival order and each caller the record of its own event', async () => {
+    // The first event's write is held open, so the next five queue behind it in the order they were called.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const event = (type: string) => ({ id: `ev_${type}`, type, costDenomination: null, costAmount: null }) as unknown as Recorded['event'];
+    const batches: string[][] = [];
+    const alone = async ({ input }: { input: { type: string } }) => {
+      await held;
+      return { event: event(input.type), balance: null };
+    };
+    const batch = async ({ items }: { items: { type: string }[] }) => {
+      batches.push(items.map((i) => i.type));
+      // Answered out of order would be wrong: the records come back in the items' order.
+      return items.map((i) => event(i.type));
+    };
+    const db = {} as Db;
+    const call = (type: string) => recordInGroup({ db, companyId: 'c_1', accountId: 'a_1', input: { type }, now: new Date() }, alone as never, batch as never);
+    const first = call('e0');
+    const rest = ['e1', 'e2', 'e3', 'e4', 'e5'].map(call);
+    release();
+    const answers = await Promise.all([first, ...rest]);
+    expect(batches).toEqual([['e1', 'e2', 'e3', 'e4', 'e5']]);
+    expect(answers.map((a) => a.event.type)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']);
+    // Another account is never held up by this one's group.
+    expect(await recordInGroup({ db, companyId: 'c_1', accountId: 'a_2', input: { type: 'x' }, now: new Date() }, (async () => ({ event: event('x'), balance: null })) as never, batch as never)).toMatchObject({ event: { type: 'x' } });
   });
 });

@@ -31,14 +31,14 @@ export function eventPrice(p: { planId: SQL; type: SQL; overrideAmount: SQL; ove
 
 /**
  * Prices a batch's items in one statement, in request order. `found` is false for an account
- * that is not the company's; `balanceId` is the balance the item moves, when it exists.
+ * that is not the company's; `hasBalance` tells whether the balance the item moves exists.
  */
 export async function priceEvents(
   db: Db,
   companyId: string,
   items: { account_id: string; type: string; cost_override?: { amount: Units; denomination: string } }[],
-): Promise<{ found: boolean; cost: Cost; pricedBy: PricedBy; balanceId: string | null }[]> {
-  const rows = await query<{ found: boolean; amount: string | null; denomination: string | null; priced_by: PricedBy; balance_id: string | null }>(
+): Promise<{ found: boolean; cost: Cost; pricedBy: PricedBy; hasBalance: boolean }[]> {
+  const rows = await query<{ found: boolean; amount: string | null; denomination: string | null; priced_by: PricedBy; has_balance: boolean }>(
     db,
     // Priced once per distinct (plan, type, override), not once per item: a batch of a thousand
     // events usually has a handful of those.
@@ -56,8 +56,8 @@ export async function priceEvents(
         left join lateral ${eventPrice({ planId: sql`nullif(c.plan_id, '')`, type: sql`c.type`, overrideAmount: sql`nullif(c.override_amount, '')::numeric`, overrideDenomination: sql`nullif(c.override_denomination, '')` })} price on true
       )
       select v.account_id is not null as found, p.amount::text as amount, p.denomination, coalesce(p.priced_by, 'none') as priced_by,
-        -- The balance the event moves, if it exists already (balances are never deleted): then no insert is needed.
-        (select b.id from balances b where b.account_id = v.account_id and b.denomination = p.denomination) as balance_id
+        -- Whether the balance the event moves exists already (balances are never deleted): then no insert is needed.
+        exists (select 1 from balances b where b.account_id = v.account_id and b.denomination = p.denomination) as has_balance
       from v left join priced p on p.plan_id = v.plan_id and p.type = v.type and p.override_amount = v.override_amount and p.override_denomination = v.override_denomination
       order by v.ord`,
   );
@@ -65,6 +65,6 @@ export async function priceEvents(
     found: r.found,
     cost: r.amount !== null && r.denomination !== null ? { amount: r.amount, denomination: r.denomination } : null,
     pricedBy: r.priced_by,
-    balanceId: r.balance_id,
+    hasBalance: r.has_balance,
   }));
 }

@@ -53,34 +53,44 @@ export type LockedBalance = {
 };
 
 /**
- * Locks the balances of (account, denomination) pairs in account order, as every writer that
- * locks several balances does (an unordered lock deadlocks under concurrent batches), and reads
- * each one's live holds after the locks are held.
+ * The `locked` CTE: the balances of (account, denomination) pairs, locked in account order, as
+ * every writer that locks several balances does (an unordered lock deadlocks under concurrent
+ * batches). A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
  */
-export async function lockBalancesForEvents(db: Db, pairs: (readonly [string, string])[], now: Date): Promise<LockedBalance[]> {
-  return query<LockedBalance>(
-    db,
-    // A join against the pairs, not a row IN-list: a long IN-list becomes a deep OR tree.
-    sql`with locked as materialized (
-      select b.id, b.account_id, b.denomination, b.amount::text as amount, b.refill_threshold::text as refill_threshold,
-        b.managed_by_plan_id is not null as plan_managed, b.managed_by_plan_id, b.included_amount::text as included
+function lockedPairs(pairs: (readonly [string, string])[]): SQL {
+  return sql`locked as materialized (
+      select b.id, b.account_id, b.denomination, b.amount, b.refill_threshold, b.managed_by_plan_id, b.included_amount
       from balances b join unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}) as v(account_id, denomination)
         on b.account_id = v.account_id and b.denomination = v.denomination
       order by b.account_id, b.denomination for update of b
-    )
-    -- Read with a fresh snapshot once every lock is held (its arguments need all locked rows):
-    -- holds committed while we waited count.
-    -- With what the crossing checks need, so they send no query of their own: the plan alert
-    -- inputs, and whether the balance has any notification state to clear.
-    select l.id, l.account_id, l.denomination, l.amount, l.refill_threshold, l.plan_managed, l.included, coalesce(p.pending, 0)::text as pending,
-      pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
-      exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
-    from locked l
-    left join plans pl on pl.id = l.managed_by_plan_id
+    )`;
+}
+
+/**
+ * What the crossing checks need of each `locked l` row, as joins, so they send no query of their
+ * own: the plan alert inputs (`pl`, `a`) and the live holds (`p`), read with a fresh snapshot
+ * once every lock is held (its arguments need all locked rows): holds committed while the locks
+ * were awaited count.
+ */
+function lockedContext(now: Date): SQL {
+  return sql`left join plans pl on pl.id = l.managed_by_plan_id
     left join accounts a on a.id = l.account_id and l.managed_by_plan_id is not null
     left join live_pending_many(
       (select array_agg(account_id) from locked), (select array_agg(denomination) from locked), ${now.toISOString()}::timestamptz
-    ) p on p.account_id = l.account_id and p.denomination = l.denomination`,
+    ) p on p.account_id = l.account_id and p.denomination = l.denomination`;
+}
+
+/** Locks the balances of (account, denomination) pairs and reads each one's live holds after the locks are held. */
+export async function lockBalancesForEvents(db: Db, pairs: (readonly [string, string])[], now: Date): Promise<LockedBalance[]> {
+  return query<LockedBalance>(
+    db,
+    sql`with ${lockedPairs(pairs)}
+    select l.id, l.account_id, l.denomination, l.amount::text as amount, l.refill_threshold::text as refill_threshold,
+      l.managed_by_plan_id is not null as plan_managed, l.included_amount::text as included, coalesce(p.pending, 0)::text as pending,
+      pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
+      exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
+    from locked l
+    ${lockedContext(now)}`,
   );
 }
 
@@ -124,11 +134,8 @@ export async function moveBalancesForEvents(
   const at = now.toISOString();
   return query<MovedBalance>(
     db,
-    sql`with locked as materialized (
-      select b.id, b.account_id, b.denomination, b.amount, b.refill_threshold, b.managed_by_plan_id, b.included_amount, v.own_holds::numeric as own_holds
-      from balances b join unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}) as v(account_id, denomination, own_holds)
-        on b.account_id = v.account_id and b.denomination = v.denomination
-      order by b.account_id, b.denomination for update of b
+    sql`with ${lockedPairs(pairs)}, holds as (
+      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}) as h(account_id, denomination, own_holds)
     ), run as (
       select m.tx_id, m.event_id, m.account_id, m.denomination, m.description, m.cost::numeric as cost, l.id as balance_id,
         l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
@@ -147,17 +154,13 @@ export async function moveBalancesForEvents(
     ), c as (
       select l.id, l.account_id, l.denomination, l.amount as start_amount, coalesce(u.amount, l.amount) as amount, l.refill_threshold as threshold,
         l.managed_by_plan_id, l.included_amount as included, coalesce(p.pending, 0) as pending,
-        l.amount - (coalesce(p.pending, 0) - l.own_holds) as before, coalesce(u.amount, l.amount) - coalesce(p.pending, 0) as after,
+        l.amount - (coalesce(p.pending, 0) - h.own_holds::numeric) as before, coalesce(u.amount, l.amount) - coalesce(p.pending, 0) as after,
         pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
         exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
       from locked l
+      join holds h on h.account_id = l.account_id and h.denomination = l.denomination
       left join upd u on u.id = l.id
-      left join plans pl on pl.id = l.managed_by_plan_id
-      left join accounts a on a.id = l.account_id and l.managed_by_plan_id is not null
-      -- Holds read with a fresh snapshot once every lock is held: holds committed while we waited count.
-      left join live_pending_many(
-        (select array_agg(account_id) from locked), (select array_agg(denomination) from locked), ${at}::timestamptz
-      ) p on p.account_id = l.account_id and p.denomination = l.denomination
+      ${lockedContext(now)}
     )
     select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
       c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
