@@ -372,6 +372,26 @@ describe('charges whose outcome is unknown', () => {
     expect(logs.lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'charge paid at the processor but recorded otherwise', charge_id: row!.id, status: 'failed' }));
   });
 
+  it('finds a payment made before a crash among all of the customer\'s payments, however many came after it', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    // The answer never comes back (as when the process dies mid-call): the charge is pending
+    // without a PaymentIntent id, and the card is charged a moment later.
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    expect((await deposit(fresh, a.id, 7, 700)).status).toBe(502);
+    await untilIntents(fresh, 1);
+    // More payments than one page of the processor's list hold come after it.
+    for (let i = 0; i < 25; i++) expect((await deposit(fresh, a.id, 1, 100)).status).toBe(200);
+    await untilIntents(fresh, 26);
+    // Seen only after the 23 hours in which it would be given up if nothing were found.
+    await reconcileAfter(23.5 * 3600);
+    const charges = await chargesOf(fresh, a.id);
+    const first = charges.find((c: { amount: number }) => c.amount === 700);
+    expect(first).toMatchObject({ status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
+    expect(await creditsOf(fresh, a.id)).toBe(7 + 25);
+    expect((await counts(fresh)).payment_intents).toBe(26);
+  });
+
   it('gives a charge up only after 23 hours without any trace at the processor', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });

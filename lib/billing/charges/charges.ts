@@ -346,11 +346,17 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
   }
 }
 
-/** Finds the PaymentIntent made for our charge; 'unknown' when the processor cannot be asked. */
+/**
+ * Finds the PaymentIntent made for our charge among all of the customer's, newest first: any
+ * number of payments may have come after it, and "not found" decides that nothing was paid.
+ * 'unknown' when the processor cannot be asked.
+ */
 async function findIntent(stripe: Stripe, customer: string, chargeId: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
   try {
-    const list = await stripe.paymentIntents.list({ customer, limit: 20 });
-    return list.data.find((pi) => pi.metadata?.charge_id === chargeId) ?? null;
+    for await (const pi of stripe.paymentIntents.list({ customer, limit: 100 })) {
+      if (pi.metadata?.charge_id === chargeId) return pi;
+    }
+    return null;
   } catch {
     return 'unknown';
   }
