@@ -29,6 +29,8 @@ COPY --from=build /app/.next/static ./.next/static
 COPY --from=build /app/drizzle ./drizzle
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/scripts/serve.mjs ./scripts/serve.mjs
+# The embedded database's thread (lib/db/pglite-thread.ts starts it).
+COPY --from=build /app/scripts/pglite-thread.mjs ./scripts/pglite-thread.mjs
 USER billing
 EXPOSE 3000
 # node as PID 1 handles SIGTERM itself (scripts/serve.mjs, lib/shutdown.ts).

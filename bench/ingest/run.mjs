@@ -62,7 +62,8 @@ async function startServer(env) {
       ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],
       ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_SECOND: '0', APP_SECRET: 'bench-secret-of-at-least-32-bytes-0123456789', ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_SERVER_LOG=file keeps the server's log lines (its standard output).
+    stdio: ['ignore', process.env.BENCH_SERVER_LOG ? fs.openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {

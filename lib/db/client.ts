@@ -147,28 +147,28 @@ function preparing(client: PgClient): PgClient {
  * directory silently corrupt it, so we hold an exclusive lock file for the process lifetime.
  */
 export async function openEmbedded(dataDir: string | null, opts: { migrate?: boolean } = {}): Promise<Database> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { drizzle } = await import('drizzle-orm/pglite');
-  // The account search's trigram index (the migrations create the extension on both databases).
-  const extensions = { pg_trgm };
+  const { PGliteThread } = await import('./pglite-thread');
   let release = () => {};
-  let client;
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true });
     release = lockDataDir(dataDir);
-    client = new PGlite(path.join(dataDir, 'pg'), { extensions });
-  } else {
-    client = new PGlite({ extensions });
   }
-  await client.waitReady;
-  const db = drizzle(client, { schema }) as unknown as Db;
+  // PGlite runs on a thread of its own: a statement no longer stops the server's thread.
+  const client = new PGliteThread(dataDir ? path.join(dataDir, 'pg') : null);
+  try {
+    await client.waitReady;
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const db = drizzle({ client: client as never, schema }) as unknown as Db;
   const database: Database = {
     db,
     kind: 'embedded',
     migrate: async () => {
       const { migrate } = await import('drizzle-orm/pglite/migrator');
-      await migrate(drizzle(client, { schema }), { migrationsFolder });
+      await migrate(drizzle({ client: client as never, schema }), { migrationsFolder });
     },
     close: async () => {
       await client.close();

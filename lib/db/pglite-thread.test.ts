@@ -1,0 +1,140 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { isUniqueViolation, openEmbedded, query, runCompiled, compile, type Database } from './client';
+import { PGliteThread } from './pglite-thread';
+
+// The embedded engine's own client: these run on the embedded project only.
+const onPostgres = process.env.TEST_DB === 'postgres';
+
+describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
+  let thread: PGliteThread;
+  beforeAll(async () => {
+    thread = new PGliteThread(null);
+    await thread.waitReady;
+    await thread.exec('create table t (id text primary key, n numeric not null, at timestamptz)');
+  });
+  afterAll(() => thread?.close());
+
+  it('keeps the server thread free while a statement runs', async () => {
+    // ~0.5-2 s of work inside PostgreSQL; on the server's thread, no timer could fire meanwhile.
+    const ticks: number[] = [];
+    const timer = setInterval(() => ticks.push(performance.now()), 10);
+    const started = performance.now();
+    const r = await thread.query<{ n: number }>('select count(*)::int as n from generate_series(1, 3000000) g where g % 7 = 0');
+    const took = performance.now() - started;
+    clearInterval(timer);
+    expect(r.rows[0].n).toBe(428571);
+    expect(took).toBeGreaterThan(100);
+    // Timers kept firing all along: the largest gap is a small part of the statement's time.
+    const gaps = ticks.slice(1).map((t, i) => t - ticks[i]);
+    expect(ticks.length).toBeGreaterThan(5);
+    expect(Math.max(...gaps)).toBeLessThan(took / 2);
+  });
+
+  it('runs a statement again under its prepared name with new values, and keeps arrays and types exact', async () => {
+    const insert = 'insert into t (id, n, at) values ($1, $2, $3) returning id, n::text as n, at';
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    for (let i = 0; i < 8; i++) {
+      const r = await thread.query<{ id: string; n: string; at: Date }>(insert, [`p${i}`, `${i}.000000000001`, at]);
+      expect(r.rows).toEqual([{ id: `p${i}`, n: `${i}.000000000001`, at }]);
+    }
+    const many = await thread.query<{ id: string }>('select id from t where id = any($1::text[]) order by id', [['p1', 'p3', 'nope']]);
+    expect(many.rows.map((r) => r.id)).toEqual(['p1', 'p3']);
+    const arrays = await thread.query('select id, n from t where id = $1', ['p2'], { rowMode: 'array' });
+    expect(arrays.rows).toEqual([['p2', '2.000000000001']]);
+    // A type parser that keeps the text (as drizzle's are) reads the timestamp as PostgreSQL wrote it.
+    const text = await thread.query<{ at: string }>('select at from t where id = $1', ['p0'], { parsers: { 1184: (v: string) => v } });
+    expect(text.rows[0].at).toBe('2026-01-02 03:04:05.678+00');
+    expect(() => thread.query('select 1', [], { parsers: { 1184: (v: string) => new Date(v) } })).toThrow(/does not keep the text/);
+  });
+
+  it("rebuilds PostgreSQL's error fields on this side", async () => {
+    await thread.query('insert into t (id, n) values ($1, 1)', ['dup']);
+    const err = await thread.query('insert into t (id, n) values ($1, 1)', ['dup']).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '23505', constraint: 't_pkey', table: 't', message: expect.stringMatching(/duplicate key/) });
+    expect(isUniqueViolation(err)).toBe(true);
+    const syntax = await thread.query('selec 1').catch((e: unknown) => e);
+    expect(syntax).toMatchObject({ code: '42601' });
+    // A statement that failed to parse was not kept: the thread still answers.
+    expect((await thread.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('commits or rolls back a transaction, and makes statements outside it wait for its end', async () => {
+    await thread.transaction(async (tx) => {
+      await tx.query('insert into t (id, n) values ($1, 1)', ['committed']);
+    });
+    await thread
+      .transaction(async (tx) => {
+        await tx.query('insert into t (id, n) values ($1, 1)', ['rolled-back']);
+        throw new Error('changed my mind');
+      })
+      .catch(() => {});
+    const ids = async () => (await thread.query<{ id: string }>("select id from t where id in ('committed', 'rolled-back', 'late')")).rows.map((r) => r.id).sort();
+    expect(await ids()).toEqual(['committed']);
+
+    let outside: Promise<string[]> | undefined;
+    await thread.transaction(async (tx) => {
+      await tx.query('insert into t (id, n) values ($1, 1)', ['late']);
+      outside = ids();
+      // The statement outside waits for the commit, so it cannot see the row half-written.
+      await new Promise((r) => setTimeout(r, 50));
+      const seen = await Promise.race([outside, new Promise((r) => setTimeout(() => r('waiting'), 20))]);
+      expect(seen).toBe('waiting');
+    });
+    expect(await outside).toEqual(['committed', 'late']);
+
+    // An error inside aborts only that transaction.
+    const failed = await thread
+      .transaction(async (tx) => {
+        await tx.query('insert into t (id, n) values ($1, 1)', ['committed']);
+      })
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(failed)).toBe(true);
+    expect(await ids()).toEqual(['committed', 'late']);
+  });
+
+  it('refuses work once closed', async () => {
+    const other = new PGliteThread(null);
+    await other.waitReady;
+    await other.close();
+    await expect(other.query('select 1')).rejects.toThrow(/stopped/);
+  });
+});
+
+describe.skipIf(onPostgres)('the embedded database through drizzle', () => {
+  let database: Database;
+  let dir: string;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-thread-'));
+    database = await openEmbedded(dir);
+  });
+  afterAll(async () => {
+    await database?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps what it wrote in DATA_DIR across a reopen', async () => {
+    await database.db.transaction(async (tx) => {
+      await tx.execute(sql`create table kept (id text primary key)`);
+      await tx.execute(sql`insert into kept values (${'one'})`);
+    });
+    const stmt = compile(sql`select id from kept where id = ${sql.placeholder('id')}`);
+    expect(await runCompiled(database.db, stmt, { id: 'one' })).toEqual([{ id: 'one' }]);
+    await database.close();
+    database = await openEmbedded(dir);
+    expect(await query(database.db, sql`select id from kept`)).toEqual([{ id: 'one' }]);
+  });
+
+  it('does not keep a command alive once its work is done', () => {
+    const script = `import('./lib/db/client.ts').then(async (m) => { const d = await m.openEmbedded(null, { migrate: false }); const [r] = await m.query(d.db, m.sql\`select 41 + 1 as n\`); console.log('answer', r.n); })`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 });
+    expect(r.stdout).toContain('answer 42');
+    // Exited by itself, well before the timeout, although nothing closed the database.
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+  });
+});

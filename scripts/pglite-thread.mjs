@@ -1,0 +1,149 @@
+// The embedded database's own thread: PGlite runs here, so the server's JavaScript thread
+// parses requests and renders answers while a statement runs. lib/db/pglite-thread.ts is the
+// other end; it sends one message per statement and gets back rows, or the error's fields.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, parse, protocol } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+
+const port = parentPort;
+if (!port) throw new Error('scripts/pglite-thread.mjs runs as a worker thread of lib/db/pglite-thread.ts');
+
+const options = { extensions: { pg_trgm } };
+const db = workerData.dataDir ? new PGlite(workerData.dataDir, options) : new PGlite(options);
+
+/** Open transactions by id: PGlite's own transaction, held open until the other end ends it. */
+const open = new Map();
+/** Thrown into a transaction the other end rolls back. */
+const rollback = Symbol('rollback');
+const keep = (value) => value;
+
+function errorFields(err) {
+  const fields = { message: String(err?.message ?? err), name: err?.name ?? 'Error' };
+  if (err && typeof err === 'object') {
+    for (const [k, v] of Object.entries(err)) if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) fields[k] = v;
+  }
+  return fields;
+}
+
+const answer = (id, result) => port.postMessage({ id, result });
+const fail = (id, err) => port.postMessage({ id, error: errorFields(err) });
+
+/**
+ * Statements by text, prepared once under a name: PostgreSQL parses each once, and plans it once
+ * its generic plan serves (PGlite's own query() parses and plans every call, which cost the
+ * one-statement event path more than running it: bench/README.md). Bounded: past the bound a
+ * statement runs unnamed, as in PGlite.
+ */
+const statements = new Map();
+const MAX_STATEMENTS = 1000;
+const { serialize } = protocol;
+
+/** PGlite's query() with a named statement: the same messages, minus Parse and Describe once known. */
+async function runPrepared(m, inTransaction) {
+  let known = statements.get(m.text);
+  const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
+  const run = () =>
+    db._runExclusiveQuery(async () => {
+      const results = [];
+      try {
+        if (!known) {
+          const name = `s${statements.size + 1}`;
+          results.push(...(await db.execProtocolStream(serialize.parse({ name, text: m.text, types: [] }), { syncToFs: false })));
+          const types = parse.parseDescribeStatementResults(await db.execProtocolStream(serialize.describe({ type: 'S', name }), { syncToFs: false }));
+          known = { name, types };
+          statements.set(m.text, known);
+        }
+        const values = m.params.map((v, i) => {
+          if (v === null || v === undefined) return null;
+          const serializer = db.serializers[known.types[i]];
+          return serializer ? serializer(v) : v.toString();
+        });
+        results.push(...(await db.execProtocolStream(serialize.bind({ statement: known.name, values }), { syncToFs: false })));
+        results.push(...(await db.execProtocolStream(serialize.describe({ type: 'P' }), { syncToFs: false })));
+        results.push(...(await db.execProtocolStream(serialize.execute({}), { syncToFs: false })));
+      } finally {
+        results.push(...(await db.execProtocolStream(serialize.sync(), { syncToFs: false })));
+      }
+      if (!inTransaction) await db.syncToFs();
+      return parse.parseResults(results, db.parsers, options)[0];
+    });
+  return inTransaction ? run() : db._runExclusiveTransaction(run);
+}
+
+/** Who runs a statement: the open transaction it belongs to, or the database. */
+function runner(m) {
+  if (m.tx === undefined) return db;
+  const t = open.get(m.tx);
+  if (!t) throw new Error(`transaction ${m.tx} is not open`);
+  return t.tx;
+}
+
+async function handle(m) {
+  switch (m.op) {
+    case 'ready':
+      await db.waitReady;
+      return null;
+    case 'query': {
+      let r;
+      // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
+      // plan, which assumes ten elements, made a 1000-event batch several times slower.
+      if (!m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS)) {
+        if (m.tx !== undefined) runner(m);
+        r = await runPrepared(m, m.tx !== undefined);
+      } else {
+        const parsers = Object.fromEntries(m.raw.map((oid) => [oid, keep]));
+        r = await runner(m).query(m.text, m.params, { rowMode: m.rowMode, parsers });
+      }
+      return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
+    }
+    case 'exec':
+      return (await runner(m).exec(m.text)).map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
+    case 'begin':
+      return new Promise((resolve, reject) => {
+        let started = false;
+        const done = db.transaction(
+          (tx) =>
+            new Promise((commit, abort) => {
+              started = true;
+              open.set(m.tx, { tx, commit, abort, done });
+              resolve(null);
+            }),
+        );
+        // A BEGIN that failed answers the begin; a commit or rollback answers for itself.
+        done.catch((err) => {
+          if (!started) reject(err);
+        });
+      });
+    case 'commit':
+    case 'rollback': {
+      const t = open.get(m.tx);
+      if (!t) throw new Error(`transaction ${m.tx} is not open`);
+      open.delete(m.tx);
+      if (m.op === 'commit') {
+        t.commit();
+        await t.done;
+      } else {
+        t.abort(rollback);
+        await t.done.catch((err) => {
+          if (err !== rollback) throw err;
+        });
+      }
+      return null;
+    }
+    case 'close':
+      await db.close();
+      return null;
+    default:
+      throw new Error(`unknown operation ${m.op}`);
+  }
+}
+
+port.on('message', (m) => {
+  handle(m).then(
+    (result) => {
+      answer(m.id, result);
+      if (m.op === 'close') port.close();
+    },
+    (err) => fail(m.id, err),
+  );
+});
