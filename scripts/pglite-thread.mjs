@@ -36,6 +36,7 @@ const fail = (id, err) => port.postMessage({ id, error: errorFields(err) });
  */
 const statements = new Map();
 const MAX_STATEMENTS = 1000;
+let named = 0;
 const { serialize } = protocol;
 
 /** PGlite's query() with a named statement: the same messages, minus Parse and Describe once known. */
@@ -45,9 +46,10 @@ async function runPrepared(m, inTransaction) {
   const run = () =>
     db._runExclusiveQuery(async () => {
       const results = [];
+      let synced = false;
       try {
         if (!known) {
-          const name = `s${statements.size + 1}`;
+          const name = `s${++named}`;
           results.push(...(await db.execProtocolStream(serialize.parse({ name, text: m.text, types: [] }), { syncToFs: false })));
           const types = parse.parseDescribeStatementResults(await db.execProtocolStream(serialize.describe({ type: 'S', name }), { syncToFs: false }));
           known = { name, types };
@@ -58,16 +60,29 @@ async function runPrepared(m, inTransaction) {
           const serializer = db.serializers[known.types[i]];
           return serializer ? serializer(v) : v.toString();
         });
-        results.push(...(await db.execProtocolStream(serialize.bind({ statement: known.name, values }), { syncToFs: false })));
-        results.push(...(await db.execProtocolStream(serialize.describe({ type: 'P' }), { syncToFs: false })));
-        results.push(...(await db.execProtocolStream(serialize.execute({}), { syncToFs: false })));
-      } finally {
-        results.push(...(await db.execProtocolStream(serialize.sync(), { syncToFs: false })));
+        // Bind, Describe, Execute and Sync in one call into PostgreSQL: after an error it skips
+        // to the Sync, so the session is ready for the next statement either way.
+        const messages = [serialize.bind({ statement: known.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()];
+        synced = true;
+        results.push(...(await db.execProtocolStream(concat(messages), { syncToFs: false })));
+      } catch (err) {
+        if (!synced) await db.execProtocolStream(serialize.sync(), { syncToFs: false });
+        throw err;
       }
       if (!inTransaction) await db.syncToFs();
       return parse.parseResults(results, db.parsers, options)[0];
     });
   return inTransaction ? run() : db._runExclusiveTransaction(run);
+}
+
+function concat(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** Who runs a statement: the open transaction it belongs to, or the database. */
