@@ -41,10 +41,12 @@ const { serialize } = protocol;
 
 /** PGlite's query() with a named statement: the same messages, minus Parse and Describe once known. */
 async function runPrepared(m, inTransaction) {
-  let known = statements.get(m.text);
+  await db._checkReady();
+  let known;
   const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
   const run = () =>
     db._runExclusiveQuery(async () => {
+      known = statements.get(m.text);
       const results = [];
       let synced = false;
       try {
@@ -102,7 +104,8 @@ async function handle(m) {
       let r;
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower.
-      if (!m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS)) {
+      // One without parameters (a migration's DDL, a fixed check) is not worth a name.
+      if (m.params.length > 0 && !m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS)) {
         if (m.tx !== undefined) runner(m);
         r = await runPrepared(m, m.tx !== undefined);
       } else {

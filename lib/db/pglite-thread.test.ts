@@ -97,6 +97,25 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     expect(await ids()).toEqual(['committed', 'late']);
   });
 
+  it('refuses a value that cannot cross to the thread, and goes on answering', async () => {
+    await expect(thread.query('select $1::text as v', [{ f: () => 1 }])).rejects.toThrow(/could not be cloned/);
+    expect((await thread.query<{ v: string }>('select $1::text as v', ['next'])).rows).toEqual([{ v: 'next' }]);
+  });
+
+  it('gives its thread back when the database cannot start', async () => {
+    const file = path.join(os.tmpdir(), `billing-not-a-dir-${process.pid}`);
+    fs.writeFileSync(file, 'a file where the data directory should be');
+    try {
+      const broken = new PGliteThread(path.join(file, 'pg'));
+      const why = await broken.waitReady.catch((e: unknown) => e);
+      expect(why).toBeInstanceOf(Error);
+      // The thread is gone: later work is refused with the same reason, without reaching it.
+      expect(await broken.query('select 1').catch((e: unknown) => e)).toBe(why);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  });
+
   it('refuses work once closed', async () => {
     const other = new PGliteThread(null);
     await other.waitReady;

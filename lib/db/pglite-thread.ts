@@ -62,16 +62,30 @@ export class PGliteThread implements ThreadClient {
     };
     this.worker.on('error', die);
     this.worker.on('exit', (code) => die(new Error(`the embedded database's thread stopped (exit code ${code})`)));
-    this.waitReady = this.call({ op: 'ready' }).then(() => undefined);
+    // A database that cannot start gives its thread back: the caller may try to open it again.
+    this.waitReady = this.call({ op: 'ready' }).then(
+      () => undefined,
+      async (err: Error) => {
+        this.dead ??= err;
+        await this.worker.terminate();
+        throw err;
+      },
+    );
   }
 
   private call<T>(message: Record<string, unknown>): Promise<T> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
+      try {
+        this.worker.postMessage({ ...message, id });
+      } catch (err) {
+        // A value that cannot cross to the thread: nothing was sent, nothing waits.
+        reject(err as Error);
+        return;
+      }
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...message, id });
     });
   }
 
