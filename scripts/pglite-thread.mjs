@@ -40,13 +40,11 @@ let named = 0;
 const { serialize } = protocol;
 
 /** PGlite's query() with a named statement: the same messages, minus Parse and Describe once known. */
-async function runPrepared(m, inTransaction) {
+async function runPrepared(m, options, inTransaction) {
   await db._checkReady();
-  let known;
-  const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
   const run = () =>
     db._runExclusiveQuery(async () => {
-      known = statements.get(m.text);
+      let known = statements.get(m.text);
       const results = [];
       let synced = false;
       try {
@@ -101,17 +99,13 @@ async function handle(m) {
       await db.waitReady;
       return null;
     case 'query': {
-      let r;
+      const target = runner(m);
+      const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower.
       // One without parameters (a migration's DDL, a fixed check) is not worth a name.
-      if (m.params.length > 0 && !m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS)) {
-        if (m.tx !== undefined) runner(m);
-        r = await runPrepared(m, m.tx !== undefined);
-      } else {
-        const parsers = Object.fromEntries(m.raw.map((oid) => [oid, keep]));
-        r = await runner(m).query(m.text, m.params, { rowMode: m.rowMode, parsers });
-      }
+      const prepare = m.params.length > 0 && !m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS);
+      const r = prepare ? await runPrepared(m, options, target !== db) : await target.query(m.text, m.params, options);
       return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
     }
     case 'exec':

@@ -20,6 +20,7 @@
 //   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1;
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
 //   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
+// BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';

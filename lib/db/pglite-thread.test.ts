@@ -44,6 +44,10 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     }
     const many = await thread.query<{ id: string }>('select id from t where id = any($1::text[]) order by id', [['p1', 'p3', 'nope']]);
     expect(many.rows.map((r) => r.id)).toEqual(['p1', 'p3']);
+    // The insert was prepared once under a name; the statement over an array was not.
+    const prepared = async (text: string) => (await thread.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements where statement = $1', [text])).rows[0].n;
+    expect(await prepared(insert)).toBe(1);
+    expect(await prepared('select id from t where id = any($1::text[]) order by id')).toBe(0);
     const arrays = await thread.query('select id, n from t where id = $1', ['p2'], { rowMode: 'array' });
     expect(arrays.rows).toEqual([['p2', '2.000000000001']]);
     // A type parser that keeps the text (as drizzle's are) reads the timestamp as PostgreSQL wrote it.
