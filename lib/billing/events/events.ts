@@ -182,7 +182,8 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       // snapshot. Waiting inside it for a row lock instead would make PostgreSQL re-check the
       // locking query for every row another batch had moved (READ COMMITTED's EvalPlanQual),
       // and against the join with the pairs each re-check re-reads all of them.
-      await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0))`);
+      // With it, the rest of the transaction plans each statement for its own arrays' sizes.
+      await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
         const moves: LedgerMove[] = [];
@@ -192,7 +193,10 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           }
         }
         const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
-        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, moves, companyId, now, crossings: batchCrossings })) {
+        const taken = new Map<string, Units>();
+        for (const m of moves) taken.set(key(m.accountId, m.denomination), add(taken.get(key(m.accountId, m.denomination)) ?? '0', m.cost));
+        const totals = pairs.map(([a, d]) => taken.get(key(a, d)) ?? null);
+        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings })) {
           const k = key(b.account_id, b.denomination);
           const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));
           if (cmp(b.new_amount, b.amount) !== 0) st.amount = toUnits(b.new_amount);
