@@ -8,6 +8,7 @@ import { reconcileCharges } from './settlement';
 import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from './webhooks/delivery';
 import { purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
 import { rollUpHours } from '../db/hourly-totals';
+import { vacuumEmbedded } from '../db/maintenance';
 
 /**
  * The domain's time-driven work, registered with the worker: called once at start by every
@@ -27,6 +28,8 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs });
   // The console dashboard's closed hours (lib/console/dashboard.ts).
   registerTask({ name: 'hourly-totals', run: rollUpHours });
+  // PostgreSQL's autovacuum, for the embedded database, which has none.
+  registerTask({ name: 'vacuum-embedded', run: (db, now) => vacuumEmbedded(db, now) });
 }
 
 async function nextHoldExpiry(db: Db, after: Date): Promise<Date | null> {

@@ -142,6 +142,14 @@ function preparing(client: PgClient): PgClient {
   });
 }
 
+/** The embedded databases' handles, process-wide: their upkeep differs (lib/db/maintenance.ts). */
+const embeddedHandles: WeakSet<object> = ((globalThis as { __billingEmbeddedHandles?: WeakSet<object> }).__billingEmbeddedHandles ??= new WeakSet());
+
+/** True for a handle of the embedded database (PGlite), false for PostgreSQL's. */
+export function isEmbedded(db: Db): boolean {
+  return embeddedHandles.has(db);
+}
+
 /**
  * Opens the embedded database. PGlite takes no lock of its own and two processes on one
  * directory silently corrupt it, so we hold an exclusive lock file for the process lifetime.
@@ -163,6 +171,7 @@ export async function openEmbedded(dataDir: string | null, opts: { migrate?: boo
     throw err;
   }
   const db = drizzle({ client: client as never, schema }) as unknown as Db;
+  embeddedHandles.add(db);
   const database: Database = {
     db,
     kind: 'embedded',
