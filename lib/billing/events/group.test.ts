@@ -3,6 +3,7 @@ import { newCompany, useTestDatabase } from '../../testing/harness';
 import { ledgerSums } from '../balances/balances';
 import type { Db } from '../../db/client';
 import { groupCommits, recordInGroup, type Recorded } from './group';
+import { recordEvents } from './events';
 
 const t = useTestDatabase();
 
@@ -88,6 +89,40 @@ describe('group commit of one account’s concurrent single events', () => {
     expect(Number(sum.total)).toBe(balance.amount);
   });
 
+  it('answers each grouped event with the balance as the group left it, not as a writer after it did', async () => {
+    const co = await newCompany(t);
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Busy', email: 'busy@x.io' } })).body.data.id;
+    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
+    const db = t.database.db;
+    // The first event's write is held open, so the next five queue behind it and are written as one group.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const alone = async () => {
+      await held;
+      return { event: { id: 'ev_first', costDenomination: null, costAmount: null } as unknown as Recorded['event'], balance: null };
+    };
+    // As soon as the group's events are written, another writer deposits 100 credits on the same balance.
+    let deposit: Promise<unknown> | undefined;
+    const batch = async (args: Parameters<typeof recordEvents>[0]) => {
+      const rows = await recordEvents(args);
+      deposit = co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 100 } });
+      await new Promise((r) => setTimeout(r, 150));
+      return rows;
+    };
+    const input = { type: 'call', cost_override: { amount: '1', denomination: 'credits' } };
+    const call = () => recordInGroup({ db, companyId: co.company.id, accountId: acct, input, now: new Date() }, alone as never, batch);
+    const first = call();
+    const group = Array.from({ length: 5 }, call);
+    release();
+    const answers = await Promise.all([first, ...group]);
+    expect((await deposit) as { status: number }).toMatchObject({ status: 200 });
+    // Each grouped event's answer: 9, 8, 7, 6, 5, whatever the deposit did after the group.
+    expect(answers.slice(1).map((a) => Number(a.balance!.amount))).toEqual([9, 8, 7, 6, 5]);
+    expect(answers.slice(1).every((a) => a.event.state === 'complete')).toBe(true);
+    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
+    expect(balance.amount).toBe(105);
+  });
+
   it('hands a group to the batch in arrival order and each caller the record of its own event', async () => {
     // The first event's write is held open, so the next five queue behind it in the order they were called.
     let release!: () => void;
@@ -103,7 +138,8 @@ describe('group commit of one account’s concurrent single events', () => {
       // Answered out of order would be wrong: the records come back in the items' order.
       return items.map((i) => event(i.type));
     };
-    const db = {} as Db;
+    // A stand-in handle: the group's transaction is the handle itself.
+    const db = { transaction: (fn: (tx: Db) => Promise<unknown>) => fn(db) } as unknown as Db;
     const call = (type: string) => recordInGroup({ db, companyId: 'c_1', accountId: 'a_1', input: { type }, now: new Date() }, alone as never, batch as never);
     const first = call('e0');
     const rest = ['e1', 'e2', 'e3', 'e4', 'e5'].map(call);

@@ -76,12 +76,17 @@ async function drain(db: Db, byAccount: Map<string, Waiter[]>, key: string, comp
 
 async function writeGroup(db: Db, companyId: string, accountId: string, waiters: Waiter[], batch: RecordBatch): Promise<Recorded[]> {
   const now = waiters[waiters.length - 1].now;
-  const events = await batch({ db, companyId, items: waiters.map((w) => ({ ...w.input, account_id: accountId })), now });
+  // The balance after the group is read in the group's transaction, while the batch still holds
+  // it locked: read after the commit, it could already include what another writer did since.
+  const { events, finals } = await db.transaction(async (tx) => {
+    const events = await batch({ db: tx, companyId, items: waiters.map((w) => ({ ...w.input, account_id: accountId })), now });
+    const finals = new Map<string, Balance | null>();
+    for (const d of new Set(events.map((e) => e.costDenomination).filter((d): d is string => d !== null))) {
+      finals.set(d, await findBalance({ db: tx, accountId, denomination: d, now }));
+    }
+    return { events, finals };
+  });
   // The balance as each event left it: the balance after the group, less what the later events of the group did.
-  const finals = new Map<string, Balance | null>();
-  for (const d of new Set(events.map((e) => e.costDenomination).filter((d): d is string => d !== null))) {
-    finals.set(d, await findBalance({ db, accountId, denomination: d, now }));
-  }
   const laterAmount = new Map<string, Units>();
   const laterPending = new Map<string, Units>();
   const out: Recorded[] = new Array(events.length);
