@@ -24,8 +24,8 @@ describe("the embedded database's autovacuum", () => {
     if (t.kind === 'embedded') expect(before.n_dead_tup).toBeGreaterThan(0);
     expect(before.last_vacuum).toBeNull();
 
-    // Not yet due: a process vacuums ten minutes after it started, then every ten minutes.
-    expect(await vacuumEmbedded(db, new Date())).toBe(0);
+    // Not yet due: a database is vacuumed ten minutes after the worker first saw it, then every ten minutes.
+    await vacuumEmbedded(db, new Date());
     expect((await stats()).last_vacuum).toBeNull();
 
     await vacuumEmbedded(db, new Date(), { force: true });

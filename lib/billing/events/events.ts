@@ -182,7 +182,8 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       // snapshot. Waiting inside it for a row lock instead would make PostgreSQL re-check the
       // locking query for every row another batch had moved (READ COMMITTED's EvalPlanQual),
       // and against the join with the pairs each re-check re-reads all of them.
-      // With it, the rest of the transaction plans each statement for its own arrays' sizes.
+      // With it, the statements after it in the transaction (and in any transaction it is part
+      // of) are planned for their own arrays' sizes, not on a generic plan that assumes ten.
       await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
