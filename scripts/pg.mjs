@@ -47,7 +47,19 @@ export function restartPostgres({ port = 54329, durable = false, name = 'billing
   if (durable === 'process') options.push('-c fsync=off');
   // Extra server settings for a profiling run, e.g. PG_EXTRA_OPTIONS='-c shared_preload_libraries=pg_stat_statements'.
   if (process.env.PG_EXTRA_OPTIONS) options.push(process.env.PG_EXTRA_OPTIONS);
-  asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
+  // The port lies in the kernel's range for outgoing connections: one of them may hold it for
+  // a moment (PostgreSQL then logs "Address already in use" and stops). Try again a little later.
+  for (let attempt = 1; ; attempt++) {
+    const logged = fs.existsSync(path.join(dir, 'log')) ? fs.statSync(path.join(dir, 'log')).size : 0;
+    try {
+      asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
+      break;
+    } catch (err) {
+      const log = fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8').slice(logged) : '';
+      if (attempt >= 10 || !log.includes('Address already in use')) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+    }
+  }
   return `postgres://postgres@127.0.0.1:${port}/postgres`;
 }
 
