@@ -49,13 +49,14 @@ export function restartPostgres({ port = 54329, durable = false, name = 'billing
   if (process.env.PG_EXTRA_OPTIONS) options.push(process.env.PG_EXTRA_OPTIONS);
   // The port lies in the kernel's range for outgoing connections: one of them may hold it for
   // a moment (PostgreSQL then logs "Address already in use" and stops). Try again a little later.
+  const logFile = path.join(dir, 'log');
   for (let attempt = 1; ; attempt++) {
-    const logged = fs.existsSync(path.join(dir, 'log')) ? fs.statSync(path.join(dir, 'log')).size : 0;
+    const logged = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').length : 0;
     try {
-      asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start']);
+      asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(dir, 'data'), '-o', options.join(' '), '-l', logFile, '-w', '-t', '60', 'start']);
       break;
     } catch (err) {
-      const log = fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8').slice(logged) : '';
+      const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(logged) : '';
       if (attempt >= 10 || !log.includes('Address already in use')) throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
     }

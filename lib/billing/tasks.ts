@@ -29,7 +29,7 @@ export function registerBillingTasks(): void {
   // The console dashboard's closed hours (lib/console/dashboard.ts).
   registerTask({ name: 'hourly-totals', run: rollUpHours });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
-  registerTask({ name: 'vacuum-embedded', run: (db, now) => vacuumEmbedded(db, now) });
+  registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }) });
 }
 
 async function nextHoldExpiry(db: Db, after: Date): Promise<Date | null> {

@@ -28,6 +28,10 @@ describe("the embedded database's autovacuum", () => {
     await vacuumEmbedded(db, new Date());
     expect((await stats()).last_vacuum).toBeNull();
 
+    // A process that is shutting down vacuums no further table.
+    await vacuumEmbedded(db, new Date(), { force: true, stopping: () => true });
+    expect((await stats()).last_vacuum).toBeNull();
+
     await vacuumEmbedded(db, new Date(), { force: true });
     const after = await stats();
     if (t.kind === 'embedded') {

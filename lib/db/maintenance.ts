@@ -18,7 +18,7 @@ export const VACUUM_EVERY_MS = 10 * 60_000;
 const lastRun: WeakMap<object, number> = ((globalThis as { __billingVacuum?: WeakMap<object, number> }).__billingVacuum ??= new WeakMap());
 
 /** A worker task: VACUUM (ANALYZE) of the embedded database when ten minutes have passed since the last. */
-export async function vacuumEmbedded(db: Db, _now: Date, opts: { force?: boolean } = {}): Promise<number> {
+export async function vacuumEmbedded(db: Db, _now: Date, opts: { force?: boolean; stopping?: () => boolean } = {}): Promise<number> {
   if (!isEmbedded(db)) return 0;
   const started = performance.now();
   const last = lastRun.get(db);
@@ -28,7 +28,11 @@ export async function vacuumEmbedded(db: Db, _now: Date, opts: { force?: boolean
   try {
     // Table by table: the database has one connection, and requests wait for each statement.
     const tables = await query<{ name: string }>(db, sql`select quote_ident(relname) as name from pg_stat_user_tables where schemaname = 'public' order by relname`);
-    for (const { name } of tables) await db.execute(sql.raw(`vacuum (analyze) ${name}`));
+    // A process that is shutting down stops between tables; the next process vacuums again.
+    for (const { name } of tables) {
+      if (opts.stopping?.()) break;
+      await db.execute(sql.raw(`vacuum (analyze) ${name}`));
+    }
     log.info({ tables: tables.length, duration_ms: Math.round(performance.now() - started) }, 'embedded database vacuumed and analyzed');
   } catch (err) {
     log.warn({ err }, 'vacuuming the embedded database failed; the next run tries again');

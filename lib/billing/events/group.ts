@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client';
 import type { events } from '../../db/schema';
 import { add, sub, type Units } from '../../money';
-import { findBalance, type Balance } from '../balances/balances';
+import { listBalances, type Balance } from '../balances/balances';
 import type { BatchItem, EventInput } from './input';
 
 type EventRow = typeof events.$inferSelect;
@@ -80,10 +80,9 @@ async function writeGroup(db: Db, companyId: string, accountId: string, waiters:
   // it locked: read after the commit, it could already include what another writer did since.
   const { events, finals } = await db.transaction(async (tx) => {
     const events = await batch({ db: tx, companyId, items: waiters.map((w) => ({ ...w.input, account_id: accountId })), now });
-    const finals = new Map<string, Balance | null>();
-    for (const d of new Set(events.map((e) => e.costDenomination).filter((d): d is string => d !== null))) {
-      finals.set(d, await findBalance({ db: tx, accountId, denomination: d, now }));
-    }
+    // Every balance of the account in one read, whatever denominations the group moved (none: no read).
+    const billed = events.some((e) => e.costDenomination !== null);
+    const finals = new Map(billed ? (await listBalances({ db: tx, accountId, now })).map((b) => [b.denomination, b]) : []);
     return { events, finals };
   });
   // The balance as each event left it: the balance after the group, less what the later events of the group did.
