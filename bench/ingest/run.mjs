@@ -3,6 +3,8 @@
 // (default batch,single,health):
 //   batch    batches of 1000 plan-priced events over 1000 accounts, --writers at a time (4)
 //   single   single gated events at 32 connections over the 1000 accounts: rate, p50, p99
+//   keyed    the same with an Idempotency-Key on every request (its claim, the event and its
+//            stored answer are one transaction)
 //   hot      single gated events at 64 connections on one account; checks the balance fell by
 //            exactly the accepted events
 //   reads    GET .../balance/credits at 32 connections
@@ -154,8 +156,12 @@ async function withCpu(server, fn) {
   return { r, appMs: treeCpuMs(server.pid) - app0, dbMs: pg ? treeCpuMs(pg) - db0 : null };
 }
 
-/** Gated single events on `pick(connection, n)`'s account, `connections` at a time for `seconds`. */
-async function gatedLoop(base, auth, connections, seconds, pick, onSample) {
+/**
+ * Gated single events on `pick(connection, n)`'s account, `connections` at a time for `seconds`;
+ * with `keyed`, each request carries an Idempotency-Key of its own.
+ */
+async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed = false) {
+  const run = `${Date.now().toString(36)}`;
   const lat = [];
   let stop = false;
   let rejected = 0;
@@ -165,7 +171,8 @@ async function gatedLoop(base, auth, connections, seconds, pick, onSample) {
     let n = 0;
     while (!stop) {
       const s = performance.now();
-      const r = await request(base, 'POST', `/v1/accounts/${pick(c, n++)}/events`, { type: 'call', gate_on_balance: true }, auth);
+      const headers = keyed ? { ...auth, 'idempotency-key': `bench-${run}-${c}-${n}` } : auth;
+      const r = await request(base, 'POST', `/v1/accounts/${pick(c, n++)}/events`, { type: 'call', gate_on_balance: true }, headers);
       if (r.status === 402) rejected++;
       else if (r.status !== 200) throw new Error(`event failed ${r.status} ${JSON.stringify(r.body)}`);
       lat.push(performance.now() - s);
@@ -212,6 +219,12 @@ async function measure(server, { auth, accounts }) {
       // CPU per event: the app's processes and PostgreSQL's.
       out.single_app_cpu_ms = +(appMs / r.count).toFixed(2);
       if (dbMs !== null) out.single_db_cpu_ms = +(dbMs / r.count).toFixed(2);
+    }
+    if (only.has('keyed')) {
+      // The same, each request with its own Idempotency-Key, as a company's retrying backend sends them.
+      const { r, appMs, dbMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length], undefined, true));
+      Object.assign(out, { keyed_gated_per_s: Math.round(r.rate), keyed_p50_ms: r.p50, keyed_p99_ms: r.p99, keyed_app_cpu_ms: +(appMs / r.count).toFixed(2) });
+      if (dbMs !== null) out.keyed_db_cpu_ms = +(dbMs / r.count).toFixed(2);
     }
     if (only.has('hot')) {
       // 64 connections on one balance; then the balance must have fallen by exactly the accepted events.

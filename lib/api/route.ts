@@ -64,7 +64,9 @@ type Options<B, Q> = {
    * transaction. A process or database that dies mid-request leaves all or nothing, so a retry
    * never applies the request twice (a key left "in progress" by a dead process is run again
    * after a minute, which is only safe when its writes died with it). A function decides per
-   * request (a deposit charges nothing, or calls the processor).
+   * request (a deposit charges nothing, or calls the processor). On the embedded database too:
+   * its one connection is the request's until the commit, so keyed requests there take turns
+   * (bench/README.md), but a retry after a crash still applies nothing twice.
    */
   atomic?: boolean | ((body: B) => boolean);
 };
@@ -211,9 +213,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
           throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
         }
         const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
-        // On the embedded database a whole request held in one transaction stalls whatever else
-        // shares its single connection, so there the key is kept apart as before.
-        const atomic = database.kind === 'postgres' && (typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true);
+        const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
         if (atomic) return await respondAtomically(db, claim, requestId, respond);
         const stored = await claimIdempotencyKey(db, { ...claim, now: now() });
         if (stored) return replay(stored, requestId);
