@@ -85,9 +85,24 @@ function concat(parts) {
   return out;
 }
 
-/** Who runs a statement: the open transaction it belongs to, or the database. */
+/**
+ * Transactions being opened, by id: the other end sends a transaction's first statement without
+ * waiting for its BEGIN to be answered, so a statement (or the end) of a transaction still
+ * opening waits for it here.
+ */
+const opening = new Map();
+
+/**
+ * Who runs a statement: the open transaction it belongs to, or the database. A statement outside
+ * any transaction is handed to PGlite at once, in the order the messages came.
+ */
 function runner(m) {
   if (m.tx === undefined) return db;
+  const waiting = opening.get(m.tx);
+  return waiting ? waiting.then(() => inTransaction(m)) : inTransaction(m);
+}
+
+function inTransaction(m) {
   const t = open.get(m.tx);
   if (!t) throw new Error(`transaction ${m.tx} is not open`);
   return t.tx;
@@ -99,7 +114,8 @@ async function handle(m) {
       await db.waitReady;
       return null;
     case 'query': {
-      const target = runner(m);
+      const found = runner(m);
+      const target = found instanceof Promise ? await found : found;
       const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower.
@@ -109,9 +125,9 @@ async function handle(m) {
       return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
     }
     case 'exec':
-      return (await runner(m).exec(m.text)).map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
-    case 'begin':
-      return new Promise((resolve, reject) => {
+      return (await (await runner(m)).exec(m.text)).map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
+    case 'begin': {
+      const begun = new Promise((resolve, reject) => {
         let started = false;
         const done = db.transaction(
           (tx) =>
@@ -126,8 +142,17 @@ async function handle(m) {
           if (!started) reject(err);
         });
       });
+      // Whether it opened or not, what waits for it goes on (a failed one is not open).
+      const settled = begun.then(
+        () => opening.delete(m.tx),
+        () => opening.delete(m.tx),
+      );
+      opening.set(m.tx, settled);
+      return begun;
+    }
     case 'commit':
     case 'rollback': {
+      await opening.get(m.tx);
       const t = open.get(m.tx);
       if (!t) throw new Error(`transaction ${m.tx} is not open`);
       open.delete(m.tx);

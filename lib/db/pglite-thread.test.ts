@@ -101,6 +101,40 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     expect(await ids()).toEqual(['committed', 'late']);
   });
 
+  it("runs a transaction's first statement, sent with its BEGIN, once that transaction is open", async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = thread.transaction(async (tx) => {
+      await tx.query('insert into t (id, n) values ($1, 2)', ['first']);
+      order.push('first wrote');
+      await held;
+      order.push('first commits');
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    // BEGIN waits for the open transaction; the statement sent after it waits for the BEGIN, and
+    // then runs inside the second transaction: it sees the first's committed row, and a rollback
+    // takes its own row back.
+    const second = thread
+      .transaction(async (tx) => {
+        const seen = await tx.query<{ n: number }>("select count(*)::int as n from t where id = 'first'");
+        order.push(`second saw ${seen.rows[0].n}`);
+        await tx.query('insert into t (id, n) values ($1, 2)', ['second']);
+        throw new Error('roll back the second');
+      })
+      .catch((e: Error) => e.message);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(order).toEqual(['first wrote']);
+    release();
+    await first;
+    expect(await second).toBe('roll back the second');
+    expect(order).toEqual(['first wrote', 'first commits', 'second saw 1']);
+    const rows = await thread.query<{ id: string }>("select id from t where id in ('first', 'second')");
+    expect(rows.rows).toEqual([{ id: 'first' }]);
+    // And the database goes on answering after both.
+    expect((await thread.query<{ v: string }>('select $1::text as v', ['after'])).rows).toEqual([{ v: 'after' }]);
+  });
+
   it('refuses a value that cannot cross to the thread, and goes on answering', async () => {
     await expect(thread.query('select $1::text as v', [{ f: () => 1 }])).rejects.toThrow(/could not be cloned/);
     expect((await thread.query<{ v: string }>('select $1::text as v', ['next'])).rows).toEqual([{ v: 'next' }]);

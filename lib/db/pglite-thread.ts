@@ -99,7 +99,10 @@ export class PGliteThread implements ThreadClient {
 
   async transaction<T>(fn: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
     const id = this.nextTx++;
-    await this.call({ op: 'begin', tx: id });
+    // Not awaited: the first statement follows the BEGIN at once (the thread runs it once the
+    // transaction is open), which saves a round trip while the transaction holds the database.
+    const begun = this.call({ op: 'begin', tx: id });
+    begun.catch(() => {});
     let closed = false;
     const check = () => {
       if (closed) throw new Error('Transaction is closed');
@@ -125,8 +128,11 @@ export class PGliteThread implements ThreadClient {
         closed = true;
         await this.call({ op: 'rollback', tx: id }).catch(() => {});
       }
+      // A BEGIN that failed is why its statements failed: that is the error to report.
+      await begun;
       throw err;
     }
+    await begun;
     if (!closed) {
       closed = true;
       await this.call({ op: 'commit', tx: id });
