@@ -86,11 +86,12 @@ function concat(parts) {
 }
 
 /**
- * Transactions being opened, by id: the other end sends a transaction's first statement without
- * waiting for its BEGIN to be answered, so a statement (or the end) of a transaction still
- * opening waits for it here.
+ * Each open transaction's work, in the order its messages came. The other end sends a
+ * transaction's first statement without waiting for its BEGIN to be answered, and may send its
+ * end while a statement is on its way: each statement, commit or rollback of a transaction starts
+ * once the one before it (the BEGIN first) has finished, as on a connection of its own.
  */
-const opening = new Map();
+const chains = new Map();
 
 /**
  * Who runs a statement: the open transaction it belongs to, or the database. A statement outside
@@ -98,11 +99,6 @@ const opening = new Map();
  */
 function runner(m) {
   if (m.tx === undefined) return db;
-  const waiting = opening.get(m.tx);
-  return waiting ? waiting.then(() => inTransaction(m)) : inTransaction(m);
-}
-
-function inTransaction(m) {
   const t = open.get(m.tx);
   if (!t) throw new Error(`transaction ${m.tx} is not open`);
   return t.tx;
@@ -114,8 +110,7 @@ async function handle(m) {
       await db.waitReady;
       return null;
     case 'query': {
-      const found = runner(m);
-      const target = found instanceof Promise ? await found : found;
+      const target = runner(m);
       const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower.
@@ -125,7 +120,7 @@ async function handle(m) {
       return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
     }
     case 'exec':
-      return (await (await runner(m)).exec(m.text)).map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
+      return (await runner(m).exec(m.text)).map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
     case 'begin': {
       const begun = new Promise((resolve, reject) => {
         let started = false;
@@ -142,17 +137,10 @@ async function handle(m) {
           if (!started) reject(err);
         });
       });
-      // Whether it opened or not, what waits for it goes on (a failed one is not open).
-      const settled = begun.then(
-        () => opening.delete(m.tx),
-        () => opening.delete(m.tx),
-      );
-      opening.set(m.tx, settled);
       return begun;
     }
     case 'commit':
     case 'rollback': {
-      await opening.get(m.tx);
       const t = open.get(m.tx);
       if (!t) throw new Error(`transaction ${m.tx} is not open`);
       open.delete(m.tx);
@@ -175,8 +163,27 @@ async function handle(m) {
   }
 }
 
+/** Runs a message's work: a transaction's after what it was sent before (see `chains`). */
+function schedule(m) {
+  if (m.tx === undefined) return handle(m);
+  const work = m.op === 'begin' ? handle(m) : (chains.get(m.tx) ?? Promise.resolve()).then(() => handle(m));
+  // Whether it worked or not, the transaction's next message goes on (a failed BEGIN leaves
+  // nothing open: what follows it fails as not open).
+  const tail = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  chains.set(m.tx, tail);
+  if (m.op === 'commit' || m.op === 'rollback') {
+    tail.then(() => {
+      if (chains.get(m.tx) === tail) chains.delete(m.tx);
+    });
+  }
+  return work;
+}
+
 port.on('message', (m) => {
-  handle(m).then(
+  schedule(m).then(
     (result) => {
       answer(m.id, result);
       if (m.op === 'close') port.close();

@@ -101,17 +101,26 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     expect(await ids()).toEqual(['committed', 'late']);
   });
 
-  it("runs a transaction's first statement, sent with its BEGIN, once that transaction is open", async () => {
-    const order: string[] = [];
+  /** Opens a transaction that holds the database until `release()`. */
+  async function holdDatabase(order: string[]) {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const first = thread.transaction(async (tx) => {
+    let opened!: () => void;
+    const isOpen = new Promise<void>((r) => (opened = r));
+    const done = thread.transaction(async (tx) => {
       await tx.query('insert into t (id, n) values ($1, 2)', ['first']);
       order.push('first wrote');
+      opened();
       await held;
       order.push('first commits');
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await isOpen;
+    return { release, done };
+  }
+
+  it("runs a transaction's first statement, sent with its BEGIN, once that transaction is open", async () => {
+    const order: string[] = [];
+    const first = await holdDatabase(order);
     // BEGIN waits for the open transaction; the statement sent after it waits for the BEGIN, and
     // then runs inside the second transaction: it sees the first's committed row, and a rollback
     // takes its own row back.
@@ -125,14 +134,40 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
       .catch((e: Error) => e.message);
     await new Promise((r) => setTimeout(r, 50));
     expect(order).toEqual(['first wrote']);
-    release();
-    await first;
+    first.release();
+    await first.done;
     expect(await second).toBe('roll back the second');
     expect(order).toEqual(['first wrote', 'first commits', 'second saw 1']);
     const rows = await thread.query<{ id: string }>("select id from t where id in ('first', 'second')");
     expect(rows.rows).toEqual([{ id: 'first' }]);
-    // And the database goes on answering after both.
-    expect((await thread.query<{ v: string }>('select $1::text as v', ['after'])).rows).toEqual([{ v: 'after' }]);
+    await thread.query("delete from t where id = 'first'");
+  });
+
+  it('runs the statements of a transaction still opening in the order they were sent, and none after its end', async () => {
+    const order: string[] = [];
+    const first = await holdDatabase(order);
+    // Sent together, without waiting: a statement with parameters (prepared) and one without.
+    const together = thread.transaction(async (tx) => {
+      const [, count] = await Promise.all([
+        tx.query('insert into t (id, n) values ($1, 3)', ['together']),
+        tx.query<{ n: number }>("select count(*)::int as n from t where id = 'together'"),
+      ]);
+      return count.rows[0].n;
+    });
+    // A statement still on its way when its transaction is rolled back is rolled back with it.
+    const abandoned = thread
+      .transaction(async (tx) => {
+        void tx.query('insert into t (id, n) values ($1, 3)', ['abandoned']).catch(() => {});
+        throw new Error('abandon it');
+      })
+      .catch((e: Error) => e.message);
+    first.release();
+    await first.done;
+    expect(await together).toBe(1);
+    expect(await abandoned).toBe('abandon it');
+    const rows = await thread.query<{ id: string }>("select id from t where id in ('together', 'abandoned') order by id");
+    expect(rows.rows).toEqual([{ id: 'together' }]);
+    await thread.query("delete from t where id in ('first', 'together')");
   });
 
   it('refuses a value that cannot cross to the thread, and goes on answering', async () => {
