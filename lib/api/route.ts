@@ -49,6 +49,8 @@ type Base<B, Q> = {
   db: Db;
   dbKind: 'embedded' | 'postgres';
   idempotencyKey: string | null;
+  /** What the route's `prepare` made of the body, before any database work. */
+  prepared: unknown;
 };
 
 type Options<B, Q> = {
@@ -69,6 +71,12 @@ type Options<B, Q> = {
    * (bench/README.md), but a retry after a crash still applies nothing twice.
    */
   atomic?: boolean | ((body: B) => boolean);
+  /**
+   * Slow work on the valid body that needs no database (a password's hash), done before the
+   * Idempotency-Key is claimed: an atomic request holds its transaction while its handler runs,
+   * and on the embedded database that transaction holds the whole database.
+   */
+  prepare?: (body: B) => Promise<unknown>;
 };
 
 /** Carries a 5xx answer out of an atomic request's transaction, so that nothing of it commits. */
@@ -180,6 +188,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       if (query) checkStorable(query);
       const parsedQuery = opts.query ? parseWith(opts.query, query) : undefined;
 
+      const prepared = opts.prepare ? await opts.prepare(parsedBody as B) : undefined;
       const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
       const respond = async (handlerDb: Db): Promise<Response> => {
         const ctx = {
@@ -192,6 +201,7 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
           dbKind: database.kind,
           company,
           idempotencyKey: key,
+          prepared,
         } as unknown as C;
         const result = await handler(ctx);
         if (result instanceof Response) {

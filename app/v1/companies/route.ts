@@ -1,14 +1,15 @@
 import { listAll, ok, withAdmin, withCompany, declareMethods } from '@/lib/api/route';
 import { companyCreate } from '@/lib/api/schemas/companies';
-import { createCompany, serializeCompany } from '@/lib/billing/companies/companies';
+import { createCompany, hashOwnerPassword, serializeCompany } from '@/lib/billing/companies/companies';
 
 export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
   // GET /v1/companies – the caller's own company, as a one-item list
   GET: withCompany({}, async ({ company }) => listAll([serializeCompany(company)])),
 
-  // POST /v1/companies – the operator registers a company; the API key is shown only here
-  POST: withAdmin({ body: companyCreate, atomic: true }, async ({ db, body }) => {
-    const { company, apiKey } = await createCompany({ db, input: body });
+  // POST /v1/companies – the operator registers a company; the API key is shown only here.
+  // The owner's password is hashed (about a second) before the request's transaction opens.
+  POST: withAdmin({ body: companyCreate, atomic: true, prepare: hashOwnerPassword }, async ({ db, body, prepared }) => {
+    const { company, apiKey } = await createCompany({ db, input: body, passwordHash: prepared as string | null });
     return ok({ ...serializeCompany(company), api_key: apiKey });
   }),
 });

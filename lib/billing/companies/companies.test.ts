@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
-import { apiKeys, companies, idempotencyKeys } from '../../db/schema';
-import { decrypt } from '../../crypto';
+import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
+import { decrypt, verifyPassword } from '../../crypto';
 
 const t = useTestDatabase();
 
@@ -37,6 +37,31 @@ describe('registering companies', () => {
     const keys = await t.database.db.select().from(apiKeys).where(eq(apiKeys.companyId, c.id));
     expect(keys).toHaveLength(1);
     expect(keys[0].keyHash).not.toContain(c.api_key);
+  });
+
+  it("hashes a keyed registration's password before its transaction, so the database goes on answering meanwhile", async () => {
+    // Loaded and warm first, so that the keyed request below claims its key within the 100 ms.
+    expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Warm', email: 'warm@hooli.io' } })).status).toBe(200);
+    const order: string[] = [];
+    const registering = api('POST', '/v1/companies', {
+      auth: 'admin',
+      body: { name: 'Hooli', email: 'ops@hooli.io', password: 'correct horse battery' },
+      headers: { 'Idempotency-Key': 'register-hooli' },
+    }).then((res) => {
+      order.push('registered');
+      return res;
+    });
+    // The hash takes most of a second. On the embedded database a statement outside the request's
+    // transaction waits for its commit: had the hash been inside, this read would come last.
+    await new Promise((r) => setTimeout(r, 100));
+    await t.database.db.select().from(companies).where(eq(companies.email, 'nobody@hooli.io'));
+    order.push('read');
+    const res = await registering;
+    expect(res.status).toBe(200);
+    expect(order).toEqual(['read', 'registered']);
+    // And the owner signs in with that password: the hash made beforehand is the one stored.
+    const [owner] = await t.database.db.select().from(admins).where(eq(admins.email, 'ops@hooli.io'));
+    expect(await verifyPassword('correct horse battery', owner.passwordHash)).toBe(true);
   });
 
   it('refuses a second console owner with the same email (409), and replays a registration sent again with its Idempotency-Key', async () => {

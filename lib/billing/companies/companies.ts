@@ -60,8 +60,11 @@ export function refuseLiveKeysOffStripe(input: CompanyInput): void {
   }
 }
 
-/** Registers a company with its first API key (returned once) and, with a password, its console owner. */
-export async function createCompany({ db, input }: { db: Db; input: CompanyInput }) {
+/**
+ * Registers a company with its first API key (returned once) and, with a password, its console
+ * owner. `passwordHash` is the password's hash when the caller made it beforehand (`hashOwnerPassword`).
+ */
+export async function createCompany({ db, input, passwordHash: hashed }: { db: Db; input: CompanyInput; passwordHash?: string | null }) {
   refuseLiveKeysOffStripe(input);
   const at = now();
   const company: Company = {
@@ -73,7 +76,7 @@ export async function createCompany({ db, input }: { db: Db; input: CompanyInput
     createdAt: at,
   };
   const { secret, row } = newApiKeyRow(company.id, at);
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const passwordHash = hashed !== undefined ? hashed : await hashOwnerPassword(input);
   try {
     await db.transaction(async (tx) => {
       await tx.insert(companies).values(company);
@@ -95,6 +98,11 @@ export async function createCompany({ db, input }: { db: Db; input: CompanyInput
     throw err;
   }
   return { company, apiKey: secret, apiKeyId: row.id };
+}
+
+/** The console owner's password hash of a registration, or null without a password. */
+export async function hashOwnerPassword(input: CompanyInput): Promise<string | null> {
+  return input.password ? hashPassword(input.password) : null;
 }
 
 export async function issueApiKey({ db, companyId }: { db: Db; companyId: string }) {
