@@ -188,8 +188,8 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       if (query) checkStorable(query);
       const parsedQuery = opts.query ? parseWith(opts.query, query) : undefined;
 
-      const prepared = opts.prepare ? await opts.prepare(parsedBody as B) : undefined;
       const key = req.headers.get('idempotency-key') ?? req.headers.get('x-dedupeid');
+      let prepared: unknown = undefined;
       const respond = async (handlerDb: Db): Promise<Response> => {
         const ctx = {
           req,
@@ -218,10 +218,14 @@ function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Pr
       // operator's keys live in a namespace of their own. Elsewhere the key means nothing, so
       // it is not checked either.
       const scope = company?.id ?? (auth === 'admin' ? OPERATOR_SCOPE : null);
-      if (scope && key !== null && req.method !== 'GET' && req.method !== 'HEAD') {
-        if (key.length < 1 || key.length > 255) {
-          throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
-        }
+      const keyed = scope !== null && key !== null && req.method !== 'GET' && req.method !== 'HEAD';
+      if (keyed && (key.length < 1 || key.length > 255)) {
+        throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters.', 'Idempotency-Key');
+      }
+      // Once every check of the request has passed: a replay still makes it (its stored answer
+      // is found by the claim, which comes after).
+      if (opts.prepare) prepared = await opts.prepare(parsedBody as B);
+      if (keyed) {
         const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
         const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
         if (atomic) return await respondAtomically(db, claim, requestId, respond);

@@ -100,8 +100,9 @@ export async function createCompany({ db, input, passwordHash: hashed }: { db: D
   return { company, apiKey: secret, apiKeyId: row.id };
 }
 
-/** The console owner's password hash of a registration, or null without a password. */
+/** The console owner's password hash of a registration, or null without a password; refuses what createCompany refuses first. */
 export async function hashOwnerPassword(input: CompanyInput): Promise<string | null> {
+  refuseLiveKeysOffStripe(input);
   return input.password ? hashPassword(input.password) : null;
 }
 
