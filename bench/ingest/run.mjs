@@ -161,7 +161,7 @@ async function withCpu(server, fn) {
  * with `keyed`, each request carries an Idempotency-Key of its own.
  */
 async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed = false) {
-  const run = `${Date.now().toString(36)}`;
+  const run = Date.now().toString(36);
   const lat = [];
   let stop = false;
   let rejected = 0;

@@ -195,7 +195,10 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         }
         const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
         const taken = new Map<string, Units>();
-        for (const m of moves) taken.set(key(m.accountId, m.denomination), add(taken.get(key(m.accountId, m.denomination)) ?? '0', m.cost));
+        for (const m of moves) {
+          const k = key(m.accountId, m.denomination);
+          taken.set(k, add(taken.get(k) ?? '0', m.cost));
+        }
         const totals = pairs.map(([a, d]) => taken.get(key(a, d)) ?? null);
         for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings })) {
           const k = key(b.account_id, b.denomination);
