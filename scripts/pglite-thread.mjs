@@ -39,21 +39,43 @@ const MAX_STATEMENTS = 1000;
 let named = 0;
 const { serialize } = protocol;
 
-/** PGlite's query() with a named statement: the same messages, minus Parse and Describe once known. */
-async function runPrepared(m, options, inTransaction) {
+/**
+ * PGlite's type parsers with the caller's raw types kept as text, built once per set of types.
+ * PGlite's query() merged them on every call: a copy of its 300-odd parsers, which cost more than
+ * a one-row statement itself. PGlite fills its parsers as the database opens; no statement runs
+ * before that.
+ */
+const parsersByRaw = new Map();
+function parsersFor(raw) {
+  const k = raw.join(',');
+  let parsers = parsersByRaw.get(k);
+  if (!parsers) {
+    parsers = { ...db.parsers };
+    for (const oid of raw) parsers[oid] = keep;
+    parsersByRaw.set(k, parsers);
+  }
+  return parsers;
+}
+
+/**
+ * A statement through the extended protocol, as PGlite's query() runs it, in at most two calls
+ * into PostgreSQL: Parse and Describe (skipped once a named statement is known), then Bind,
+ * Describe, Execute and Sync. With `prepare`, the statement is kept under a name; without, it is
+ * the unnamed statement, parsed and planned for this call's values.
+ */
+async function runStatement(m, inTransaction, prepare) {
   await db._checkReady();
   const run = () =>
     db._runExclusiveQuery(async () => {
-      let known = statements.get(m.text);
+      let known = prepare ? statements.get(m.text) : undefined;
       const results = [];
       let synced = false;
       try {
         if (!known) {
-          const name = `s${++named}`;
-          results.push(...(await db.execProtocolStream(serialize.parse({ name, text: m.text, types: [] }), { syncToFs: false })));
-          const types = parse.parseDescribeStatementResults(await db.execProtocolStream(serialize.describe({ type: 'S', name }), { syncToFs: false }));
-          known = { name, types };
-          statements.set(m.text, known);
+          const name = prepare ? `s${++named}` : '';
+          const described = await db.execProtocolStream(concat([serialize.parse({ name, text: m.text, types: [] }), serialize.describe({ type: 'S', name })]), { syncToFs: false });
+          known = { name, types: parse.parseDescribeStatementResults(described) };
+          if (prepare) statements.set(m.text, known);
         }
         const values = m.params.map((v, i) => {
           if (v === null || v === undefined) return null;
@@ -70,7 +92,7 @@ async function runPrepared(m, options, inTransaction) {
         throw err;
       }
       if (!inTransaction) await db.syncToFs();
-      return parse.parseResults(results, db.parsers, options)[0];
+      return parse.parseResults(results, parsersFor(m.raw), { rowMode: m.rowMode })[0];
     });
   return inTransaction ? run() : db._runExclusiveTransaction(run);
 }
@@ -111,12 +133,11 @@ async function handle(m) {
       return null;
     case 'query': {
       const target = runner(m);
-      const options = { rowMode: m.rowMode, parsers: Object.fromEntries(m.raw.map((oid) => [oid, keep])) };
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower.
       // One without parameters (a migration's DDL, a fixed check) is not worth a name.
       const prepare = m.params.length > 0 && !m.params.some(Array.isArray) && (statements.has(m.text) || statements.size < MAX_STATEMENTS);
-      const r = prepare ? await runPrepared(m, options, target !== db) : await target.query(m.text, m.params, options);
+      const r = await runStatement(m, target !== db, prepare);
       return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
     }
     case 'exec':
