@@ -40,7 +40,7 @@ export const listAll = (items: unknown[]): Reply => ({ data: items, hasMore: fal
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
-type Base<B, Q> = {
+type Base<B, Q, P = undefined> = {
   req: Request;
   requestId: string;
   params: Record<string, string>;
@@ -50,10 +50,10 @@ type Base<B, Q> = {
   dbKind: 'embedded' | 'postgres';
   idempotencyKey: string | null;
   /** What the route's `prepare` made of the body, before any database work. */
-  prepared: unknown;
+  prepared: P;
 };
 
-type Options<B, Q> = {
+type Options<B, Q, P = undefined> = {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   /** A POST whose body may be left out entirely (e.g. creating an empty balance). */
@@ -76,7 +76,7 @@ type Options<B, Q> = {
    * Idempotency-Key is claimed: an atomic request holds its transaction while its handler runs,
    * and on the embedded database that transaction holds the whole database.
    */
-  prepare?: (body: B) => Promise<unknown>;
+  prepare?: (body: B) => Promise<P>;
 };
 
 /** Carries a 5xx answer out of an atomic request's transaction, so that nothing of it commits. */
@@ -131,7 +131,7 @@ function linkHeader(url: URL, after: string): string {
   return `<${next.pathname}${next.search}>; rel="next"`;
 }
 
-function build<C, B, Q>(auth: Auth, opts: Options<B, Q>, handler: (ctx: C) => Promise<Reply | Response>) {
+function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C) => Promise<Reply | Response>) {
   return observed(auth === 'admin', async (req: Request, context: RouteContext, seen: Seen): Promise<Response> => {
     const requestId = newRequestId();
     let idem: { companyId: string; key: string } | null = null;
@@ -312,24 +312,24 @@ function internal(err: unknown, requestId: string): ApiError {
   return new ApiError('internal', 'Something went wrong on our side. Retry later; quote the request id if it persists.');
 }
 
-export type CompanyCtx<B, Q> = Base<B, Q> & { company: Company };
+export type CompanyCtx<B, Q, P = undefined> = Base<B, Q, P> & { company: Company };
 
 /** A route for company backends: Basic auth with company id and API key. */
-export function withCompany<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: CompanyCtx<B, Q>) => Promise<Reply | Response>) {
-  return build<CompanyCtx<B, Q>, B, Q>('company', opts, handler);
+export function withCompany<B = undefined, Q = undefined, P = undefined>(opts: Options<B, Q, P>, handler: (ctx: CompanyCtx<B, Q, P>) => Promise<Reply | Response>) {
+  return build<CompanyCtx<B, Q, P>, B, Q, P>('company', opts, handler);
 }
 
 /** A route for the operator: `Authorization: Bearer <ADMIN_TOKEN>`; 404 when no token is configured. */
-export function withAdmin<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
-  return build<Base<B, Q>, B, Q>('admin', opts, handler);
+export function withAdmin<B = undefined, Q = undefined, P = undefined>(opts: Options<B, Q, P>, handler: (ctx: Base<B, Q, P>) => Promise<Reply | Response>) {
+  return build<Base<B, Q, P>, B, Q, P>('admin', opts, handler);
 }
 
 /**
  * A route without authentication (health, the collector's own calls). Calls that send a body are
  * limited per client address (see checkAddressRateLimit) and take at most 64 KiB.
  */
-export function withPublic<B = undefined, Q = undefined>(opts: Options<B, Q>, handler: (ctx: Base<B, Q>) => Promise<Reply | Response>) {
-  return build<Base<B, Q>, B, Q>('none', opts, handler);
+export function withPublic<B = undefined, Q = undefined, P = undefined>(opts: Options<B, Q, P>, handler: (ctx: Base<B, Q, P>) => Promise<Reply | Response>) {
+  return build<Base<B, Q, P>, B, Q, P>('none', opts, handler);
 }
 
 type Handler = (req: Request, context: RouteContext) => Promise<Response>;

@@ -9,7 +9,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
   // POST /v1/companies – the operator registers a company; the API key is shown only here.
   // The owner's password is hashed (about a second) before the request's transaction opens.
   POST: withAdmin({ body: companyCreate, atomic: true, prepare: hashOwnerPassword }, async ({ db, body, prepared }) => {
-    const { company, apiKey } = await createCompany({ db, input: body, passwordHash: prepared as string | null });
+    const { company, apiKey } = await createCompany({ db, input: body, passwordHash: prepared });
     return ok({ ...serializeCompany(company), api_key: apiKey });
   }),
 });
