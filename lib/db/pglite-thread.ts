@@ -123,7 +123,10 @@ export class PGliteThread implements ThreadClient {
     let result: T;
     try {
       result = await fn(tx);
+      await begun;
     } catch (err) {
+      // Every transaction the thread was told of ends with a message, which also ends its queue
+      // there: a rollback, after a BEGIN that failed too.
       if (!closed) {
         closed = true;
         await this.call({ op: 'rollback', tx: id }).catch(() => {});
@@ -132,7 +135,6 @@ export class PGliteThread implements ThreadClient {
       await begun;
       throw err;
     }
-    await begun;
     if (!closed) {
       closed = true;
       await this.call({ op: 'commit', tx: id });
