@@ -8,7 +8,8 @@
 //   hot      single gated events at 64 connections on one account; checks the balance fell by
 //            exactly the accepted events
 //   reads    GET .../balance/credits at 32 connections
-//   latency  single gated events from one connection in a loop, then from four: p50, p99
+//   latency  single gated events from one connection in a loop, then from four: p50, p99;
+//            then GET /health from one connection, the floor under them
 //   health   GET /health at 32 connections: the framework's own ceiling
 //   soak     single gated events at 32 connections for --soak seconds (600), the server's RSS
 //            every 10 s, and its growth after the first minute
@@ -258,6 +259,17 @@ async function measure(server, { auth, accounts }) {
         const r = await gatedLoop(base, auth, conns, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]);
         Object.assign(out, { [`latency${conns}_per_s`]: Math.round(r.rate), [`latency${conns}_p50_ms`]: r.p50, [`latency${conns}_p99_ms`]: r.p99 });
       }
+      // The floor under it in the same run: GET /health (one `select 1`) from one connection.
+      const lat = [];
+      const end = performance.now() + SECONDS * 1000;
+      while (performance.now() < end) {
+        const s = performance.now();
+        const r = await request(base, 'GET', '/health');
+        if (r.status !== 200) throw new Error(`health failed ${r.status}`);
+        lat.push(performance.now() - s);
+      }
+      lat.sort((a, b) => a - b);
+      Object.assign(out, { latency1_health_p50_ms: +pct(lat, 50).toFixed(1), latency1_health_p99_ms: +pct(lat, 99).toFixed(1) });
     }
     if (only.has('health')) {
       // The framework's own ceiling on this machine: GET /health at 32 connections.
