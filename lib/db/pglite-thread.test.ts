@@ -53,6 +53,9 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     // A type parser that keeps the text (as drizzle's are) reads the timestamp as PostgreSQL wrote it.
     const text = await thread.query<{ at: string }>('select at from t where id = $1', ['p0'], { parsers: { 1184: (v: string) => v } });
     expect(text.rows[0].at).toBe('2026-01-02 03:04:05.678+00');
+    // The parsers are kept per set of text-keeping types: the same statement without any reads a Date again.
+    expect((await thread.query<{ at: Date }>('select at from t where id = $1', ['p0'])).rows[0].at).toEqual(at);
+    expect((await thread.query<{ at: string }>('select at from t where id = any($1::text[])', [['p0']], { parsers: { 1184: (v: string) => v } })).rows[0].at).toBe('2026-01-02 03:04:05.678+00');
     expect(() => thread.query('select 1', [], { parsers: { 1184: (v: string) => new Date(v) } })).toThrow(/does not keep the text/);
   });
 
