@@ -2,7 +2,7 @@
 // parses requests and renders answers while a statement runs. lib/db/pglite-thread.ts is the
 // other end; it sends one message per statement and gets back rows, or the error's fields.
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, parse, protocol } from '@electric-sql/pglite';
+import { PGlite, parse, protocol, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
 const port = parentPort;
@@ -68,7 +68,7 @@ async function runStatement(m, inTransaction, prepare) {
   const run = () =>
     db._runExclusiveQuery(async () => {
       let known = prepare ? statements.get(m.text) : undefined;
-      const results = [];
+      let result;
       let synced = false;
       try {
         if (!known) {
@@ -86,15 +86,88 @@ async function runStatement(m, inTransaction, prepare) {
         // to the Sync, so the session is ready for the next statement either way.
         const messages = [serialize.bind({ statement: known.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()];
         synced = true;
-        results.push(...(await db.execProtocolStream(concat(messages), { syncToFs: false })));
+        // PostgreSQL's answer as it wrote it (views into its memory, copied at once), read below.
+        const chunks = [];
+        await db.execProtocolRawStream(concat(messages), { syncToFs: false, onRawData: (chunk) => chunks.push(chunk.slice()) });
+        result = readAnswer(chunks.length === 1 ? chunks[0] : concat(chunks), parsersFor(m.raw), m.rowMode);
       } catch (err) {
         if (!synced) await db.execProtocolStream(serialize.sync(), { syncToFs: false });
         throw err;
       }
       if (!inTransaction) await db.syncToFs();
-      return parse.parseResults(results, parsersFor(m.raw), { rowMode: m.rowMode })[0];
+      return result;
     });
   return inTransaction ? run() : db._runExclusiveTransaction(run);
+}
+
+/**
+ * One statement's answer (RowDescription, DataRows, CommandComplete; or an ErrorResponse), read
+ * from the protocol's bytes into what PGlite's query() returns: rows, fields, affectedRows.
+ * PGlite's own reader copied every non-null value into a buffer of its own before decoding it,
+ * about 2 µs a value: a fifth of a 1000-row statement's time. An answer with an error is read
+ * by PGlite's reader, so the error thrown is the one PGlite throws.
+ */
+function readAnswer(bytes, parsers, rowMode) {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let fields = [];
+  let read = [];
+  const rows = [];
+  let done = null;
+  for (let at = 0; at < buf.length; ) {
+    const type = buf[at];
+    const end = at + 1 + buf.readInt32BE(at + 1);
+    let p = at + 5;
+    if (type === 0x45) throw databaseError(bytes);
+    if (type === 0x54 && !done) {
+      // RowDescription: name, table, column, type, size, modifier, format.
+      const n = buf.readInt16BE(p);
+      p += 2;
+      fields = [];
+      for (let i = 0; i < n; i++) {
+        const nul = buf.indexOf(0, p);
+        const name = buf.toString('utf8', p, nul);
+        p = nul + 1;
+        fields.push({ name, dataTypeID: buf.readInt32BE(p + 6) });
+        p += 18;
+      }
+      read = fields.map((f) => parsers[f.dataTypeID] ?? types.parsers[f.dataTypeID] ?? null);
+    } else if (type === 0x44 && !done) {
+      const n = buf.readInt16BE(p);
+      p += 2;
+      const row = rowMode === 'array' ? new Array(n) : {};
+      for (let i = 0; i < n; i++) {
+        const len = buf.readInt32BE(p);
+        p += 4;
+        let value = null;
+        if (len >= 0) {
+          value = buf.toString('utf8', p, p + len);
+          p += len;
+          if (read[i]) value = read[i](value, fields[i].dataTypeID);
+        }
+        if (rowMode === 'array') row[i] = value;
+        else row[fields[i].name] = value;
+      }
+      rows.push(row);
+    } else if (type === 0x43 && !done) {
+      // CommandComplete: "INSERT 0 3", "UPDATE 2", "SELECT 5"...
+      const tag = buf.toString('utf8', p, end - 1).split(' ');
+      const count = parseInt(tag[tag.length - 1], 10);
+      const writes = ['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE'].includes(tag[0]);
+      done = { rows, fields, affectedRows: writes && !Number.isNaN(count) ? count : 0 };
+    }
+    at = end;
+  }
+  // As PGlite: no CommandComplete (an empty statement) is no rows.
+  return done ?? { rows: [], fields: [], affectedRows: 0 };
+}
+
+/** The error of an answer, as PGlite's reader makes it (code, constraint, detail...). */
+function databaseError(bytes) {
+  let error = null;
+  new protocol.Parser().parse(bytes, (message) => {
+    if (message.name === 'error' && !error) error = message;
+  });
+  return error ?? new Error('the database answered with an error it did not describe');
 }
 
 function concat(parts) {

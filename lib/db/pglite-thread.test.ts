@@ -5,7 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { isUniqueViolation, openEmbedded, query, runCompiled, compile, type Database } from './client';
+import { PGlite } from '@electric-sql/pglite';
 import { PGliteThread } from './pglite-thread';
+
+const keep = (value: string) => value;
 
 // The embedded engine's own client: these run on the embedded project only.
 const onPostgres = process.env.TEST_DB === 'postgres';
@@ -57,6 +60,37 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     expect((await thread.query<{ at: Date }>('select at from t where id = $1', ['p0'])).rows[0].at).toEqual(at);
     expect((await thread.query<{ at: string }>('select at from t where id = any($1::text[])', [['p0']], { parsers: { 1184: (v: string) => v } })).rows[0].at).toBe('2026-01-02 03:04:05.678+00');
     expect(() => thread.query('select 1', [], { parsers: { 1184: (v: string) => new Date(v) } })).toThrow(/does not keep the text/);
+  });
+
+  it("reads every type's answer as PGlite's own query() does", async () => {
+    const own = new PGlite();
+    try {
+      const text = `select $1::text as t, 'é☃ "quoted", {braced}'::text as u, null::text as n, 42::int4 as i, 9007199254740993::int8 as big,
+          1.5::float8 as f, 12345678901234567890.123456789::numeric as num, true as yes, false as no, '{"a":[1,"x"]}'::jsonb as jb,
+          '{"b":2}'::json as j, array[1, null, 3]::int4[] as ints, array['a', 'b,c', null]::text[] as texts, array[1.5, 2]::numeric[] as nums,
+          '2026-01-02 03:04:05.678+00'::timestamptz as at, '2026-01-02'::date as day, '1 day 02:00'::interval as span, '\\x00ff'::bytea as bin,
+          1 as dup, 2 as dup
+        from generate_series(1, 3) g`;
+      for (const rowMode of ['object', 'array'] as const) {
+        for (const parsers of [undefined, { 1184: keep, 1082: keep, 1186: keep, 1231: keep }]) {
+          const viaThread = await thread.query(text, ['x'], { rowMode, parsers });
+          const direct = await own.query(text, ['x'], { rowMode, parsers });
+          expect(viaThread.rows).toEqual(direct.rows);
+          expect(viaThread.fields).toEqual(direct.fields);
+        }
+      }
+      // Rows a write returns, and the rows it counts.
+      await own.exec('create table w (id int primary key)');
+      await thread.exec('create table w (id int primary key)');
+      for (const write of ['insert into w select g from generate_series(1, 5) g returning id', 'update w set id = id + 10 where id > $1', 'delete from w where id > $1 returning id', 'select 1 where false', '']) {
+        const params = write.includes('$1') ? [2] : [];
+        const viaThread = await thread.query(write, params);
+        const direct = await own.query(write, params);
+        expect([viaThread.rows, viaThread.fields, viaThread.affectedRows]).toEqual([direct.rows, direct.fields, direct.affectedRows]);
+      }
+    } finally {
+      await own.close();
+    }
   });
 
   it("rebuilds PostgreSQL's error fields on this side", async () => {
