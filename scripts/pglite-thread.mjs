@@ -125,7 +125,7 @@ function readAnswer(bytes, parsers, rowMode) {
       fields = [];
       for (let i = 0; i < n; i++) {
         const nul = buf.indexOf(0, p);
-        const name = buf.toString('utf8', p, nul);
+        const name = text(buf, p, nul);
         p = nul + 1;
         fields.push({ name, dataTypeID: buf.readInt32BE(p + 6) });
         p += 18;
@@ -140,11 +140,13 @@ function readAnswer(bytes, parsers, rowMode) {
         p += 4;
         let value = null;
         if (len >= 0) {
-          value = buf.toString('utf8', p, p + len);
+          value = text(buf, p, p + len);
           p += len;
           if (read[i]) value = read[i](value, fields[i].dataTypeID);
         }
         if (rowMode === 'array') row[i] = value;
+        // A column named __proto__ is a column, as in PGlite's rows, not the row's prototype.
+        else if (fields[i].name === '__proto__') Object.defineProperty(row, '__proto__', { value, enumerable: true, writable: true, configurable: true });
         else row[fields[i].name] = value;
       }
       rows.push(row);
@@ -159,6 +161,12 @@ function readAnswer(bytes, parsers, rowMode) {
   }
   // As PGlite: no CommandComplete (an empty statement) is no rows.
   return done ?? { rows: [], fields: [], affectedRows: 0 };
+}
+
+/** UTF-8 text as PGlite's TextDecoder reads it: a leading byte order mark is dropped. */
+function text(buf, start, end) {
+  if (buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf && end - start >= 3) start += 3;
+  return buf.toString('utf8', start, end);
 }
 
 /** The error of an answer, as PGlite's reader makes it (code, constraint, detail...). */

@@ -69,7 +69,7 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
           1.5::float8 as f, 12345678901234567890.123456789::numeric as num, true as yes, false as no, '{"a":[1,"x"]}'::jsonb as jb,
           '{"b":2}'::json as j, array[1, null, 3]::int4[] as ints, array['a', 'b,c', null]::text[] as texts, array[1.5, 2]::numeric[] as nums,
           '2026-01-02 03:04:05.678+00'::timestamptz as at, '2026-01-02'::date as day, '1 day 02:00'::interval as span, '\\x00ff'::bytea as bin,
-          1 as dup, 2 as dup
+          1 as dup, 2 as dup, E'\\uFEFFbom' as "\uFEFFname", 3 as "__proto__", 'x' || chr(65279) as inner
         from generate_series(1, 3) g`;
       for (const rowMode of ['object', 'array'] as const) {
         for (const parsers of [undefined, { 1184: keep, 1082: keep, 1186: keep, 1231: keep }]) {
