@@ -150,7 +150,23 @@ describe('the single-event statement and the general path', () => {
         expect(a.outbox).toEqual(b.outbox);
         expect(a.states).toEqual(b.states);
       }),
-      { numRuns: 24 },
+      {
+        numRuns: 24,
+        examples: [
+          // A hold that drove the balance below zero lapses unswept; the next event must clear `negative` on either path.
+          [
+            [
+              { kind: 'event', type: 'query', override: { amount: '0.15', denomination: 'tokens' }, gate: false, hold: false },
+              { kind: 'event', type: 'query', override: { amount: '10.53', denomination: 'tokens' }, gate: false, hold: false },
+              { kind: 'event', type: 'query', override: { amount: '49.33', denomination: 'tokens' }, gate: false, hold: true },
+              { kind: 'wait', minutes: 60, sweep: false },
+              { kind: 'event', type: 'query', override: undefined, gate: false, hold: false },
+              { kind: 'settle', pick: 0, state: 'complete' },
+            ],
+            0,
+          ],
+        ],
+      },
     );
   }, 900_000);
 });

@@ -105,6 +105,10 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
             dd.state = 'rejected' or ${crosses.belowZero} or ${crosses.belowRefillThreshold}
             or (${crosses.planAlert} and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
               and ns.period = ${planPeriodKey(sql`(select last_plan_renewal from acct)`)}))
+            -- A state the move leaves behind is cleared by the general path: a hold that lapsed
+            -- unswept raised the balance without clearing what its placing had entered.
+            or exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id
+              and ((ns.kind = 'negative' and dd.after_avail >= 0) or (ns.kind = 'refill_threshold' and dd.refill_threshold > 0 and dd.after_avail >= dd.refill_threshold)))
           ), false) as crossing
         from decide dd
       ), ev as (
