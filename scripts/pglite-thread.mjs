@@ -118,7 +118,12 @@ function readAnswer(bytes, parsers, rowMode) {
     const end = at + 1 + buf.readInt32BE(at + 1);
     let p = at + 5;
     if (type === 0x45) throw databaseError(bytes);
-    if (type === 0x54 && !done) {
+    // After its CommandComplete only an error matters (a deferred constraint fails at the Sync).
+    if (done) {
+      at = end;
+      continue;
+    }
+    if (type === 0x54) {
       // RowDescription: name, table, column, type, size, modifier, format.
       const n = buf.readInt16BE(p);
       p += 2;
@@ -131,7 +136,7 @@ function readAnswer(bytes, parsers, rowMode) {
         p += 18;
       }
       read = fields.map((f) => parsers[f.dataTypeID] ?? types.parsers[f.dataTypeID] ?? null);
-    } else if (type === 0x44 && !done) {
+    } else if (type === 0x44) {
       const n = buf.readInt16BE(p);
       p += 2;
       const row = rowMode === 'array' ? new Array(n) : {};
@@ -150,7 +155,7 @@ function readAnswer(bytes, parsers, rowMode) {
         else row[fields[i].name] = value;
       }
       rows.push(row);
-    } else if (type === 0x43 && !done) {
+    } else if (type === 0x43) {
       // CommandComplete: "INSERT 0 3", "UPDATE 2", "SELECT 5"...
       const tag = buf.toString('utf8', p, end - 1).split(' ');
       const count = parseInt(tag[tag.length - 1], 10);
@@ -165,7 +170,7 @@ function readAnswer(bytes, parsers, rowMode) {
 
 /** UTF-8 text as PGlite's TextDecoder reads it: a leading byte order mark is dropped. */
 function text(buf, start, end) {
-  if (buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf && end - start >= 3) start += 3;
+  if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
   return buf.toString('utf8', start, end);
 }
 
