@@ -1,4 +1,4 @@
-import type { Client, Reply } from './client';
+import { stillInProgress, type Client, type Reply, type Verdict } from './client';
 import type { Random } from './random';
 import { sleep } from './processes';
 
@@ -76,7 +76,8 @@ function sameCost(a: unknown, b: string): boolean {
 
 /**
  * A client retries within its Idempotency-Keys' life (24 hours): the test clock, which jumps a
- * day at a time, never moves further than this past the start of a keyed request still waiting.
+ * day at a time, never moves further than this past the start of a keyed request still waiting,
+ * or past the latest try that the service answered with "still in progress" (see keyedRequest).
  */
 const KEY_LIFE_MS = 23 * 3600_000;
 
@@ -106,11 +107,27 @@ export class Workload {
     await this.advance(23 * 3600);
   }
 
-  /** Sends a request with an Idempotency-Key, holding the clock within the key's life until it is acknowledged. */
-  private async keyedRequest(key: string, run: () => Promise<Reply>): Promise<Reply> {
+  /**
+   * Sends a request with an Idempotency-Key until it is acknowledged, holding the clock within the
+   * key's life meanwhile. A try answered "still in progress" moves that hold up to the time the
+   * try was sent: the service takes over a claim older than 60 s (test clock), so the claim it
+   * saw is at most 60 s older than that time, and its 24 h life still covers the new hold. Without
+   * this, a claim made near the hold's end by a process that then died could never age the 60 s
+   * it needs to be taken over, and the request would wait forever.
+   */
+  private async keyedRequest(key: string, label: string, send: () => Promise<Reply>, decide: (r: Reply) => Verdict | undefined): Promise<Reply> {
     this.keyed.set(key, this.floor);
     try {
-      return await run();
+      return await this.api.untilAcknowledged(
+        label,
+        async () => {
+          const sentAt = this.floor;
+          const r = await send();
+          if (stillInProgress(r)) this.keyed.set(key, Math.max(this.keyed.get(key) ?? sentAt, sentAt));
+          return r;
+        },
+        decide,
+      );
     } finally {
       this.keyed.delete(key);
     }
@@ -198,12 +215,11 @@ export class Workload {
     const key = this.key('gr');
     const g: GrantRecord = { key, accountId: rng.pick(this.world.accounts), denomination: GPU, amount: String(rng.int(5, 30)), reason: `grant ${key}`, acked: false };
     this.model.grants.push(g);
-    const reply = await this.keyedRequest(key, () =>
-      this.api.untilAcknowledged(
-        `grant ${key}`,
-        () => this.api.send('POST', `/v1/accounts/${g.accountId}/balance/${g.denomination}`, { body: { amount: g.amount, reason: g.reason }, headers: { 'Idempotency-Key': key } }),
-        () => undefined,
-      ),
+    const reply = await this.keyedRequest(
+      key,
+      `grant ${key}`,
+      () => this.api.send('POST', `/v1/accounts/${g.accountId}/balance/${g.denomination}`, { body: { amount: g.amount, reason: g.reason }, headers: { 'Idempotency-Key': key } }),
+      () => undefined,
     );
     g.acked = reply.status === 200;
   }
@@ -212,17 +228,16 @@ export class Workload {
     const key = this.key('dp');
     const d: DepositRecord = { key, accountId: rng.pick(this.world.accounts), denomination: REFILL.denomination, amount: String(rng.int(10, 40)), cents: rng.int(50, 400), reason: `deposit ${key}`, acked: false };
     this.model.deposits.push(d);
-    const reply = await this.keyedRequest(key, () =>
-      this.api.untilAcknowledged(
-        `deposit ${key}`,
-        () =>
-          this.api.send('POST', `/v1/accounts/${d.accountId}/deposit`, {
-            body: { denomination: d.denomination, amount_to_deposit: d.amount, amount_to_charge: d.cents, reason: d.reason },
-            headers: { 'Idempotency-Key': key },
-          }),
-        // 502 processor_error: the charge's outcome is not known yet; the same key picks it up.
-        (a) => (a.status === 502 ? 'retry' : undefined),
-      ),
+    const reply = await this.keyedRequest(
+      key,
+      `deposit ${key}`,
+      () =>
+        this.api.send('POST', `/v1/accounts/${d.accountId}/deposit`, {
+          body: { denomination: d.denomination, amount_to_deposit: d.amount, amount_to_charge: d.cents, reason: d.reason },
+          headers: { 'Idempotency-Key': key },
+        }),
+      // 502 processor_error: the charge's outcome is not known yet; the same key picks it up.
+      (a) => (a.status === 502 ? 'retry' : undefined),
     );
     d.acked = reply.status === 200;
   }
