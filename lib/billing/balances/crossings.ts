@@ -58,10 +58,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     }
     const before = sub(m.startAmount, m.startPending);
     const after = sub(m.amount, m.pending);
-    const threshold = m.threshold !== null && cmp(m.threshold, '0') > 0 ? m.threshold : null;
-    const clear: string[] = [];
-    if (cmp(after, '0') >= 0) clear.push('negative');
-    if (threshold && cmp(after, threshold) >= 0) clear.push('refill_threshold');
+    const clear = leftStates.filter((s) => s.left(after, m.threshold)).map((s) => s.kind);
     if (cmp(after, before) > 0) clear.push('paused');
     if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
     // Only a fall can cross anything: rises and unchanged balances are not sent to the database.
@@ -156,6 +153,29 @@ export function crossingRules(c: { before: SQL; after: SQL; threshold: SQL; star
     planAlert: sql`(${c.amount} < ${c.startAmount} and ${c.included} > 0 and ${c.pct} is not null and ${c.period} is not null
       and ${c.included} - ${c.amount} >= ${c.included} * ${c.pct} / 100)`,
   };
+}
+
+/**
+ * The states a move leaves by where it leaves `available`: at or above zero leaves `negative`, at
+ * or above a positive refill threshold leaves `refill_threshold` (and any rise leaves `paused`).
+ * `afterBalancesMoved` clears them with `left`; the single-event statement hands an event that
+ * would leave one to the general path with `leavesStateSql`. One list, so the two cannot drift.
+ */
+const leftStates: { kind: string; left: (after: Units, threshold: Units | null) => boolean; sql: (after: SQL, threshold: SQL) => SQL }[] = [
+  { kind: 'negative', left: (after) => cmp(after, '0') >= 0, sql: (after) => sql`${after} >= 0` },
+  {
+    kind: 'refill_threshold',
+    left: (after, threshold) => threshold !== null && cmp(threshold, '0') > 0 && cmp(after, threshold) >= 0,
+    sql: (after, threshold) => sql`${threshold} > 0 and ${after} >= ${threshold}`,
+  },
+];
+
+/** Whether a state row of `kind` is one the move leaves (see `leftStates`), as SQL; NULL reads as no. */
+export function leavesStateSql(c: { kind: SQL; after: SQL; threshold: SQL }): SQL {
+  return sql.join(
+    leftStates.map((s) => sql`(${c.kind} = ${sql.raw(`'${s.kind}'`)} and ${s.sql(c.after, c.threshold)})`),
+    sql` or `,
+  );
 }
 
 /** The plan period a `plan_threshold` state belongs to: `last_plan_renewal` as an ISO 8601 UTC string. */

@@ -6,7 +6,7 @@ import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
 import { eventPrice } from './pricing';
-import { crossingRules, planPeriodKey } from '../balances/crossings';
+import { crossingRules, leavesStateSql, planPeriodKey } from '../balances/crossings';
 import { balanceChangeKey, balanceChangeWaiting } from '../webhooks/outbox';
 
 type EventRow = typeof events.$inferSelect;
@@ -108,7 +108,7 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
             -- A state the move leaves behind is cleared by the general path: a hold that lapsed
             -- unswept raised the balance without clearing what its placing had entered.
             or exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id
-              and ((ns.kind = 'negative' and dd.after_avail >= 0) or (ns.kind = 'refill_threshold' and dd.refill_threshold > 0 and dd.after_avail >= dd.refill_threshold)))
+              and (${leavesStateSql({ kind: sql`ns.kind`, after: sql`dd.after_avail`, threshold: sql`dd.refill_threshold` })}))
           ), false) as crossing
         from decide dd
       ), ev as (
