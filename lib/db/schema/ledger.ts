@@ -41,7 +41,8 @@ export const transactions = pgTable(
     companyId: text('company_id').notNull(),
     // No foreign key: a ledger row is only ever written with the id of a balance its statement
     // holds locked (balances are never deleted), and a key would cost every event's ledger row a
-    // lookup inside the lock window of its balance (bench/README.md).
+    // lookup inside the lock window of its balance (bench/README.md). Nor an index: nothing
+    // reads the ledger by balance (lists and sums go by account).
     balanceId: text('balance_id').notNull(),
     denomination: text('denomination').notNull(),
     type: text('type', { enum: TRANSACTION_TYPES }).notNull(),
@@ -55,7 +56,6 @@ export const transactions = pgTable(
   },
   (t) => [
     index('transactions_account').on(t.accountId, t.id),
-    index('transactions_balance').on(t.balanceId),
     check('transactions_consistent', sql`${t.endingBalance} = ${t.startingBalance} + ${t.amount}`),
     check('transactions_type_known', isOneOf(t.type, TRANSACTION_TYPES)),
   ],
