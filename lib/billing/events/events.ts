@@ -148,7 +148,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     const ids = toInsert.map(() => newId('ev'));
     const early = toInsert.map((p, i) => (p.cost && p.item.gate_on_balance ? null : row(p, ids[i], p.item.state ?? 'complete')));
     const earlyRows = early.filter((r): r is EventRow => r !== null);
-    if (earlyRows.length) await insertEvents(tx, earlyRows);
+    if (earlyRows.length) await insertEvents(tx, { companyId, now }, earlyRows);
     // Those holds are visible to this transaction's pending read below; the loop adds them in order.
     const ownHolds = new Map<string, Units>();
     for (const r of earlyRows) {
@@ -260,7 +260,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           });
         }
       }
-      if (lateRows.length) await insertEvents(tx, lateRows);
+      if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
       if (ledger.length) await insertLedgerRows(tx, ledger);
       const changed = [...states.values()].filter((s) => s.amount !== s.startAmount);
       if (changed.length) await setBalanceAmounts(tx, changed, now);
