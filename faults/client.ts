@@ -90,12 +90,13 @@ export class Client {
 
 /** An Idempotency-Key still marked in progress: its first request died with its process, or is still running. */
 export function stillInProgress(r: Reply): boolean {
-  return r.status === 409 && /in progress/.test(r.body?.error?.message ?? '');
+  return r.status === 409 && /Idempotency-Key is still in progress/.test(r.body?.error?.message ?? '');
 }
 
 export function defaultVerdict(r: Reply): Verdict {
   if (r.status === 0 || r.status >= 500 || r.status === 429) return 'retry';
-  if (stillInProgress(r)) return 'retry';
+  // An Idempotency-Key still marked in progress, or another piece of work on the account (a plan change).
+  if (r.status === 409 && /in progress/.test(r.body?.error?.message ?? '')) return 'retry';
   if (r.status >= 200 && r.status < 300) return 'ack';
   return 'fatal';
 }

@@ -78,6 +78,8 @@ function sameCost(a: unknown, b: string): boolean {
  * A client retries within its Idempotency-Keys' life (24 hours): the test clock, which jumps a
  * day at a time, never moves further than this past the start of a keyed request still waiting,
  * or past the latest try that the service answered with "still in progress" (see keyedRequest).
+ * Nor in one advance further than this past the floor: a keyed request that starts while the
+ * advance is under way may be claimed by a process still at the floor's time.
  */
 const KEY_LIFE_MS = 23 * 3600_000;
 
@@ -270,7 +272,7 @@ export class Workload {
   async advance(seconds: number): Promise<void> {
     const start = await this.clockNow();
     const oldest = Math.min(...this.keyed.values());
-    const target = Math.min(start + seconds * 1000, oldest + KEY_LIFE_MS);
+    const target = Math.min(start + seconds * 1000, oldest + KEY_LIFE_MS, this.floor + KEY_LIFE_MS);
     if (target <= start) return;
     this.model.counts.advances++;
     await this.admin.untilAcknowledged(
