@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 // `npm run test:faults`: the fault scenarios (faults/), apart from the unit and integration
 // projects of vitest.config.ts. One file, its scenarios in order: they start processes of their
-// own and share one PostgreSQL cluster (FAULTS_PG_PORT, default 54350).
+// own and share one PostgreSQL cluster (FAULTS_PG_PORT, default 24350).
 export default defineConfig({
   resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '') } },
   test: {

@@ -14,7 +14,7 @@ import { checkInvariants } from './checks';
 
 const seed = runSeed();
 const rng = new Random(seed);
-const cluster = new Cluster(Number(process.env.FAULTS_PG_PORT ?? 54350));
+const cluster = new Cluster(Number(process.env.FAULTS_PG_PORT ?? 24350));
 /** Faults per run, across the scenarios. */
 const MIN_KILLS = 20;
 const reports: Report[] = [];

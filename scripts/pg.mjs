@@ -25,7 +25,7 @@ function asPostgres(bin, args, opts = {}) {
  * written to the kernel before it is acknowledged (a crash of PostgreSQL loses nothing
  * committed) without waiting for the disk (a crash of the machine could).
  */
-export function startPostgres({ port = 54329, durable = false, name = 'billing-test' } = {}) {
+export function startPostgres({ port = 24329, durable = false, name = 'billing-test' } = {}) {
   const bin = findPgBin();
   const dir = clusterDir(port, name);
   stopPostgres({ port, name });
@@ -40,15 +40,16 @@ export function startPostgres({ port = 54329, durable = false, name = 'billing-t
  * Starts the cluster `startPostgres` made, on its existing data: after `stopPostgres` (an
  * immediate stop, as a crash) PostgreSQL recovers from its write-ahead log. Returns its URL.
  */
-export function restartPostgres({ port = 54329, durable = false, name = 'billing-test' } = {}) {
+export function restartPostgres({ port = 24329, durable = false, name = 'billing-test' } = {}) {
   const dir = clusterDir(port, name);
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", '-c max_connections=300', '-c shared_buffers=256MB'];
   if (!durable) options.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
   if (durable === 'process') options.push('-c fsync=off');
   // Extra server settings for a profiling run, e.g. PG_EXTRA_OPTIONS='-c shared_preload_libraries=pg_stat_statements'.
   if (process.env.PG_EXTRA_OPTIONS) options.push(process.env.PG_EXTRA_OPTIONS);
-  // The port lies in the kernel's range for outgoing connections: one of them may hold it for
-  // a moment (PostgreSQL then logs "Address already in use" and stops). Try again a little later.
+  // A port in the kernel's range for outgoing connections (32768–60999 on Linux) may be held by
+  // one of them (PostgreSQL then logs "Address already in use" and stops): the tests' default
+  // ports lie below it, and for another port, try again a little later.
   const logFile = path.join(dir, 'log');
   for (let attempt = 1; ; attempt++) {
     const logged = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').length : 0;
@@ -67,7 +68,7 @@ export function restartPostgres({ port = 54329, durable = false, name = 'billing
 const clusterDir = (port, name) => path.join(os.tmpdir(), `${name}-pg-${port}`);
 
 /** Stops the cluster at once (`-m immediate`: no checkpoint, as a crash; a start recovers). */
-export function stopPostgres({ port = 54329, name = 'billing-test' } = {}) {
+export function stopPostgres({ port = 24329, name = 'billing-test' } = {}) {
   const dir = path.join(clusterDir(port, name), 'data');
   if (!fs.existsSync(path.join(dir, 'postmaster.pid'))) return;
   try {
@@ -133,8 +134,8 @@ export function stopPgBouncer({ port, name = 'billing-test' }) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [cmd, port, pgPort] = process.argv.slice(2);
-  if (cmd === 'start') console.log(startPostgres({ port: Number(port ?? 54329), durable: process.env.PG_DURABLE === '1' }));
-  else if (cmd === 'stop') stopPostgres({ port: Number(port ?? 54329) });
+  if (cmd === 'start') console.log(startPostgres({ port: Number(port ?? 24329), durable: process.env.PG_DURABLE === '1' }));
+  else if (cmd === 'stop') stopPostgres({ port: Number(port ?? 24329) });
   else if (cmd === 'start-pgbouncer' && port && pgPort) console.log(startPgBouncer({ port: Number(port), pgPort: Number(pgPort) }));
   else if (cmd === 'stop-pgbouncer' && port) stopPgBouncer({ port: Number(port) });
   else console.error('usage: node scripts/pg.mjs start|stop [port] | start-pgbouncer <port> <postgres port> | stop-pgbouncer <port>');

@@ -4,7 +4,7 @@ import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../.
 
 // The pooled project's own cluster (beside the postgres project's, which may run at the same
 // time) and PgBouncer in front of it: TEST_PGBOUNCER_PORT, PostgreSQL on the port after it.
-const port = Number(process.env.TEST_PGBOUNCER_PORT ?? Number(process.env.TEST_PG_PORT ?? 54329) + 1000);
+const port = Number(process.env.TEST_PGBOUNCER_PORT ?? Number(process.env.TEST_PG_PORT ?? 24329) + 1000);
 const name = 'billing-pooled';
 
 export default function setup(project: TestProject) {

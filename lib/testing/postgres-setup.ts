@@ -8,7 +8,7 @@ declare module 'vitest' {
   }
 }
 
-const port = Number(process.env.TEST_PG_PORT ?? 54329);
+const port = Number(process.env.TEST_PG_PORT ?? 24329);
 
 export default function setup(project: TestProject) {
   const url: string = startPostgres({ port });
