@@ -30,16 +30,18 @@ describe('how balances are stored', () => {
     const pages = await query<{ n: number }>(t.database.db, sql`select count(distinct (ctid::text::point)[0])::int as n from balances`);
     expect(pages[0].n).toBeGreaterThan(1);
     expect(first.length).toBeGreaterThan(0);
-    // Every balance on the first page moves, by a batch and then by a single event: each new
-    // version fits beside the old one (an update that needs no new index entry).
-    const items = first.map((b) => ({ account_id: b.account_id, type: 'call' }));
+    // Half the balances on the first page move, by a batch and then by single events: each new
+    // version fits beside the old one (an update that needs no new index entry). Without the
+    // free half, the page is full and the first move already leaves it.
+    const moved = first.slice(0, Math.ceil(first.length / 2));
+    const items = moved.map((b) => ({ account_id: b.account_id, type: 'call' }));
     await recordEvents({ db: t.database.db, companyId: co.company.id, items, now: new Date() });
-    for (const b of first.slice(0, 3)) {
+    for (const b of moved.slice(0, 3)) {
       const r = await co.call('POST', `/v1/accounts/${b.account_id}/events`, { body: { type: 'call', gate_on_balance: true } });
       expect(r.status).toBe(200);
     }
-    const after = await Promise.all(first.map((b) => pageOf(b.id)));
-    expect(after).toEqual(first.map(() => 0));
+    const after = await Promise.all(moved.map((b) => pageOf(b.id)));
+    expect(after).toEqual(moved.map(() => 0));
     const amounts = await query<{ amount: string }>(t.database.db, sql`select amount::text from balances where id = ${first[0].id}`);
     expect(amounts[0].amount).toBe('998');
   });
