@@ -1,6 +1,7 @@
 import { stillInProgress, type Client, type Reply, type Verdict } from './client';
 import type { Random } from './random';
 import { sleep } from './processes';
+import { HOLD_MS } from '../lib/billing/events/constants';
 
 /**
  * A daily plan: each renewal charges the card and resets `credits`; a `call` costs one credit,
@@ -90,6 +91,12 @@ export class Workload {
    * processes take a new time only when told). Keyed requests are dated with it.
    */
   private floor = 0;
+  /**
+   * A time no process's clock is ahead of: the furthest advance asked for (a second more, as the
+   * advance is asked in whole seconds). A process that could not take the shared time freezes at
+   * its own, which is behind it.
+   */
+  private ceiling = 0;
   private keyed = new Map<string, number>();
 
   constructor(
@@ -103,7 +110,7 @@ export class Workload {
   ) {}
 
   async start(): Promise<void> {
-    this.floor = await this.clockNow();
+    this.floor = this.ceiling = await this.clockNow();
     // The accounts started their daily period just now: move to an hour before it ends, so that
     // the conductor's first day (under the faults) renews every account.
     await this.advance(23 * 3600);
@@ -139,24 +146,24 @@ export class Workload {
     return `${this.label}-${kind}-${++this.seq}`;
   }
 
-  private note(r: EventRecord, state: string, id: string | undefined, cost: unknown): void {
-    // A hold whose first answer was lost, retried after its hour ran out on the test clock: the
-    // stored event answers with the state it is in now, cancelled. It was placed, and lapsed.
-    if (state === 'cancelled' && r.requested === 'pending') {
-      r.acked = 'pending';
-      r.settled = 'cancelled';
-      r.id = id;
-      if (!sameCost(cost, r.cost)) this.api.defects.push(`event ${r.key}: priced ${JSON.stringify(cost)}, expected ${r.cost}`);
-      return;
-    }
-    if (state !== 'complete' && state !== 'pending' && state !== 'rejected') {
+  /**
+   * What the service acknowledged an event with. A hold whose first answer was lost, retried
+   * after its hour ran out on the test clock, is answered with the state the stored event is in
+   * now, cancelled: it was placed, and lapsed. That is taken only when some process's clock can
+   * have passed its expiry; a hold answered cancelled any earlier is a defect.
+   */
+  private note(r: EventRecord, state: string, id: string | undefined, cost: unknown, createdAt?: string): void {
+    const lapsed = state === 'cancelled' && r.requested === 'pending' && createdAt !== undefined && Date.parse(createdAt) + HOLD_MS <= this.ceiling;
+    const acked = lapsed ? 'pending' : state;
+    if (acked !== 'complete' && acked !== 'pending' && acked !== 'rejected') {
       this.api.defects.push(`event ${r.key}: acknowledged with state ${state}`);
       return;
     }
-    r.acked = state;
+    r.acked = acked;
     r.id = id;
     if (!sameCost(cost, r.cost)) this.api.defects.push(`event ${r.key}: priced ${JSON.stringify(cost)}, expected ${r.cost}`);
-    if (state === 'pending') this.model.openHolds.push(r);
+    if (lapsed) r.settled = 'cancelled';
+    else if (acked === 'pending') this.model.openHolds.push(r);
   }
 
   async singleEvent(rng: Random): Promise<void> {
@@ -169,7 +176,7 @@ export class Workload {
       () => this.api.send('POST', `/v1/accounts/${r.accountId}/events`, { body: { ...spec.body, idempotency_key: r.key } }),
       (a) => (a.status === 402 && r.gate && a.body?.error?.type === 'insufficient_balance' ? 'ack' : undefined),
     );
-    if (reply.status === 200) this.note(r, reply.body.data.state, reply.body.data.id, reply.body.data.cost?.amount);
+    if (reply.status === 200) this.note(r, reply.body.data.state, reply.body.data.id, reply.body.data.cost?.amount, reply.body.data.created_at);
     else if (reply.status === 402) this.note(r, 'rejected', reply.body.error.rejected_event_id, r.cost);
   }
 
@@ -186,7 +193,7 @@ export class Workload {
     items.forEach(({ r }, i) => {
       const rec = reply.body.data[i];
       if (rec?.idempotency_key !== r.key) this.api.defects.push(`batch: item ${i} answered with ${rec?.idempotency_key}, expected ${r.key}`);
-      else this.note(r, rec.state, rec.id, r.gate && rec.state === 'rejected' ? r.cost : rec.cost?.amount);
+      else this.note(r, rec.state, rec.id, r.gate && rec.state === 'rejected' ? r.cost : rec.cost?.amount, rec.created_at);
     });
   }
 
@@ -284,6 +291,7 @@ export class Workload {
     const target = Math.min(start + seconds * 1000, oldest + KEY_LIFE_MS, this.floor + KEY_LIFE_MS);
     if (target <= start) return;
     this.model.counts.advances++;
+    this.ceiling = Math.max(this.ceiling, target + 1000);
     await this.admin.untilAcknowledged(
       `advance ${seconds}s`,
       async (): Promise<Reply> => {
