@@ -221,6 +221,15 @@ describe('events', () => {
     expect(r.body.data.map((e: { state: string }) => e.state)).toEqual(['complete', 'complete', 'rejected', 'complete']);
     expect((await balanceOf(co, a1, 'credits')).amount).toBe(0);
     expect((await balanceOf(co, a2, 'credits')).amount).toBe(-1);
+    // The gated batch's ledger: one row per charged event, at the batch's time, newest first.
+    const ledger = await co.call('GET', `/v1/accounts/${a1}/transactions`);
+    expect(ledger.status).toBe(200);
+    const charged = [r.body.data[3], r.body.data[0]];
+    expect(ledger.body.data.filter((t: { type: string }) => t.type === 'event')).toEqual(
+      charged.map((e: { id: string; created_at: string }, i: number) =>
+        expect.objectContaining({ event_id: e.id, account_id: a1, amount: -[2, 3][i], starting_balance: [2, 5][i], ending_balance: [0, 2][i], created_at: e.created_at }),
+      ),
+    );
 
     const bad = await co.call('POST', '/events', { body: [items[0], items[1], items[0], { ...items[0], cost_override: { amount: -1, denomination: 'credits' } }] });
     expect(bad.status).toBe(400);

@@ -223,7 +223,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     }
 
     if (!moved) {
-      const ledger: LedgerInsert[] = [];
+      const ledger: Omit<LedgerInsert, 'companyId' | 'createdAt'>[] = [];
       const lateRows: EventRow[] = [];
       for (const [i, p] of toInsert.entries()) {
         const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
@@ -246,7 +246,6 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           ledger.push({
             id: newId('tx'),
             accountId: p.item.account_id,
-            companyId,
             balanceId: st.id,
             denomination: p.cost.denomination,
             type: 'event',
@@ -256,12 +255,11 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
             endingBalance: st.amount,
             eventId: id,
             chargeId: null,
-            createdAt: now,
           });
         }
       }
       if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
-      if (ledger.length) await insertLedgerRows(tx, ledger);
+      if (ledger.length) await insertLedgerRows(tx, { companyId, now }, ledger);
       const changed = [...states.values()].filter((s) => s.amount !== s.startAmount);
       if (changed.length) await setBalanceAmounts(tx, changed, now);
     }

@@ -26,17 +26,20 @@ export async function insertEvents(db: Db, { companyId, now }: { companyId: stri
   );
 }
 
-/** Ledger rows whose starting and ending balances were computed under the balances' locks. */
-export async function insertLedgerRows(db: Db, rows: LedgerInsert[]): Promise<void> {
-  const col = (f: (t: LedgerInsert) => string | null) => textArray(rows.map(f));
+/**
+ * Ledger rows whose starting and ending balances were computed under the balances' locks. They
+ * share the company and the time, sent once, as `insertEvents` does.
+ */
+export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'companyId' | 'createdAt'>[]): Promise<void> {
+  const col = (f: (t: (typeof rows)[number]) => string | null) => textArray(rows.map(f));
   await query(
     db,
     sql`insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-      select id, account_id, company_id, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, created_at::timestamptz
-      from unnest(${col((t) => t.id)}, ${col((t) => t.accountId)}, ${col((t) => t.companyId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
+      select id, account_id, ${companyId}, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, ${now.toISOString()}::timestamptz
+      from unnest(${col((t) => t.id)}, ${col((t) => t.accountId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
         ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
-        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)}, ${col((t) => (t.createdAt as Date).toISOString())})
-      as u(id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)`,
+        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)})
+      as u(id, account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id)`,
   );
 }
 
