@@ -20,10 +20,12 @@
 //   --db pgbouncer: PostgreSQL behind PgBouncer in transaction mode, DATABASE_PREPARE=0;
 //   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
 //   --rounds N runs the list N times in turn (alternating, so machine noise hits every mode);
-//   --port P: PostgreSQL's port (default 55432), PgBouncer on P + 1;
+//   --port P: PostgreSQL's port (default 26432, below the kernel's range of ports for outgoing
+//   connections, which one of those could hold), PgBouncer on P + 1;
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
 //   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
 // BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
+// BENCH_SERVER_FLAGS='--flag ...' passes Node.js flags to the server (e.g. a V8 heap setting).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,7 +36,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '55432' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -60,7 +62,7 @@ function request(base, method, pathname, body, headers = {}) {
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
   // The production server (`npm start` serves through it): WEB_CONCURRENCY processes on one port.
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(root, 'scripts/serve.mjs')], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), path.join(root, 'scripts/serve.mjs')], {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],
