@@ -28,14 +28,115 @@ export function parseUnits(value: unknown): Units | null {
   return d.toFixed();
 }
 
-/** The canonical decimal string of a value (no exponent, no trailing zeros): `Units`. */
-export const toUnits = (value: Decimal.Value): Units => new Decimal(value).toFixed();
+/**
+ * A decimal string as an integer count of 10^-scale, when that integer is small enough for a JS
+ * number to hold exactly (at most 15 digits): the common amounts (a price of 0.01, a balance of
+ * 100000000) add, subtract and compare exactly as integers, without building a Decimal. Anything
+ * else (more digits, an exponent, a sign other than a leading minus) goes through decimal.js.
+ * `scan` leaves its reading in these three, so the hot path allocates nothing.
+ */
+let scanned = 0;
+let scannedScale = 0;
+let scannedWhole = 0;
+const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
+const MAX_DIGITS = 15;
 
-export const add = (a: Units, b: Units): Units => new Decimal(a).plus(b).toFixed();
-export const sub = (a: Units, b: Units): Units => new Decimal(a).minus(b).toFixed();
-export const neg = (a: Units): Units => new Decimal(a).neg().toFixed();
-export const cmp = (a: Units, b: Units): number => new Decimal(a).cmp(b);
-export const isZero = (a: Units): boolean => new Decimal(a).isZero();
+function scan(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const len = value.length;
+  let i = 0;
+  const negative = len > 1 && value.charCodeAt(0) === 45;
+  if (negative) i = 1;
+  let n = 0;
+  let whole = 0;
+  let scale = 0;
+  let dot = false;
+  for (; i < len; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      if (dot) scale++;
+      else whole++;
+      if (whole + scale > MAX_DIGITS) return false;
+    } else if (c === 46 && !dot && whole > 0) {
+      dot = true;
+    } else {
+      return false;
+    }
+  }
+  if (whole === 0 || (dot && scale === 0)) return false;
+  scanned = negative ? -n : n;
+  scannedScale = scale;
+  scannedWhole = whole;
+  return true;
+}
+
+let alignedA = 0;
+let alignedB = 0;
+let alignedScale = 0;
+
+/** Both at the larger scale (in alignedA, alignedB), or false when either would pass 15 digits there. */
+function align(a: unknown, b: unknown): boolean {
+  if (!scan(a)) return false;
+  const x = scanned;
+  const xScale = scannedScale;
+  const xWhole = scannedWhole;
+  if (!scan(b)) return false;
+  const scale = xScale > scannedScale ? xScale : scannedScale;
+  if (xWhole + scale > MAX_DIGITS || scannedWhole + scale > MAX_DIGITS) return false;
+  alignedA = x * POW10[scale - xScale];
+  alignedB = scanned * POW10[scale - scannedScale];
+  alignedScale = scale;
+  return true;
+}
+
+/** An exact integer count of 10^-scale as the canonical decimal string (what Decimal's toFixed() writes). */
+function format(n: number, scale: number): Units {
+  if (n === 0) return '0';
+  const sign = n < 0 ? '-' : '';
+  const abs = n < 0 ? -n : n;
+  if (scale === 0) return sign + abs;
+  const unit = POW10[scale];
+  let whole = Math.floor(abs / unit);
+  let frac = abs - whole * unit;
+  // The division rounds; the integers it gives are checked and moved by one where it did.
+  if (frac < 0) {
+    whole--;
+    frac += unit;
+  } else if (frac >= unit) {
+    whole++;
+    frac -= unit;
+  }
+  if (frac === 0) return sign + whole;
+  while (frac % 10 === 0) {
+    frac /= 10;
+    scale--;
+  }
+  return `${sign}${whole}.${String(frac).padStart(scale, '0')}`;
+}
+
+/** The canonical decimal string of a value (no exponent, no trailing zeros): `Units`. */
+export function toUnits(value: Decimal.Value): Units {
+  return scan(value) ? format(scanned, scannedScale) : new Decimal(value).toFixed();
+}
+
+// Sums of two numbers under 10^15 stay under 2^53: exact.
+export function add(a: Units, b: Units): Units {
+  return align(a, b) ? format(alignedA + alignedB, alignedScale) : new Decimal(a).plus(b).toFixed();
+}
+export function sub(a: Units, b: Units): Units {
+  return align(a, b) ? format(alignedA - alignedB, alignedScale) : new Decimal(a).minus(b).toFixed();
+}
+export function neg(a: Units): Units {
+  return scan(a) ? format(-scanned, scannedScale) : new Decimal(a).neg().toFixed();
+}
+export function cmp(a: Units, b: Units): number {
+  if (!align(a, b)) return new Decimal(a).cmp(b);
+  return alignedA < alignedB ? -1 : alignedA > alignedB ? 1 : 0;
+}
+export function isZero(a: Units): boolean {
+  return scan(a) ? scanned === 0 : new Decimal(a).isZero();
+}
 
 // Marks an exact number inside JSON.stringify's output; random so no stored text can forge it.
 const EXACT_MARK = `\u0000exact${randomBytes(6).toString('hex')}:`;
@@ -58,8 +159,10 @@ export class ExactNumber {
  */
 export function unitsOut(value: Units | null | undefined): number | ExactNumber {
   if (value === null || value === undefined) return 0;
-  const text = new Decimal(value).toFixed();
+  const text = toUnits(value);
   const n = Number(text);
+  // A number whose shortest form is the text itself holds it exactly (the usual case).
+  if (String(n) === text) return n;
   return new Decimal(n).toFixed() === text ? n : new ExactNumber(text);
 }
 
