@@ -308,10 +308,32 @@ export { sql };
 /**
  * One parameter holding a whole column, for set-based statements (`unnest(${textArray(xs)})`):
  * a 1000-row insert sends a dozen parameters instead of thousands. Cast in SQL
- * (`::text[]::numeric[]`): both drivers send text arrays the same way.
+ * (`::text[]::numeric[]`). The column goes as PostgreSQL's array literal, written here: both
+ * drivers pass a string for an array parameter through as it is, and their own writers ran two
+ * regular expressions over every element (a tenth of a batch's server time).
  */
 export function textArray(values: readonly (string | null)[]): SQL {
-  return sql`${sql.param(values)}::text[]`;
+  return sql`${sql.param(arrayLiteral(values))}::text[]`;
+}
+
+/**
+ * PostgreSQL's text form of a one-dimensional text array: every element quoted (so no content
+ * needs any other care), `"` and `\` escaped with a backslash, NULL bare.
+ */
+export function arrayLiteral(values: readonly (string | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v: unknown = values[i];
+    if (i > 0) out += ',';
+    if (v === null) {
+      out += 'NULL';
+      continue;
+    }
+    if (v === undefined) throw new Error(`textArray: element ${i} is undefined`);
+    const text = typeof v === 'string' ? v : String(v);
+    out += text.includes('"') || text.includes('\\') ? `"${text.replace(/["\\]/g, '\\$&')}"` : `"${text}"`;
+  }
+  return `${out}}`;
 }
 
 /** True when a database error (or one it wraps) is a unique-constraint violation. */
