@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql, type SQL } from 'drizzle-orm';
 import { isTestClock } from './clock';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lowercase
@@ -28,6 +29,16 @@ export function newId(prefix: IdPrefix): string {
     lastRandom = Array.from(bytes, (b) => b & 31);
   }
   return `${prefix}_${encodeTime(lastMs)}${lastRandom.map((n) => ALPHABET[n]).join('')}`;
+}
+
+/**
+ * As SQL, the id of `prefix` with the time and randomness of `id`, an id newId made: for a row a
+ * statement writes on behalf of one other row, without an id of its own to send (a batch's
+ * `balance_change` delivery takes its balance's first ledger row's). Unique while each `id`
+ * yields at most one such id of a prefix: newId gives no two ids one body, whatever the prefix.
+ */
+export function idBeside(prefix: IdPrefix, id: SQL): SQL {
+  return sql`${sql.raw(`'${prefix}_'`)} || split_part(${id}, '_', 2)`;
 }
 
 function encodeTime(ms: number): string {

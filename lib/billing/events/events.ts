@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, lt, or, gt, lte } from 'drizzle-orm';
+import { and, eq, gte, inArray, lt, or, gt, lte, type SQL } from 'drizzle-orm';
 import { isUniqueViolation, query, sql, type Db } from '../../db/client';
 import { events, type EventState } from '../../db/schema';
 import { idRange, newId } from '../../ids';
@@ -6,7 +6,7 @@ import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, toUnits, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
-import type { Notification } from '../webhooks/outbox';
+import { insertDeliveries, type Notification } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
 import { afterBalancesMoved, crossingRules, planPeriodKey, type Moved } from '../balances/crossings';
 import { HOLD_MS } from './constants';
@@ -200,7 +200,10 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           taken.set(k, add(taken.get(k) ?? '0', m.cost));
         }
         const totals = pairs.map(([a, d]) => taken.get(key(a, d)) ?? null);
-        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings })) {
+        // The balances that only need their balance_change are notified by the statement itself;
+        // the ones it returns crossed something, are in a state, or changed by holds alone.
+        const notify = (source: SQL) => insertDeliveries(companyId, now, source);
+        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings, notify })) {
           const k = key(b.account_id, b.denomination);
           const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));
           if (cmp(b.new_amount, b.amount) !== 0) st.amount = toUnits(b.new_amount);

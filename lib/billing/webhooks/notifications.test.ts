@@ -16,6 +16,7 @@ async function listen(co: Co, topics: string[]) {
   expect(w.status).toBe(200);
   for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
   return {
+    id: w.body.data.id as string,
     /** Sends what is due, then answers the topics received so far, in order. */
     async got() {
       await advance(0);
@@ -179,5 +180,50 @@ describe('refill_failed', () => {
     await spend(co, account, 42.5);
     expect(await hook.got()).toEqual(['refill_failed']);
     expect(hook.balances('refill_failed')).toEqual(['7.5']);
+  });
+});
+
+describe("a batch's balance_change", () => {
+  it('is queued once per webhook and balance it moved, on every path the batch takes, and coalesced with one still waiting', async () => {
+    const co = await newCompany(t);
+    const [first, second] = [await listen(co, ['balance_change', 'negative_balance']), await listen(co, ['balance_change'])];
+    const [a, b, c, d, idle] = [await createAccount(co), await createAccount(co), await createAccount(co), await createAccount(co), await createAccount(co)];
+    for (const [acct, amount] of [[a, 10], [b, 10], [c, 1], [d, 10], [idle, 10]] as const) await grant(co, acct, amount);
+    // The grants' balance_change deliveries go out, so none is left waiting to coalesce with.
+    expect(await second.got()).toEqual(['balance_change', 'balance_change', 'balance_change', 'balance_change', 'balance_change']);
+    await first.got();
+    const names = new Map([[a, 'a'], [b, 'b'], [c, 'c'], [d, 'd'], [idle, 'idle']]);
+    const item = (account_id: string, amount: number | string, state?: 'pending') => ({ account_id, type: 'q', cost_override: { amount, denomination: 'credits' }, ...(state && { state }) });
+    const pending = async (hook: { id: string }) => {
+      const r = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`);
+      expect(r.status).toBe(200);
+      return (r.body.data as { id: string; account_id: string; topic: string; status: string; payload: { balance: string } }[]).filter((x) => x.status === 'pending');
+    };
+    // a: two events and b: one, balances that only fall (the balance statement queues theirs);
+    // c: below zero (a crossing, queued beside its negative_balance); d: a hold alone (its amount
+    // does not move); idle: nothing.
+    const batch = await co.call('POST', '/v1/events', { body: [item(a, '1.25'), item(b, 3), item(a, '1.75'), item(c, 5), item(d, 4, 'pending')] });
+    expect(batch.status).toBe(200);
+    for (const hook of [first, second]) {
+      const queued = await pending(hook);
+      const expected = [
+        ['a', 'balance_change', '7'],
+        ['b', 'balance_change', '7'],
+        ['c', 'balance_change', '-4'],
+        ['d', 'balance_change', '10'],
+        ...(hook === first ? [['c', 'negative_balance', '-4']] : []),
+      ];
+      expect(queued.map((x) => [names.get(x.account_id), x.topic, x.payload.balance]).sort()).toEqual(expected.sort());
+      for (const x of queued) expect(x.id).toMatch(/^whd_[0-9a-z]{26}_[0-9a-f]{8}$/);
+      expect(new Set(queued.map((x) => x.id)).size).toBe(queued.length);
+    }
+
+    // While those wait, a second batch over a, b and c queues no other balance_change for them.
+    const again = await co.call('POST', '/v1/events', { body: [item(a, 1), item(b, 1), item(c, 1)] });
+    expect(again.status).toBe(200);
+    expect((await pending(second)).map((x) => names.get(x.account_id)).sort()).toEqual(['a', 'b', 'c', 'd']);
+    // Sent, they carry each balance as it is then.
+    expect(await second.got()).toHaveLength(9);
+    expect(second.balances('balance_change').slice(5).sort()).toEqual(['-5', '10', '6', '6']);
   });
 });

@@ -11,25 +11,39 @@ export type Notification = { accountId: string; denomination: string; topic: Top
  * for a webhook, account and denomination (`pending`: not sent yet, or waiting for a retry after
  * failed attempts; not while one is being sent), no second one is queued, since the send carries
  * the balance at send time. The single-event statement (events/single.ts) writes its
- * `balance_change` rows with the same two fragments below. One statement, whatever the number
- * of notifications.
+ * `balance_change` rows with the same two fragments below, and a batch's balance statement
+ * with `insertDeliveries`. One statement, whatever the number of notifications.
  */
 export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
   if (!items.length) return;
   const col = (f: (n: Notification) => string) => textArray(items.map(f));
   await query(
     db,
-    sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
+    insertDeliveries(
+      companyId,
+      now,
+      sql`unnest(${col((n) => n.accountId)}, ${col((n) => n.denomination)}, ${col((n) => n.topic)}, ${col((n) => n.balance)},
+        ${col((n) => JSON.stringify(n.detail ?? {}))}, ${col(() => newId('whd'))}) with ordinality as v(account_id, denomination, topic, balance, detail, base_id, ord)`,
+    ),
+  );
+}
+
+/**
+ * The outbox insert over `source`, a relation `v` with the columns account_id, denomination,
+ * topic, balance and detail (text), base_id (a `whd_` id, made once per notification) and ord:
+ * one delivery per webhook of the company subscribed to the topic, `balance_change` coalesced.
+ */
+export function insertDeliveries(companyId: string, now: Date, source: SQL): SQL {
+  const at = now.toISOString();
+  return sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
     select v.base_id || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, v.topic, v.account_id, v.denomination,
-      jsonb_build_object('balance', v.balance, 'detail', v.detail::jsonb), 'pending', 0, ${now.toISOString()}::timestamptz,
+      jsonb_build_object('balance', v.balance, 'detail', v.detail::jsonb), 'pending', 0, ${at}::timestamptz,
       case when v.topic = 'balance_change' then ${balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`)} end,
-      ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
-    from unnest(${col((n) => n.accountId)}, ${col((n) => n.denomination)}, ${col((n) => n.topic)}, ${col((n) => n.balance)},
-      ${col((n) => JSON.stringify(n.detail ?? {}))}, ${col(() => newId('whd'))}) with ordinality as v(account_id, denomination, topic, balance, detail, base_id, ord)
+      ${at}::timestamptz, ${at}::timestamptz
+    from ${source}
     join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
     where v.topic <> 'balance_change' or not ${balanceChangeWaiting(balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`))}
-    order by v.ord`,
-  );
+    order by v.ord`;
 }
 
 /** The key `balance_change` deliveries coalesce on: one webhook, account and denomination. */

@@ -1,5 +1,6 @@
 import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../client';
+import { idBeside } from '../../ids';
 import type { events, transactions } from '../schema';
 
 // The set-based statements of event ingestion: one parameter per column, whatever the number of rows.
@@ -112,7 +113,7 @@ export async function setBalanceAmounts(db: Db, moved: { id: string; amount: str
 /** A ledger row of a completed, billed event, in request order: its balance moves by `cost`. */
 export type LedgerMove = { accountId: string; denomination: string; cost: string; eventId: string; txId: string; description: string };
 
-/** A balance `moveBalancesForEvents` locked: what it was, what it is now, and what it crossed. */
+/** A balance `moveBalancesForEvents` locked that its caller must see to: what it was, what it is now, and what it crossed. */
 export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; plan_period: string | null };
 
 /**
@@ -133,6 +134,12 @@ export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert
  * are visible to the read: `available` before the batch leaves them out); `totals[i]` is what
  * its moves take from `pairs[i]` (null when none moves it, so that balance is not written).
  *
+ * A balance whose amount moved and that crossed nothing and is in no notification state needs
+ * nothing more than its `balance_change`: `notify` (the outbox insert over a relation `v`) writes
+ * those here, each delivery id beside the balance's first ledger row's. Only the other balances
+ * that changed come back, for the caller to notify and to enter or leave their states: most
+ * batches get no rows back, and send no statement for their notifications.
+ *
  * Each new amount is the locked amount less its total, joined by pair. The statement used to
  * join the update's own output instead; once the balances were analyzed, PostgreSQL estimated
  * the locked rows at a handful and joined that output by a nested loop over every pair of rows
@@ -140,14 +147,40 @@ export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert
  */
 export async function moveBalancesForEvents(
   db: Db,
-  { pairs, ownHolds, totals, moves, companyId, now, crossings }: { pairs: (readonly [string, string])[]; ownHolds: string[]; totals: (string | null)[]; moves: LedgerMove[]; companyId: string; now: Date; crossings: CrossingSql },
+  {
+    pairs,
+    ownHolds,
+    totals,
+    moves,
+    companyId,
+    now,
+    crossings,
+    notify,
+  }: {
+    pairs: (readonly [string, string])[];
+    ownHolds: string[];
+    totals: (string | null)[];
+    moves: LedgerMove[];
+    companyId: string;
+    now: Date;
+    crossings: CrossingSql;
+    notify: (source: SQL) => SQL;
+  },
 ): Promise<MovedBalance[]> {
   const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
   const at = now.toISOString();
+  // Each pair's first ledger row, whose id its balance_change delivery takes.
+  const first = new Map<string, string>();
+  for (const m of moves) {
+    const k = `${m.accountId}\u0000${m.denomination}`;
+    if (!first.has(k)) first.set(k, m.txId);
+  }
+  const firstTx = pairs.map(([a, d]) => first.get(`${a}\u0000${d}`) ?? null);
   return query<MovedBalance>(
     db,
     sql`with ${lockedPairs(pairs)}, holds as (
-      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}) as h(account_id, denomination, own_holds, total)
+      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}, ${textArray(firstTx)})
+        with ordinality as h(account_id, denomination, own_holds, total, first_tx, ord)
     ), run as (
       select m.tx_id, m.event_id, m.account_id, m.denomination, m.description, m.cost::numeric as cost, l.id as balance_id,
         l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
@@ -167,15 +200,26 @@ export async function moveBalancesForEvents(
         l.managed_by_plan_id, l.included_amount as included, coalesce(p.pending, 0) as pending,
         l.amount - (coalesce(p.pending, 0) - h.own_holds::numeric) as before, l.amount - coalesce(h.total::numeric, 0) - coalesce(p.pending, 0) as after,
         pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
-        exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
+        exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
+        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, h.first_tx, h.ord
       from locked l
       join holds h on h.account_id = l.account_id and h.denomination = l.denomination
       ${lockedContext(now)}
+    ), d as (
+      select c.*, coalesce(${crossings.belowZero}, false) as below_zero, coalesce(${crossings.belowRefillThreshold}, false) as below_refill_threshold,
+        coalesce(${crossings.planAlert}, false) as plan_alert
+      from c
+    ), e as (
+      select d.*, d.changed and d.moved and not (d.has_states or d.below_zero or d.below_refill_threshold or d.plan_alert) as plain from d
+    ), notified as (
+      ${notify(sql`(select e.account_id, e.denomination, 'balance_change' as topic, trim_scale(e.amount)::text as balance, '{}' as detail,
+        ${idBeside('whd', sql`e.first_tx`)} as base_id, e.ord from e where e.plain) v`)}
     )
     select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
       c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
-      coalesce(${crossings.belowZero}, false) as below_zero, coalesce(${crossings.belowRefillThreshold}, false) as below_refill_threshold,
-      coalesce(${crossings.planAlert}, false) as plan_alert, ${crossings.periodKey} as plan_period
-    from c`,
+      c.below_zero, c.below_refill_threshold, c.plan_alert, ${crossings.periodKey} as plan_period
+    from e c
+    where c.changed and not c.plain
+    order by c.ord`,
   );
 }
