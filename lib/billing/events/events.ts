@@ -187,19 +187,19 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
+        const pairIndex = new Map(pairs.map(([a, d], i) => [key(a, d), i]));
         const moves: LedgerMove[] = [];
+        // What the moves take from each pair (null: none moves it).
+        const totals: (Units | null)[] = pairs.map(() => null);
         for (const r of earlyRows) {
           if (r.state === 'complete' && r.costAmount && r.costDenomination) {
-            moves.push({ accountId: r.accountId, denomination: r.costDenomination, cost: r.costAmount, eventId: r.id, txId: newId('tx'), description: `Event ${r.type}` });
+            const pair = pairIndex.get(key(r.accountId, r.costDenomination))!;
+            moves.push({ pair, cost: r.costAmount, eventId: r.id, type: r.type });
+            const total = totals[pair];
+            totals[pair] = total === null ? r.costAmount : add(total, r.costAmount);
           }
         }
         const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
-        const taken = new Map<string, Units>();
-        for (const m of moves) {
-          const k = key(m.accountId, m.denomination);
-          taken.set(k, add(taken.get(k) ?? '0', m.cost));
-        }
-        const totals = pairs.map(([a, d]) => taken.get(key(a, d)) ?? null);
         // The balances that only need their balance_change are notified by the statement itself;
         // the ones it returns crossed something, are in a state, or changed by holds alone.
         const notify = (source: SQL) => insertDeliveries(companyId, now, source);
