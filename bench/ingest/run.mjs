@@ -15,7 +15,7 @@
 //            every 10 s, and its growth after the first minute
 // Every run reports the server's peak RSS (its process tree) over the modes; batch and single
 // also report CPU per unit of work of the app's processes and of PostgreSQL (from /proc), the
-// inputs of the capacity model in bench/README.md.
+// inputs of the capacity model in bench/README.md, and of the load generator itself.
 // Usage: npm run build && node bench/ingest/run.mjs [--db embedded|postgres|both] [--seconds 10]
 //   --db pgbouncer: PostgreSQL behind PgBouncer in transaction mode, DATABASE_PREPARE=0;
 //   --db postgres-unprepared: direct, DATABASE_PREPARE=0. --db takes a comma-separated list and
@@ -155,8 +155,11 @@ async function withCpu(server, fn) {
   const pg = postgresPid();
   const app0 = treeCpuMs(server.pid);
   const db0 = pg ? treeCpuMs(pg) : 0;
+  // The load generator (this process) shares the cores too.
+  const load0 = process.cpuUsage();
   const r = await fn();
-  return { r, appMs: treeCpuMs(server.pid) - app0, dbMs: pg ? treeCpuMs(pg) - db0 : null };
+  const load = process.cpuUsage(load0);
+  return { r, appMs: treeCpuMs(server.pid) - app0, dbMs: pg ? treeCpuMs(pg) - db0 : null, loadMs: (load.user + load.system) / 1000 };
 }
 
 /**
@@ -214,14 +217,16 @@ async function measure(server, { auth, accounts }) {
       // CPU per 1000 events: the app's processes and PostgreSQL's.
       out.batch_app_cpu_ms_per_1000 = +(cpu.appMs / batches).toFixed(1);
       if (cpu.dbMs !== null) out.batch_db_cpu_ms_per_1000 = +(cpu.dbMs / batches).toFixed(1);
+      out.batch_load_cpu_ms_per_1000 = +(cpu.loadMs / batches).toFixed(1);
     }
     if (only.has('single')) {
       // Single gated events at 32 connections, spread over the 1000 accounts.
-      const { r, appMs, dbMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]));
+      const { r, appMs, dbMs, loadMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]));
       Object.assign(out, { single_gated_per_s: Math.round(r.rate), single_p50_ms: r.p50, single_p99_ms: r.p99 });
-      // CPU per event: the app's processes and PostgreSQL's.
+      // CPU per event: the app's processes, PostgreSQL's and the load generator's.
       out.single_app_cpu_ms = +(appMs / r.count).toFixed(2);
       if (dbMs !== null) out.single_db_cpu_ms = +(dbMs / r.count).toFixed(2);
+      out.single_load_cpu_ms = +(loadMs / r.count).toFixed(2);
     }
     if (only.has('keyed')) {
       // The same, each request with its own Idempotency-Key, as a company's retrying backend sends them.
