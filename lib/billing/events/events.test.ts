@@ -271,6 +271,20 @@ describe('events', () => {
     ]);
   });
 
+  it("lists an account's ledger in the order concurrent batches moved its balance", async () => {
+    const acct = await newAccount(co);
+    expect((await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 100 } })).status).toBe(200);
+    // Six batches at once on one balance: they take turns on it, each after the others began.
+    const batch = (n: number) => Array.from({ length: 5 }, () => ({ account_id: acct, type: 'q', cost_override: { amount: n, denomination: 'credits' } }));
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => co.call('POST', '/v1/events', { body: batch(n) })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const ledger = (await co.call('GET', `/v1/accounts/${acct}/transactions?limit=100`)).body.data as { id: string; starting_balance: number; ending_balance: number }[];
+    expect(ledger).toHaveLength(31);
+    // Newest first by id: each row starts where the one listed after it ended.
+    for (let i = 0; i + 1 < ledger.length; i++) expect(ledger[i].starting_balance, `row ${i}`).toBe(ledger[i + 1].ending_balance);
+    expect(ledger[0].ending_balance).toBe(100 - 5 * 21);
+  });
+
   it('validates single events', async () => {
     const acct = await newAccount(co);
     const cases: [unknown, string][] = [

@@ -194,7 +194,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         for (const r of earlyRows) {
           if (r.state === 'complete' && r.costAmount && r.costDenomination) {
             const pair = pairIndex.get(key(r.accountId, r.costDenomination))!;
-            moves.push({ pair, cost: r.costAmount, eventId: r.id, type: r.type });
+            moves.push({ pair, cost: r.costAmount, eventId: r.id, txId: newId('tx'), type: r.type });
             const total = totals[pair];
             totals[pair] = total === null ? r.costAmount : add(total, r.costAmount);
           }

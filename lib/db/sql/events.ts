@@ -112,10 +112,10 @@ export async function setBalanceAmounts(db: Db, moved: { id: string; amount: str
 
 /**
  * A ledger row of a completed, billed event, in request order: the balance of `pairs[pair]` moves
- * by `cost`. Its id is made beside the event's (`idBeside`: an event gets one such row when it is
- * recorded), and its description is the event's type's.
+ * by `cost`. Its description is the event's type's. Its id is made once the balances' turn is
+ * taken, so a company's ledger reads in the order its balances moved.
  */
-export type LedgerMove = { pair: number; cost: string; eventId: string; type: string };
+export type LedgerMove = { pair: number; cost: string; eventId: string; txId: string; type: string };
 
 /** A balance `moveBalancesForEvents` locked that its caller must see to: what it was, what it is now, and what it crossed. */
 export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; plan_period: string | null };
@@ -140,7 +140,7 @@ export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert
  *
  * A balance whose amount moved and that crossed nothing and is in no notification state needs
  * nothing more than its `balance_change`: `notify` (the outbox insert over a relation `v`) writes
- * those here, each delivery id beside the balance's first event's. Only the other balances
+ * those here, each delivery id beside the balance's first ledger row's. Only the other balances
  * that changed come back, for the caller to notify and to enter or leave their states: most
  * batches get no rows back, and send no statement for their notifications.
  *
@@ -173,19 +173,19 @@ export async function moveBalancesForEvents(
 ): Promise<MovedBalance[]> {
   const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
   const at = now.toISOString();
-  // Each pair's first event, whose id its balance_change delivery is made beside.
-  const firstEvent: (string | null)[] = pairs.map(() => null);
-  for (const m of moves) firstEvent[m.pair] ??= m.eventId;
+  // Each pair's first ledger row, whose id its balance_change delivery is made beside.
+  const firstTx: (string | null)[] = pairs.map(() => null);
+  for (const m of moves) firstTx[m.pair] ??= m.txId;
   return query<MovedBalance>(
     db,
     sql`with ${lockedPairs(pairs)}, holds as (
-      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}, ${textArray(firstEvent)})
-        with ordinality as h(account_id, denomination, own_holds, total, first_event, ord)
+      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}, ${textArray(firstTx)})
+        with ordinality as h(account_id, denomination, own_holds, total, first_tx, ord)
     ), run as (
-      select ${idBeside('tx', sql`m.event_id`)} as tx_id, m.event_id, h.account_id, h.denomination, 'Event ' || m.type as description, m.cost::numeric as cost,
+      select m.tx_id, m.event_id, h.account_id, h.denomination, 'Event ' || m.type as description, m.cost::numeric as cost,
         l.id as balance_id, l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
-      from unnest(${col((m) => String(m.pair + 1))}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.type)})
-        with ordinality as m(pair, cost, event_id, type, ord)
+      from unnest(${col((m) => String(m.pair + 1))}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.txId)}, ${col((m) => m.type)})
+        with ordinality as m(pair, cost, event_id, tx_id, type, ord)
       join holds h on h.ord = m.pair::bigint
       join locked l on l.account_id = h.account_id and l.denomination = h.denomination
     ), led as (
@@ -202,7 +202,7 @@ export async function moveBalancesForEvents(
         l.amount - (coalesce(p.pending, 0) - h.own_holds::numeric) as before, l.amount - coalesce(h.total::numeric, 0) - coalesce(p.pending, 0) as after,
         pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
         exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
-        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, h.first_event, h.ord
+        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, h.first_tx, h.ord
       from locked l
       join holds h on h.account_id = l.account_id and h.denomination = l.denomination
       ${lockedContext(now)}
@@ -214,7 +214,7 @@ export async function moveBalancesForEvents(
       select d.*, d.changed and d.moved and not (d.has_states or d.below_zero or d.below_refill_threshold or d.plan_alert) as plain from d
     ), notified as (
       ${notify(sql`(select e.account_id, e.denomination, 'balance_change' as topic, trim_scale(e.amount)::text as balance, '{}' as detail,
-        ${idBeside('whd', sql`e.first_event`)} as base_id, e.ord from e where e.plain) v`)}
+        ${idBeside('whd', sql`e.first_tx`)} as base_id, e.ord from e where e.plain) v`)}
     )
     select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
       c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
