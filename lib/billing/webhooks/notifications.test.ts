@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { advance, createAccount, useWebhookRecorder, type Co } from '../../testing/scenario';
+import { query, sql } from '../../db/client';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret';
@@ -225,5 +226,52 @@ describe("a batch's balance_change", () => {
     // Sent, they carry each balance as it is then.
     expect(await second.got()).toHaveLength(9);
     expect(second.balances('balance_change').slice(5).sort()).toEqual(['-5', '10', '6', '6']);
+  });
+  // Another connection must be able to hold the balance's lock while the request waits: PostgreSQL only.
+  it.skipIf(process.env.TEST_DB !== 'postgres')("sees the balance_change queued while it waited for the balance's lock, on the batch and the single-event path", async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['balance_change']);
+    const account = await createAccount(co);
+    await grant(co, account, 10);
+    const db = t.database.db;
+    const key = `${hook.id}:${account}:credits`;
+    const waiting = async () =>
+      (await query<{ n: number }>(db, sql`select count(*)::int as n from webhook_deliveries where coalesce_key = ${key} and status = 'pending'`))[0].n;
+    const whileLocked = async (request: () => Promise<{ status: number }>) => {
+      // Nothing waiting to coalesce with, as after a send.
+      await query(db, sql`update webhook_deliveries set status = 'succeeded' where coalesce_key = ${key}`);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = db.transaction(async (tx) => {
+        await query(tx, sql`select 1 from balances where account_id = ${account} for update`);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const answer = request();
+      // The request's statement has taken its snapshot and waits for the lock...
+      for (let i = 0; ; i++) {
+        const [w] = await query<{ n: number }>(db, sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+        if (w.n > 0) break;
+        if (i > 200) throw new Error('the request never waited for the lock');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // ...when another writer's balance_change for the same webhook and balance commits.
+      await query(
+        db,
+        sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
+          values (${`whd_other_${Math.random().toString(36).slice(2)}`}, ${co.company.id}, ${hook.id}, 'balance_change', ${account}, 'credits', '{"balance": "10", "detail": {}}', 'pending', 0, now(), ${key}, now(), now())`,
+      );
+      release();
+      await holder;
+      expect((await answer).status).toBe(200);
+      // One waiting delivery, not a second beside it.
+      expect(await waiting()).toBe(1);
+    };
+    await whileLocked(() => co.call('POST', '/v1/events', { body: [{ account_id: account, type: 'q', cost_override: { amount: 1, denomination: 'credits' } }] }));
+    await whileLocked(() => co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: 1, cost_override_denomination: 'credits' } }));
+    expect((await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.amount).toBe(8);
   });
 });

@@ -32,18 +32,24 @@ export async function enqueueNotifications(db: Db, companyId: string, items: Not
  * The outbox insert over `source`, a relation `v` with the columns account_id, denomination,
  * topic, balance and detail (text), base_id (a `whd_` id, made once per notification) and ord:
  * one delivery per webhook of the company subscribed to the topic, `balance_change` coalesced.
+ * The deliveries still waiting are read once, with a snapshot of their own
+ * (`balance_changes_waiting`), and only when some webhook is subscribed to `balance_change`.
  */
 export function insertDeliveries(companyId: string, now: Date, source: SQL): SQL {
   const at = now.toISOString();
   return sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
-    select v.base_id || '_' || substr(md5(s.webhook_id), 1, 8), ${companyId}, s.webhook_id, v.topic, v.account_id, v.denomination,
-      jsonb_build_object('balance', v.balance, 'detail', v.detail::jsonb), 'pending', 0, ${at}::timestamptz,
-      case when v.topic = 'balance_change' then ${balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`)} end,
-      ${at}::timestamptz, ${at}::timestamptz
-    from ${source}
-    join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
-    where v.topic <> 'balance_change' or not ${balanceChangeWaiting(balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`))}
-    order by v.ord`;
+    with n as materialized (
+      select v.base_id, v.topic, v.account_id, v.denomination, v.balance, v.detail, v.ord, s.webhook_id,
+        case when v.topic = 'balance_change' then ${balanceChangeKey(sql`s.webhook_id`, sql`v.account_id`, sql`v.denomination`)} end as coalesce_key
+      from ${source}
+      join webhook_subscriptions s on s.company_id = ${companyId} and s.topic = v.topic
+    )
+    select n.base_id || '_' || substr(md5(n.webhook_id), 1, 8), ${companyId}, n.webhook_id, n.topic, n.account_id, n.denomination,
+      jsonb_build_object('balance', n.balance, 'detail', n.detail::jsonb), 'pending', 0, ${at}::timestamptz, n.coalesce_key, ${at}::timestamptz, ${at}::timestamptz
+    from n
+    where n.coalesce_key is null
+      or n.coalesce_key not in (select w.waiting_key from balance_changes_waiting(array(select k.coalesce_key from n k where k.coalesce_key is not null)) w)
+    order by n.ord`;
 }
 
 /** The key `balance_change` deliveries coalesce on: one webhook, account and denomination. */
@@ -51,7 +57,11 @@ export function balanceChangeKey(webhookId: SQL, accountId: SQL, denomination: S
   return sql`(${webhookId} || ':' || ${accountId} || ':' || ${denomination})`;
 }
 
-/** Whether a `balance_change` under `key` is still waiting to be sent (then no second one is queued). */
+/**
+ * Whether a `balance_change` under `key` is still waiting to be sent (then no second one is
+ * queued), read with a snapshot of its own: true to what committed while the caller's statement
+ * waited for its balance's lock.
+ */
 export function balanceChangeWaiting(key: SQL): SQL {
-  return sql`exists (select 1 from webhook_deliveries d where d.coalesce_key = ${key} and d.status = 'pending')`;
+  return sql`exists (select 1 from balance_changes_waiting(array[${key}]))`;
 }
