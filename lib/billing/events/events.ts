@@ -202,7 +202,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         const holds = pairs.map(([a, d]) => ownHolds.get(key(a, d)) ?? '0');
         // The balances that only need their balance_change are notified by the statement itself;
         // the ones it returns crossed something, are in a state, or changed by holds alone.
-        const notify = (source: SQL) => insertDeliveries(companyId, now, source);
+        const notify = (source: SQL) => insertDeliveries(companyId, now.toISOString(), source);
         for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings, notify })) {
           const k = key(b.account_id, b.denomination);
           const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));

@@ -7,7 +7,7 @@ import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
 import { eventPrice } from './pricing';
 import { crossingRules, leavesStateSql, planPeriodKey } from '../balances/crossings';
-import { balanceChangeKey, balanceChangeWaiting } from '../webhooks/outbox';
+import { insertDeliveries } from '../webhooks/outbox';
 
 type EventRow = typeof events.$inferSelect;
 
@@ -128,13 +128,13 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         from upd, flags f
         returning id
       ), hook as (
-        insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
-        select ${v('deliveryId')} || '_' || substr(md5(s.webhook_id), 1, 8), ${v('companyId')}, s.webhook_id, 'balance_change', ${v('accountId')}, f.denomination,
-          jsonb_build_object('balance', f.after_amount::text, 'detail', '{}'::jsonb), 'pending', 0, ${v('at')}::timestamptz,
-          ${balanceChangeKey(sql`s.webhook_id`, sql`${v('accountId')}`, sql`f.denomination`)}, ${v('at')}::timestamptz, ${v('at')}::timestamptz
-        from ev cross join flags f join webhook_subscriptions s on s.company_id = ${v('companyId')} and s.topic = 'balance_change'
-        where f.amount is not null and ev.state in ('complete', 'pending')
-          and not ${balanceChangeWaiting(balanceChangeKey(sql`s.webhook_id`, sql`${v('accountId')}`, sql`f.denomination`))}
+        ${insertDeliveries(
+          v('companyId'),
+          v('at'),
+          sql`(select ${v('accountId')}::text as account_id, f.denomination, 'balance_change' as topic, f.after_amount::text as balance, '{}' as detail,
+            ${v('deliveryId')}::text as base_id, 1 as ord
+            from ev cross join flags f where f.amount is not null and ev.state in ('complete', 'pending')) v`,
+        )}
         returning id
       )
       select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,

@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm';
+import type { Placeholder, SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Topic } from './topics';
@@ -10,9 +10,9 @@ export type Notification = { accountId: string; denomination: string; topic: Top
  * rolled-back change never notifies. `balance_change` is coalesced: while one is still waiting
  * for a webhook, account and denomination (`pending`: not sent yet, or waiting for a retry after
  * failed attempts; not while one is being sent), no second one is queued, since the send carries
- * the balance at send time. The single-event statement (events/single.ts) writes its
- * `balance_change` rows with the same two fragments below, and a batch's balance statement
- * with `insertDeliveries`. One statement, whatever the number of notifications.
+ * the balance at send time. The single-event statement (events/single.ts) and a batch's balance
+ * statement write their `balance_change` rows through the same `insertDeliveries`. One
+ * statement, whatever the number of notifications.
  */
 export async function enqueueNotifications(db: Db, companyId: string, items: Notification[], now: Date): Promise<void> {
   if (!items.length) return;
@@ -21,7 +21,7 @@ export async function enqueueNotifications(db: Db, companyId: string, items: Not
     db,
     insertDeliveries(
       companyId,
-      now,
+      now.toISOString(),
       sql`unnest(${col((n) => n.accountId)}, ${col((n) => n.denomination)}, ${col((n) => n.topic)}, ${col((n) => n.balance)},
         ${col((n) => JSON.stringify(n.detail ?? {}))}, ${col(() => newId('whd'))}) with ordinality as v(account_id, denomination, topic, balance, detail, base_id, ord)`,
     ),
@@ -33,10 +33,11 @@ export async function enqueueNotifications(db: Db, companyId: string, items: Not
  * topic, balance and detail (text), base_id (a `whd_` id, made once per notification) and ord:
  * one delivery per webhook of the company subscribed to the topic, `balance_change` coalesced.
  * The deliveries still waiting are read once, with a snapshot of their own
- * (`balance_changes_waiting`), and only when some webhook is subscribed to `balance_change`.
+ * (`balance_changes_waiting`), and only when some webhook is subscribed to `balance_change`:
+ * a statement that waited for a balance's lock took its own snapshot before the wait.
+ * `companyId` and `at` (an ISO 8601 time) may be placeholders of a compiled statement.
  */
-export function insertDeliveries(companyId: string, now: Date, source: SQL): SQL {
-  const at = now.toISOString();
+export function insertDeliveries(companyId: string | Placeholder, at: string | Placeholder, source: SQL): SQL {
   return sql`insert into webhook_deliveries (id, company_id, webhook_id, topic, account_id, denomination, payload, status, attempts, next_attempt_at, coalesce_key, created_at, updated_at)
     with n as materialized (
       select v.base_id, v.topic, v.account_id, v.denomination, v.balance, v.detail, v.ord, s.webhook_id,
@@ -53,15 +54,6 @@ export function insertDeliveries(companyId: string, now: Date, source: SQL): SQL
 }
 
 /** The key `balance_change` deliveries coalesce on: one webhook, account and denomination. */
-export function balanceChangeKey(webhookId: SQL, accountId: SQL, denomination: SQL): SQL {
+function balanceChangeKey(webhookId: SQL, accountId: SQL, denomination: SQL): SQL {
   return sql`(${webhookId} || ':' || ${accountId} || ':' || ${denomination})`;
-}
-
-/**
- * Whether a `balance_change` under `key` is still waiting to be sent (then no second one is
- * queued), read with a snapshot of its own: true to what committed while the caller's statement
- * waited for its balance's lock.
- */
-export function balanceChangeWaiting(key: SQL): SQL {
-  return sql`exists (select 1 from balance_changes_waiting(array[${key}]))`;
 }
