@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { log, logLevel, serializeError } from './log';
+import { censorLine, log, logLevel, SECRET_FIELDS, SECRET_HEADERS, serializeError } from './log';
 import { captureLogs } from './testing/log-capture';
 
 const root = path.resolve(__dirname, '..');
@@ -39,6 +39,44 @@ describe('the logger', () => {
     expect(line).toMatchObject({ level: 'info', msg: 'hello', request_id: 'req_1', password: '[redacted]', headers: { authorization: '[redacted]' }, company: { api_key: '[redacted]', processor_key: '[redacted]' }, token: '[redacted]' });
     expect(new Date(line.time as string).toISOString()).toBe(line.time);
     expect(cap.text()).not.toMatch(/hunter2|Zm9v|sk_leak|sk_test_leak|cl_tok/);
+  });
+
+  it('censors each secret field on the line and one level down, secret headers two levels down, and leaves the rest and the caller\'s object alone', () => {
+    const line = {
+      request_id: 'req_1',
+      status: 200,
+      password: 'p0',
+      nothing: undefined,
+      company: { id: 'co_1', api_key: 'p1', nested: { token: 'kept-two-levels-down' } },
+      headers: { authorization: 'p2', 'x-api-key': 'p3', cookie: 'p4', accept: 'json', secret: 'p5' },
+      upstream: { headers: { 'x-api-key': 'p6', authorization: 'p7', host: 'h' }, card_token: 'p8' },
+      list: [{ token: 'kept-in-array-element' }],
+      err: Object.assign(new Error('boom'), { token: 'on-the-error' }),
+    };
+    const before = structuredClone({ ...line, err: undefined });
+    const out = censorLine(line);
+    expect(out).toMatchObject({
+      request_id: 'req_1',
+      status: 200,
+      password: '[redacted]',
+      company: { id: 'co_1', api_key: '[redacted]', nested: { token: 'kept-two-levels-down' } },
+      headers: { authorization: '[redacted]', 'x-api-key': '[redacted]', cookie: '[redacted]', accept: 'json', secret: '[redacted]' },
+      upstream: { headers: { 'x-api-key': '[redacted]', authorization: '[redacted]', host: 'h' }, card_token: '[redacted]' },
+    });
+    expect(out.nothing).toBeUndefined();
+    // An error is left to serializeError, which keeps none of its own properties.
+    expect(out.err).toBe(line.err);
+    expect(structuredClone({ ...line, err: undefined })).toEqual(before);
+    // A line with nothing to censor is passed through as it is: no copy per request.
+    const clean = { request_id: 'req_2', method: 'POST', route: '/v1/accounts/{account_id}/events', status: 200, duration_ms: 2.1 };
+    expect(censorLine(clean)).toBe(clean);
+    // Every field and header name is censored, top level and one down.
+    for (const name of SECRET_FIELDS) {
+      expect(censorLine({ [name]: 'x', wrap: { [name]: 'y' } })).toEqual({ [name]: '[redacted]', wrap: { [name]: '[redacted]' } });
+    }
+    for (const name of SECRET_HEADERS) {
+      expect(censorLine({ wrap: { headers: { [name]: 'y' } } })).toEqual({ wrap: { headers: { [name]: '[redacted]' } } });
+    }
   });
 
   it("shows an error's kind, message, code and stack, never the properties drivers hang on it", () => {
