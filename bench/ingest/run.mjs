@@ -23,6 +23,8 @@
 //   --port P: PostgreSQL's port (default 26432, below the kernel's range of ports for outgoing
 //   connections, which one of those could hold), PgBouncer on P + 1;
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
+//   --pool N: each serving process's DATABASE_POOL_SIZE (default: the service's own, 10; runs
+//   before 2026-11-26 used 20);
 //   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
 // BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
 // BENCH_SERVER_FLAGS='--flag ...' passes Node.js flags to the server (e.g. a V8 heap setting).
@@ -36,7 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -329,11 +331,13 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const onPostgres = db !== 'embedded';
     if (onPostgres) {
       const url = db === 'external' ? null : startPostgres({ port: PG_PORT, durable: true, name: 'billing-bench' });
-      env = { DATABASE_URL: url, DATABASE_POOL_SIZE: '20' };
+      // The service's own pool size unless --pool says otherwise: what a deployment runs.
+      const pool = values.pool ? { DATABASE_POOL_SIZE: values.pool } : {};
+      env = { DATABASE_URL: url, ...pool };
       if (db === 'postgres-unprepared') env.DATABASE_PREPARE = '0';
       // A database the caller started (profiling: pg_stat_statements), left running.
-      if (db === 'external') env = { DATABASE_URL: process.env.BENCH_EXTERNAL_DB, DATABASE_POOL_SIZE: '20' };
-      if (db === 'pgbouncer') env = { DATABASE_URL: startPgBouncer({ port: PG_PORT + 1, pgPort: PG_PORT, name: 'billing-bench' }), DATABASE_POOL_SIZE: '20', DATABASE_PREPARE: '0' };
+      if (db === 'external') env = { DATABASE_URL: process.env.BENCH_EXTERNAL_DB, ...pool };
+      if (db === 'pgbouncer') env = { DATABASE_URL: startPgBouncer({ port: PG_PORT + 1, pgPort: PG_PORT, name: 'billing-bench' }), ...pool, DATABASE_PREPARE: '0' };
     } else {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
       env = { DATA_DIR: dir };
