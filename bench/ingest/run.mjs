@@ -24,7 +24,7 @@
 //   connections, which one of those could hold), PgBouncer on P + 1;
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
 //   --pool N: each serving process's DATABASE_POOL_SIZE (default: the service's own, 10; runs
-//   before 2026-11-26 used 20);
+//   before the afternoon of 2026-11-26 used 20);
 //   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
 // BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
 // BENCH_SERVER_FLAGS='--flag ...' passes Node.js flags to the server (e.g. a V8 heap setting).
