@@ -58,7 +58,16 @@ export const eventTransition = z.strictObject({
     .transform((s) => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s)),
 });
 
-const iso = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' });
+// Years 0001–9999 in UTC: the database stores no year 0 and no five-digit year, and an offset
+// can carry 0001-01-01 or 9999-12-31 across that edge.
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+const iso = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 timestamp' })
+  .refine((v) => {
+    const at = Date.parse(v);
+    return at >= FIRST_INSTANT && at <= LAST_INSTANT;
+  }, 'must lie between the years 0001 and 9999 (UTC)');
 export const eventListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000, 'limit must be at most 1000').default(100),
   starting_after: z.string().min(1).optional(),

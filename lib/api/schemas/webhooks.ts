@@ -4,6 +4,7 @@ import { TOPICS } from '../../billing/webhooks/topics';
 import { literalHostProblem } from '../../net/destinations';
 
 export const MAX_URL_LENGTH = 2048;
+const utf8 = new TextEncoder();
 
 /**
  * Where we POST: http or https only, never credentials in the URL (they go in username/password),
@@ -13,7 +14,8 @@ export const webhookUrl = z
   .string({ error: 'must be a string' })
   .trim()
   .min(1, 'must not be empty')
-  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+  // In bytes: the address is stored and indexed as written, and an index entry has a byte limit.
+  .refine((v) => utf8.encode(v).length <= MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} bytes (UTF-8)`)
   .superRefine((value, ctx) => {
     let url: URL;
     try {

@@ -321,5 +321,18 @@ describe('events', () => {
     expect(bad.body.error.param).toBe('state');
     const badDate = await co.call('GET', '/v1/companies/{company}/events?created_lt=yesterday');
     expect(badDate.body.error.param).toBe('created_lt');
+    // Dates PostgreSQL cannot store (year 0, or past 9999 once the offset is applied) are 400s.
+    for (const [param, value] of [
+      ['created_gte', '0000-01-01T00:00:00Z'],
+      ['created_gte', '0001-01-01T00:00:00+01:00'],
+      ['created_lt', '9999-12-31T23:59:59-01:00'],
+    ]) {
+      const r = await co.call('GET', `/v1/companies/{company}/events?${param}=${encodeURIComponent(value)}`);
+      expect(r.status, value).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request', param });
+    }
+    const edges = await co.call('GET', `/v1/companies/{company}/events?account_id=${acct}&created_gte=${encodeURIComponent('0001-01-01T00:00:00Z')}&created_lt=${encodeURIComponent('9999-12-31T23:59:59Z')}`);
+    expect(edges.status).toBe(200);
+    expect(edges.body.data).toHaveLength(2);
   });
 });
