@@ -1155,7 +1155,7 @@ export interface components {
             };
         };
         WebhookCreate: {
-            /** @description Absolute http or https URL the service POSTs deliveries to; no credentials in it, and a public host (loopback, private, link-local and other non-public addresses are refused). */
+            /** @description Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8); no credentials in it, and a public host (loopback, private, link-local and other non-public addresses are refused). */
             url: string;
             /** @description HTTP Basic username sent with every delivery (no colon); null for none. */
             username?: string | null;
@@ -1163,7 +1163,7 @@ export interface components {
             password?: string | null;
         };
         WebhookUpdate: {
-            /** @description New target URL. */
+            /** @description New target URL, at most 2048 bytes (UTF-8). */
             url?: string;
             /** @description HTTP Basic username sent with every delivery (no colon); null for none. */
             username?: string | null;
@@ -1176,7 +1176,7 @@ export interface components {
              * @enum {string}
              */
             type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
-            /** @description Absolute http or https URL the service POSTs deliveries to, with a public host. */
+            /** @description Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8), with a public host. */
             url: string;
         };
         TestClockAdvance: {

@@ -19,7 +19,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'AccountUpdate.external_id': "Sets the company's own id for this customer (unique within the company: 409 `conflict` when another account has it); null or an empty string clears it.",
   denomination: 'Balance denomination.',
   reason: 'Why the units are granted; recorded on the ledger entry.',
-  url: 'Absolute http or https URL the service POSTs deliveries to; no credentials in it, and a public host (loopback, private, link-local and other non-public addresses are refused).',
+  url: 'Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8); no credentials in it, and a public host (loopback, private, link-local and other non-public addresses are refused).',
   username: 'HTTP Basic username sent with every delivery (no colon); null for none.',
   password: 'HTTP Basic password sent with every delivery; needs a username; null for none.',
 
@@ -89,9 +89,9 @@ export const FIELD_DOCS: Record<string, string> = {
   'PlanCreate.billing_rules[].denomination': 'Balance charged.',
   'PlanCreate.flags': 'Feature flags (name → boolean) copied to the accounts on the plan.',
 
-  'WebhookUpdate.url': 'New target URL.',
+  'WebhookUpdate.url': 'New target URL, at most 2048 bytes (UTF-8).',
   'WebhookTypeRegistration.type': 'Event type to deliver; one url may be registered for several types.',
-  'WebhookTypeRegistration.url': 'Absolute http or https URL the service POSTs deliveries to, with a public host.',
+  'WebhookTypeRegistration.url': 'Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8), with a public host.',
 
   'CompanyCreate.name': 'Company name.',
   'CompanyCreate.email': 'Contact email of the company.',

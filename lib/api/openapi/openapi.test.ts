@@ -190,6 +190,14 @@ describe('descriptions and examples', () => {
     expect(missing).toEqual([]);
   });
 
+  it('a webhook url shows its limit: maxLength, and bytes in its description', () => {
+    for (const name of ['WebhookCreate', 'WebhookUpdate', 'WebhookTypeRegistration']) {
+      const url = doc.components.schemas[name].properties.url;
+      expect(url.maxLength, name).toBe(2048);
+      expect(url.description, name).toContain('2048 bytes');
+    }
+  });
+
   it('request examples pass the zod schemas; response examples pass the response schemas and the document', () => {
     for (const op of OPERATIONS) {
       if (op.body) {

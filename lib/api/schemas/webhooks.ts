@@ -14,7 +14,9 @@ export const webhookUrl = z
   .string({ error: 'must be a string' })
   .trim()
   .min(1, 'must not be empty')
-  // In bytes: the address is stored and indexed as written, and an index entry has a byte limit.
+  // The limit is in bytes (the address is stored and indexed as written, and an index entry has a
+  // byte limit); the character limit it implies is what the OpenAPI document shows as maxLength.
+  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} bytes (UTF-8)`)
   .refine((v) => utf8.encode(v).length <= MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} bytes (UTF-8)`)
   .superRefine((value, ctx) => {
     let url: URL;

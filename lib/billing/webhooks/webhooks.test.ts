@@ -11,6 +11,9 @@ const t = useTestDatabase();
 
 type Co = Awaited<ReturnType<typeof newCompany>>;
 
+// 1000 distinct CJK characters, about 3000 UTF-8 bytes: under a 2048-character limit, over 2048 bytes.
+const WIDE_PATH = Array.from({ length: 1000 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
+
 describe('registering webhooks', () => {
   let co: Co;
   let other: Co;
@@ -73,7 +76,7 @@ describe('registering webhooks', () => {
       [{ url: 'https://user@example.com/hook' }, 'url'],
       [{ url: `https://example.com/${'a'.repeat(2030)}` }, 'url'],
       // 1000 characters but about 3000 bytes: the limit is in bytes (the stored, indexed address).
-      [{ url: `https://example.com/${Array.from({ length: 1000 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('')}` }, 'url'],
+      [{ url: `https://example.com/${WIDE_PATH}` }, 'url'],
       [{ url: 'https://example.com', username: 'a:b', password: 'x' }, 'username'],
       [{ url: 'https://example.com', username: 7 }, 'username'],
       [{ url: 'https://example.com', password: 'alone' }, 'username'],
@@ -170,7 +173,7 @@ describe('registering webhooks', () => {
       [{ type: 'threshold', url: 'https://u:p@a.example' }, 'url'],
       [{ type: 'threshold', url: 'https://a.example', username: 'x' }, 'username'],
       // Indexed with its type: about 3000 bytes would pass a character limit and fail the index.
-      [{ type: 'threshold', url: `https://a.example/${Array.from({ length: 1000 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('')}` }, 'url'],
+      [{ type: 'threshold', url: `https://a.example/${WIDE_PATH}` }, 'url'],
     ];
     for (const [body, param] of bad) {
       const r = await c.call('POST', '/v1/webhooks', { body });
