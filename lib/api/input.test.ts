@@ -81,6 +81,61 @@ describe('input that cannot be stored as sent', () => {
   });
 });
 
+describe('numbers a 64-bit float cannot hold', () => {
+  let co: Awaited<ReturnType<typeof newCompany>>;
+  let account: string;
+  beforeAll(async () => {
+    co = await newCompany(t);
+    account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Exact', email: 'exact@example.com' } })).body.data.id;
+  });
+  const send = (method: string, path: string, raw: string) => co.call(method, path, { raw, headers: { 'content-type': 'application/json' } });
+  const stored = async (denomination: string) =>
+    (await query<{ amount: string }>(t.database.db, sql`select amount::text as amount from balances where account_id = ${account} and denomination = ${denomination}`))[0]?.amount;
+
+  it('are units read exactly as sent, not rounded first', async () => {
+    const made = await send('POST', `/v1/accounts/${account}/balance/big`, '{"amount": 12345678901234567}');
+    expect(made.status).toBe(200);
+    expect(await stored('big')).toBe('12345678901234567');
+    const spent = await send('POST', `/v1/accounts/${account}/events`, '{"type":"q","cost_override_amount":0.000000000001,"cost_override_denomination":"big"}');
+    expect(spent.status).toBe(200);
+    expect(await stored('big')).toBe('12345678901234566.999999999999');
+  });
+
+  it('are judged as sent: more than 12 decimals, or beyond the range, are 400 on the field', async () => {
+    const before = await counts();
+    const cases: [string, string, string, string][] = [
+      ['POST', `/v1/accounts/${account}/balance/tiny`, '{"amount": 0.1000000000000000001}', 'amount'],
+      ['POST', `/v1/accounts/${account}/balance/tiny`, '{"amount": 1e-400}', 'amount'],
+      ['POST', `/v1/accounts/${account}/events`, '{"type":"q","cost_override_amount":0.10000000000000001,"cost_override_denomination":"big"}', 'cost_override_amount'],
+      ['POST', '/v1/events', `[{"account_id":"${account}","type":"q","cost_override_amount":1e400,"cost_override_denomination":"big"}]`, '[0].cost_override_amount'],
+      ['POST', '/v1/companies/{company}/plans', '{"name":"P","charge_amount":12345678901234567}', 'charge_amount'],
+      ['POST', '/v1/companies/{company}/plans', '{"name":"P","charge_amount":100.00000000000000001}', 'charge_amount'],
+    ];
+    for (const [method, path, raw, param] of cases) {
+      const res = await send(method, path, raw);
+      expect(res.status, raw).toBe(400);
+      expect(res.body.error, raw).toMatchObject({ type: 'invalid_request', param });
+    }
+    expect(await counts()).toEqual(before);
+    expect(await stored('big')).toBe('12345678901234566.999999999999');
+  });
+
+  it('are refused in metadata, which is stored as sent, and numbers a double holds are kept', async () => {
+    const before = await counts();
+    for (const [value, param] of [['1e400', 'metadata.x'], ['12345678901234567', 'metadata.x'], ['[1, 0.30000000000000001]', 'metadata.x[1]']]) {
+      const raw = `{"name":"M","email":"m@example.com","metadata":{"x":${value}}}`;
+      const res = await send('POST', '/v1/companies/{company}/accounts', raw);
+      expect(res.status, raw).toBe(400);
+      expect(res.body.error, raw).toMatchObject({ type: 'invalid_request', param });
+      expect(res.body.error.message, raw).toContain('send it as a string');
+    }
+    expect(await counts()).toEqual(before);
+    const fine = await send('POST', '/v1/companies/{company}/accounts', '{"name":"M","email":"m@example.com","metadata":{"x":[0.1,1e21,9007199254740992,-0.5]}}');
+    expect(fine.status).toBe(200);
+    expect(fine.body.data.metadata.x).toEqual([0.1, 1e21, 9007199254740992, -0.5]);
+  });
+});
+
 describe('Idempotency-Key where it is not used', () => {
   it('is ignored on reads, public ones included, and still checked where it is honoured', async () => {
     const co = await newCompany(t);

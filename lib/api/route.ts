@@ -10,6 +10,7 @@ import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey, type Stored } from './idempotency';
 import { describeIssue } from './zod-errors';
 import { checkStorable } from './input';
+import { parseJsonBody, refuseInexact } from './json';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
 import { clientAddress } from '../net/client-address';
@@ -158,6 +159,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       checkStorable(params);
 
       let body: unknown = undefined;
+      let inexact = false;
       let raw = '';
       if (reads) {
         raw = (await readBoundedBody(req, auth === 'none' ? PUBLIC_MAX_BODY : MAX_BODY)).toString('utf8');
@@ -167,7 +169,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
             throw new ApiError('unsupported_media_type', 'Send request bodies as JSON with Content-Type: application/json.');
           }
           try {
-            body = JSON.parse(raw);
+            ({ value: body, inexact } = parseJsonBody(raw));
           } catch {
             throw new ApiError('invalid_request', 'The request body is not valid JSON.');
           }
@@ -181,6 +183,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       if (opts.body) {
         if (body === undefined && !opts.optionalBody) body = opts.body instanceof z.ZodArray ? undefined : {};
         parsedBody = body === undefined && opts.optionalBody ? undefined : parseWith(opts.body, body);
+        if (inexact) refuseInexact(parsedBody);
       } else if (body !== undefined && !(typeof body === 'object' && body && Object.keys(body).length === 0)) {
         throw new ApiError('invalid_request', 'This call takes no request body.');
       }

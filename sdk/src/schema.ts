@@ -863,7 +863,7 @@ export interface components {
              * @description Email address of the customer.
              */
             email: string;
-            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. */
+            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. A number a 64-bit float cannot hold exactly (such as 12345678901234567 or 1e400) is refused with 400: send it as a string. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -1025,7 +1025,7 @@ export interface components {
             cost_override_amount?: number | string;
             /** @description Balance to charge; pairs with cost_override_amount. */
             cost_override_denomination?: string;
-            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. */
+            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. A number a 64-bit float cannot hold exactly (such as 12345678901234567 or 1e400) is refused with 400: send it as a string. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -1061,7 +1061,7 @@ export interface components {
             cost_override_amount?: number | string;
             /** @description Balance to charge; pairs with cost_override_amount. */
             cost_override_denomination?: string;
-            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. */
+            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. A number a 64-bit float cannot hold exactly (such as 12345678901234567 or 1e400) is refused with 400: send it as a string. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -1149,7 +1149,7 @@ export interface components {
             flags?: {
                 [key: string]: boolean;
             };
-            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. */
+            /** @description Arbitrary JSON object, at most 16 KiB, returned as sent. A number a 64-bit float cannot hold exactly (such as 12345678901234567 or 1e400) is refused with 400: send it as a string. */
             metadata?: {
                 [key: string]: unknown;
             };

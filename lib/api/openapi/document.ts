@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { STATUS, type ErrorType } from '../../errors';
-import { MAX_CHARGE_CENTS, cents, chargeCents, denomination, nonNegativeUnits, positiveUnits, units } from '../schemas/common';
+import { MAX_CHARGE_CENTS, cents, chargeCents, denomination, exactNumber, nonNegativeUnits, positiveUnits, units } from '../schemas/common';
 import { topic } from '../schemas/webhooks';
 import { ERROR_EXAMPLES, errorExampleBody, IDS, payloadByTopicExample, payloadByTypeExample } from './examples';
 import { FIELD_DOCS, QUERY_DOCS, TYPE_DOCS } from './fields';
@@ -66,6 +66,11 @@ function clean(schema: Json): Json {
 /** Type-level words for the shared pieces, and no 200-character regex beside format: date-time. */
 function override({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) {
   if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
+  // A union's anyOf lists its options in order; the body parse's exact-number option is internal.
+  const options = (zodSchema as { _zod?: { def?: { options?: unknown[] } } })._zod?.def?.options;
+  if (Array.isArray(options) && options.includes(exactNumber) && Array.isArray(jsonSchema.anyOf)) {
+    jsonSchema.anyOf = (jsonSchema.anyOf as Json[]).filter((_, i) => options[i] !== exactNumber);
+  }
   const typeDoc =
     zodSchema === positiveUnits
       ? TYPE_DOCS.positiveUnits

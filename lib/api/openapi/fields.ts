@@ -8,7 +8,7 @@ export const FIELD_DOCS: Record<string, string> = {
   // Shared meanings.
   name: 'Display name.',
   email: 'Email address.',
-  metadata: 'Arbitrary JSON object, at most 16 KiB, returned as sent.',
+  metadata: 'Arbitrary JSON object, at most 16 KiB, returned as sent. A number a 64-bit float cannot hold exactly (such as 12345678901234567 or 1e400) is refused with 400: send it as a string.',
   plan_id: 'Plan id (`p_...`).',
   plan_variable_amounts:
     "For a plan with variable balances: balance denomination → chosen included amount. The period charge becomes charge_amount + Σ (chosen − included) × variable_unit_price, rounded half up to whole cents, never below 0.",
@@ -120,7 +120,7 @@ export const QUERY_DOCS: Record<string, string> = {
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */
 export const TYPE_DOCS = {
-  units: 'Units: a JSON number or a numeric string, at most 12 decimals (NaN, Infinity and 1e400 are rejected).',
+  units: 'Units: a JSON number or a numeric string, at most 12 decimals (NaN, Infinity and 1e400 are rejected). Numbers are read exactly as written, however many digits.',
   nonNegativeUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, not negative.',
   positiveUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.',
   cents: 'USD cents: a non-negative integer (a numeric string such as "2500" is accepted).',

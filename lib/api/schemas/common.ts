@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_CHARGE_CENTS, parseUnits } from '../../money';
+import { exactText, InexactNumber } from '../json';
 import { DENOMINATION_RE } from '../../billing/balances/denomination';
 
 export const denomination = z
@@ -14,9 +15,15 @@ export const metadata = z
   .record(z.string(), z.unknown(), { error: 'must be an object' })
   .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata must be at most 16 KiB of JSON');
 
+/**
+ * A JSON number the body parse kept as text (a double would round it): read as that text. The
+ * OpenAPI document leaves it out: the documented input is a number or a numeric string.
+ */
+export const exactNumber = z.instanceof(InexactNumber);
+
 /** Units: a JSON number or numeric string, at most 12 decimals; returned as a canonical decimal string. */
-export const units = z.union([z.number(), z.string()], { error: 'must be a number or a numeric string' }).transform((v, ctx) => {
-  const parsed = parseUnits(v);
+export const units = z.union([z.number(), z.string(), exactNumber], { error: 'must be a number or a numeric string' }).transform((v, ctx) => {
+  const parsed = parseUnits(exactText(v));
   if (parsed === null) {
     ctx.addIssue({ code: 'custom', message: 'must be a finite number with at most 12 decimals' });
     return z.NEVER;
@@ -30,8 +37,8 @@ export const positiveUnits = units.refine((v) => !v.startsWith('-') && Number(v)
 export { MAX_CHARGE_CENTS };
 
 function centsUpTo(max: number) {
-  return z.union([z.number(), z.string()], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
-    const parsed = parseUnits(v);
+  return z.union([z.number(), z.string(), exactNumber], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
+    const parsed = parseUnits(exactText(v));
     if (parsed === null || parsed.includes('.') || parsed.startsWith('-') || Number(parsed) > Number.MAX_SAFE_INTEGER) {
       ctx.addIssue({ code: 'custom', message: 'must be a non-negative integer number of USD cents' });
       return z.NEVER;
