@@ -188,36 +188,38 @@ async function openAccount(
   if (input.token && stripe && processorId) paymentMethod = await attachCardToCustomer({ stripe, accountId: id, customer: processorId, token: input.token });
 
   const pending = decision.kind === 'attach_pending';
+  const collects = pending || (decision.kind === 'open' && decision.collector);
   const at = now();
-  const [account] = await db
-    .insert(accounts)
-    .values({
-      id,
-      companyId: company.id,
-      name: input.name,
-      email: input.email,
-      externalId: input.external_id ?? null,
-      metadata: input.metadata ?? {},
-      processorId,
-      paymentMethod,
-      billingAddressId: input.billing_address_id ?? null,
-      planId: pending ? decision.plan.id : null,
-      planStatus: pending ? 'PENDING_PAYMENT_METHOD' : 'NONE',
-      planVariableAmounts: pending ? chosen : null,
-      flags: [],
-      createdAt: at,
-      updatedAt: at,
-    })
-    .returning()
-    .catch((err: unknown) => {
-      if (isUniqueViolation(err) && input.external_id) throw externalIdTaken(input.external_id);
-      throw err;
-    });
+  // The row and its collector link together: an account waiting for a card always has its form.
+  const { account, cardCollectorUrl } = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(accounts)
+      .values({
+        id,
+        companyId: company.id,
+        name: input.name,
+        email: input.email,
+        externalId: input.external_id ?? null,
+        metadata: input.metadata ?? {},
+        processorId,
+        paymentMethod,
+        billingAddressId: input.billing_address_id ?? null,
+        planId: pending ? decision.plan.id : null,
+        planStatus: pending ? 'PENDING_PAYMENT_METHOD' : 'NONE',
+        planVariableAmounts: pending ? chosen : null,
+        flags: [],
+        createdAt: at,
+        updatedAt: at,
+      })
+      .returning()
+      .catch((err: unknown) => {
+        if (isUniqueViolation(err) && input.external_id) throw externalIdTaken(input.external_id);
+        throw err;
+      });
+    return { account: row, cardCollectorUrl: collects ? await createCollectorLink({ db: tx, accountId: id, now: at }) : undefined };
+  });
 
-  let cardCollectorUrl: string | undefined;
-  if (pending || (decision.kind === 'open' && decision.collector)) {
-    cardCollectorUrl = await createCollectorLink({ db, accountId: id, now: at });
-  } else if (decision.kind === 'start') {
+  if (decision.kind === 'start') {
     try {
       await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey });
     } catch (err) {

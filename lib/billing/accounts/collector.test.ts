@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { collectorLinks } from '../../db/schema';
+import { query } from '../../db/client';
 import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
 import { charges as listCharges, createPlan } from '../../testing/scenario';
@@ -97,6 +98,31 @@ describe('a card collector link', () => {
     expect([one.status, two.status].filter((s) => s === 200).length, JSON.stringify([one.body, two.body])).toBeGreaterThanOrEqual(1);
     expect(await charges(co, a.id)).toEqual(['succeeded']);
     expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.plan_status).toBe('ACTIVE');
+  });
+
+  it('is written with its account or not at all: when the link cannot be stored, no account is left without one', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const db = t.database.db;
+    await db.execute(sql.raw(`create or replace function fail_link() returns trigger language plpgsql as $$ begin raise exception 'disk full'; end $$`));
+    await db.execute(sql.raw('create trigger fail_link before insert on collector_links for each row execute function fail_link()'));
+    try {
+      for (const body of [
+        { name: 'Pending', email: 'p@x.io', plan_id: plan.id, enable_card_collector: true, external_id: 'ext-pending' },
+        { name: 'Open', email: 'o@x.io', enable_card_collector: true, external_id: 'ext-open' },
+      ]) {
+        const r = await co.call('POST', '/v1/companies/{company}/accounts', { body });
+        expect(r.status, body.name).toBe(500);
+      }
+      const [{ n }] = await query<{ n: string }>(db, sql`select count(*)::text as n from accounts where company_id = ${co.company.id}`);
+      expect(n).toBe('0');
+    } finally {
+      await db.execute(sql.raw('drop trigger fail_link on collector_links'));
+    }
+    // The same external ids are free: nothing of the failed attempts holds them.
+    const again = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Pending', email: 'p@x.io', plan_id: plan.id, enable_card_collector: true, external_id: 'ext-pending' } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(await linkRow(new URL(again.body.data.card_collector_url).pathname)).toBeTruthy();
   });
 });
 
