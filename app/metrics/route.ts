@@ -5,7 +5,7 @@ import { observed } from '@/lib/metrics/requests';
 // GET /metrics – Prometheus text format behind Authorization: Bearer <METRICS_TOKEN>; 404 while
 // METRICS_TOKEN is unset. Not part of the API reference: it is for the monitoring system.
 export const dynamic = 'force-dynamic';
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   GET: observed(
     false,
     async (req: Request) => {

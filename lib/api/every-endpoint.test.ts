@@ -112,10 +112,17 @@ describe('the error contract on every endpoint', () => {
         expect(res.status, `${method} ${path}`).toBe(404);
         expect(Object.keys(res.body.error).sort()).toEqual(['message', 'param', 'request_id', 'type']);
         expect(res.headers.get('request-id')).toBe(res.body.error.request_id);
-        expect(res.headers.get('allow')).toBe(r.methods.join(', '));
+        expect(res.headers.get('allow')).toBe([...r.methods, 'OPTIONS'].join(', '));
         checked++;
       }
+      const options = await co.call('OPTIONS', concrete(r.path, co.company.id));
+      expect(options.status, `OPTIONS ${r.path}`).toBe(204);
+      expect(options.headers.get('allow'), r.path).toBe([...r.methods, 'OPTIONS'].join(', '));
+      expect(options.headers.get('request-id'), r.path).toMatch(/^req_/);
     }
     expect(checked).toBeGreaterThan(100);
+    const unknown = await co.call('OPTIONS', '/v1/no_such_route');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.request_id).toBe(unknown.headers.get('request-id'));
   });
 });

@@ -344,14 +344,15 @@ type Method = (typeof METHODS)[number];
 type NotAllowed = Handler & { notAllowed: true };
 
 /**
- * A route file's methods, declared once: `export const { GET, POST, PUT, PATCH, DELETE } =
+ * A route file's methods, declared once: `export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } =
  * declareMethods({ POST: withCompany(...) })`. Every method left out answers in the error shape
- * with a Request-Id and `Allow` (like an unknown path: 404) instead of the framework's bare 405.
+ * with a Request-Id and `Allow` (like an unknown path: 404) instead of the framework's bare 405;
+ * OPTIONS answers 204 with the same `Allow` and a Request-Id.
  */
 export function declareMethods<H extends Partial<Record<Method, (req: Request, context: never) => Promise<Response>>>>(
   handlers: H,
-): H & Record<Exclude<Method, keyof H>, NotAllowed> {
-  const allowed = METHODS.filter((m) => handlers[m]).join(', ');
+): H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: NotAllowed } {
+  const allowed = [...METHODS.filter((m) => handlers[m]), 'OPTIONS'].join(', ');
   const notAllowed = Object.assign(
     observed(false, async (req) =>
       errorResponse(
@@ -361,5 +362,9 @@ export function declareMethods<H extends Partial<Record<Method, (req: Request, c
     ),
     { notAllowed: true as const },
   );
-  return Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])) as H & Record<Exclude<Method, keyof H>, NotAllowed>;
+  const options = Object.assign(
+    observed(false, async () => new Response(null, { status: 204, headers: { Allow: allowed, 'Request-Id': newRequestId() } })),
+    { notAllowed: true as const },
+  );
+  return { ...Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])), OPTIONS: options } as H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: NotAllowed };
 }

@@ -5,4 +5,4 @@ import { errorResponse, newRequestId } from '@/lib/api/route';
 async function notFound(): Promise<Response> {
   return errorResponse(new ApiError('not_found', 'No such route. See /v1/openapi.json for every endpoint.'), newRequestId());
 }
-export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE };
+export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE, notFound as OPTIONS };

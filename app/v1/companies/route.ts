@@ -2,7 +2,7 @@ import { listAll, ok, withAdmin, withCompany, declareMethods } from '@/lib/api/r
 import { companyCreate } from '@/lib/api/schemas/companies';
 import { createCompany, hashOwnerPassword, serializeCompany } from '@/lib/billing/companies/companies';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/companies – the caller's own company, as a one-item list
   GET: withCompany({}, async ({ company }) => listAll([serializeCompany(company)])),
 

@@ -3,7 +3,7 @@ import { listQuery } from '@/lib/api/pagination';
 import { typeRegistration } from '@/lib/api/schemas/webhooks';
 import { listWebhooks, registerByType, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/webhooks (also /webhooks) – variant A: register a url for one event type
   POST: withCompany({ body: typeRegistration, atomic: true }, async ({ db, company, body }) => {
     const { webhook, topics } = await registerByType({ db, companyId: company.id, input: body });

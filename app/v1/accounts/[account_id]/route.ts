@@ -2,7 +2,7 @@ import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { accountUpdate } from '@/lib/api/schemas/accounts';
 import { getAccount, serializeAccount, updateAccount } from '@/lib/billing/accounts/accounts';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/accounts/{account_id}
   GET: withCompany({}, async ({ db, company, params }) =>
     ok(serializeAccount(await getAccount({ db, companyId: company.id, accountId: params.account_id }))),

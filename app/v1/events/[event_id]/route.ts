@@ -3,7 +3,7 @@ import { eventTransition } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { getEvent, serializeEvent, transitionEvent } from '@/lib/billing/events/events';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/events/{event_id}
   GET: withCompany({}, async ({ db, company, params }) =>
     ok(serializeEvent(await getEvent({ db, companyId: company.id, eventId: params.event_id }), now())),

@@ -5,7 +5,7 @@ import { getDb } from '@/lib/db/client';
 import { exportEvents } from '@/lib/console/exports';
 
 // GET /console/events/export – the explorer's filtered events as CSV, streamed page by page
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   GET: async (request: Request): Promise<Response> => {
     const user = await requireUser();
     return exportEvents({ db: await getDb(), companyId: user.companyId, params: new URL(request.url).searchParams, now: now() });

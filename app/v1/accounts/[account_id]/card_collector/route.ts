@@ -3,7 +3,7 @@ import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/accounts/{account_id}/card_collector – a fresh one-time card collector link
   POST: withCompany({ atomic: true }, async ({ db, company, params }) => {
     const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });

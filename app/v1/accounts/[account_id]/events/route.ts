@@ -5,7 +5,7 @@ import { serializeBalance } from '@/lib/billing/balances/balances';
 import { recordEvent, serializeEvent } from '@/lib/billing/events/events';
 import { countEvent } from '@/lib/metrics/events';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/accounts/{account_id}/events – one event, gated or not; answers with the resulting balance
   POST: withCompany({ body: eventCreate, atomic: true }, async ({ db, company, params, body, idempotencyKey }) => {
     const at = now();

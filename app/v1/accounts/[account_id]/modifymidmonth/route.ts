@@ -11,4 +11,4 @@ const handler = withCompany({ body: modifyMidMonth }, async ({ db, company, para
   const r = await modify({ db, company, accountId: params.account_id, input: body, now: now(), idempotencyKey });
   return ok({ ...serializeBalance(r.balance), credit: r.credit, charged: r.charged });
 });
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({ POST: handler, PUT: handler });
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({ POST: handler, PUT: handler });

@@ -3,7 +3,7 @@ import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { createPortalLink } from '@/lib/billing/accounts/portal';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/accounts/{account_id}/portal_link – a fresh link to the account's customer portal
   POST: withCompany({}, async ({ db, company, params }) => {
     const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });

@@ -4,7 +4,7 @@ import { eventListQuery } from '@/lib/api/schemas/events';
 import { now } from '@/lib/clock';
 import { listEvents, serializeEvent } from '@/lib/billing/events/events';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/companies/{company_id}/events – filters: account_id, type, state (incl. rejected), created_gte, created_lt
   GET: withCompany({ query: eventListQuery }, async ({ db, company, params, query }) => {
     const at = now();

@@ -4,7 +4,7 @@ import { listQuery } from '@/lib/api/pagination';
 import { planCreate } from '@/lib/api/schemas/plans';
 import { createPlan, listPlans, serializePlan } from '@/lib/billing/plans/plans';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/companies/{company_id}/plans (also .../plan) – create a plan
   POST: withCompany({ body: planCreate, atomic: true }, async ({ db, company, params, body }) =>
     ok(serializePlan(await createPlan({ db, companyId: ownCompany(company, params.company_id).id, input: body }))),

@@ -4,7 +4,7 @@ import { listQuery } from '@/lib/api/pagination';
 import { webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listWebhooks, serializeWebhook } from '@/lib/billing/webhooks/webhooks';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/companies/{company_id}/webhooks – variant B: register a url with Basic credentials
   POST: withCompany({ body: webhookCreate, atomic: true }, async ({ db, company, params, body }) => {
     const { webhook, topics } = await createWebhook({ db, companyId: ownCompany(company, params.company_id).id, input: body });

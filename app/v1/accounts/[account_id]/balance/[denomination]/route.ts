@@ -6,7 +6,7 @@ import { getBalance, serializeBalance } from '@/lib/billing/balances/balances';
 import { createOrGrantBalance } from '@/lib/billing/balances/grants';
 import { checkDenomination } from '@/lib/billing/balances/denomination';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/accounts/{account_id}/balance/{denomination} – create (idempotent) and optionally grant units
   POST: withCompany({ body: balanceCreate, optionalBody: true, atomic: true }, async ({ db, company, params, body }) => {
     const account = await getAccount({ db, companyId: company.id, accountId: params.account_id });

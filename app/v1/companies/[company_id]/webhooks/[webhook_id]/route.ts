@@ -3,7 +3,7 @@ import { ownCompany } from '@/lib/api/company';
 import { webhookUpdate } from '@/lib/api/schemas/webhooks';
 import { deleteWebhook, getWebhookWithTopics, serializeWebhook, updateWebhook } from '@/lib/billing/webhooks/webhooks';
 
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/companies/{company_id}/webhooks/{webhook_id}
   GET: withCompany({}, async ({ db, company, params }) => {
     const { webhook, topics } = await getWebhookWithTopics({ db, companyId: ownCompany(company, params.company_id).id, webhookId: params.webhook_id });

@@ -5,7 +5,7 @@ import { getDb } from '@/lib/db/client';
 import { exportLedger } from '@/lib/console/exports';
 
 // GET /console/accounts/{id}/ledger/export – the account's ledger as CSV, streamed page by page
-export const { GET, POST, PUT, PATCH, DELETE } = declareMethods({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   GET: async (request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> => {
     const user = await requireUser();
     const { id } = await params;
