@@ -11,7 +11,8 @@ import type { Account } from '../../db/schema';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
-import { activatePlan } from '../plans/activate';
+import { activatePlan, pendingPlanError } from '../plans/activate';
+import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { periodChargeFor } from '../plans/plans';
 import { setting } from '../../env';
@@ -66,7 +67,9 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
     // Under the account's plan lease: another link of the same account may be submitted at once.
     await withAccountLease(db, attached.id, at, async (fresh) => {
       const [plan] = fresh.planId && fresh.planStatus === 'PENDING_PAYMENT_METHOD' ? await db.select().from(plans).where(eq(plans.id, fresh.planId)) : [];
-      const decision = decidePendingPlanStart({ account: fresh, plan: plan ?? null });
+      const pending = plan ? await pendingPlanCharge(db, fresh.id) : null;
+      const decision = decidePendingPlanStart({ account: fresh, plan: plan ?? null, pendingPlanChargeId: pending?.id ?? null });
+      if (decision.kind === 'wait') throw pendingPlanError(fresh, decision.chargeId, 'start');
       if (decision.kind === 'start') await activatePlan({ db, company, account: fresh, plan: decision.plan, chosen: decision.chosen, charge: decision.charge, reason: 'start' });
     });
   }

@@ -76,6 +76,7 @@ describe('a card saved through the collector starts the plan that waited for it'
     ['at the plan charge without chosen amounts', { account: { ...waiting, planId: pro.id, planVariableAmounts: null }, plan: pro }, { kind: 'start', plan: pro, chosen: null, charge: 2000 }],
     ['a free plan starts without a charge', { account: { ...waiting, planId: free.id, planVariableAmounts: null }, plan: free }, { kind: 'start', charge: 0 }],
     ['a plan another link started already is left alone', { account: { ...waiting, planStatus: 'ACTIVE' as PlanStatus }, plan: seats }, { kind: 'none' }],
+    ['while another link\'s start charge is pending, nothing is charged', { account: waiting, plan: seats, pendingPlanChargeId: 'ch_1' }, { kind: 'wait', chargeId: 'ch_1' }],
     ['an account without a plan is left alone', { account: { planId: null, planStatus: 'NONE' as PlanStatus, planVariableAmounts: null }, plan: null }, { kind: 'none' }],
   ];
   it.each(cases)('%s', (_, f, expected) => {

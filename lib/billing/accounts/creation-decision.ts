@@ -60,15 +60,29 @@ export function decideAccountCreation(f: AccountCreationFacts): AccountCreationD
 }
 
 /** What a card saved for an account does to a plan that waits for one. */
-export type PendingPlanDecision = { kind: 'none' } | { kind: 'start'; plan: Plan; chosen: Record<string, string> | null; charge: number };
+export type PendingPlanDecision =
+  | { kind: 'none' }
+  | { kind: 'start'; plan: Plan; chosen: Record<string, string> | null; charge: number }
+  | { kind: 'wait'; chargeId: string };
 
 /**
  * The second half of an account created with the card collector: once a card is saved, the plan
  * that waited for it starts at the period charge of the chosen amounts. An account whose plan is
- * not waiting (started already by another link, or never attached) is left as it is.
+ * not waiting (started already by another link, or never attached) is left as it is. While an
+ * earlier start charge's outcome is unknown (another link's card), nothing is charged: that
+ * charge starts the plan if it was paid, and a second one could be paid too.
  */
-export function decidePendingPlanStart({ account, plan }: { account: Pick<Account, 'planId' | 'planStatus' | 'planVariableAmounts'>; plan: Plan | null }): PendingPlanDecision {
+export function decidePendingPlanStart({
+  account,
+  plan,
+  pendingPlanChargeId = null,
+}: {
+  account: Pick<Account, 'planId' | 'planStatus' | 'planVariableAmounts'>;
+  plan: Plan | null;
+  pendingPlanChargeId?: string | null;
+}): PendingPlanDecision {
   if (!account.planId || account.planStatus !== 'PENDING_PAYMENT_METHOD' || !plan || plan.id !== account.planId) return { kind: 'none' };
+  if (pendingPlanChargeId) return { kind: 'wait', chargeId: pendingPlanChargeId };
   const chosen = (account.planVariableAmounts as Record<string, string> | null) ?? null;
   return { kind: 'start', plan, chosen, charge: periodChargeFor(plan, chosen) };
 }

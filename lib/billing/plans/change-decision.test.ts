@@ -77,6 +77,11 @@ describe('every other plan change', () => {
     ['a retried request carries on with its first charge, whatever else is true', facts(at(2027, 6, 11), max, { earlier, pendingPlanChargeId: 'ch_1' }), { kind: 'resume', charge: earlier }],
     ["another account's charge under the same key is not resumed", facts(at(2027, 6, 11), max, { earlier: { ...earlier, accountId: 'a_2' } }), { kind: 'upgrade' }],
     ['waiting for the card collector: the plan is attached for when the card comes', facts(at(2027, 6, 11), max, { account: { planStatus: 'PENDING_PAYMENT_METHOD', planId: null } }), { kind: 'attach_pending' }],
+    [
+      'waiting for the card collector while its card is being charged: a conflict (that charge would start the old plan)',
+      facts(at(2027, 6, 11), max, { account: { planStatus: 'PENDING_PAYMENT_METHOD', planId: 'p_pro' }, pendingPlanChargeId: 'ch_start' }),
+      { kind: 'conflict' },
+    ],
     ['no plan: the plan starts at its full charge', facts(at(2027, 6, 11), max, { account: { planStatus: 'NONE', planId: null, planChargeAmount: null } }), { kind: 'start', charge: 5000 }],
     ['a cancelled plan: the new plan starts at its full charge, no credit', facts(at(2027, 6, 11), max, { account: { planStatus: 'CANCELLED' } }), { kind: 'start', charge: 5000 }],
     ['a start while a plan charge is at the processor is refused', facts(at(2027, 6, 11), max, { account: { planStatus: 'NONE', planId: null }, pendingPlanChargeId: 'ch_9' }), { kind: 'conflict', error: { status: 409, message: expect.stringMatching(/ch_9/) } }],

@@ -52,7 +52,11 @@ export const changedMeanwhile = () => conflict('The account\'s plan was changed 
 export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   const { account, plan, chosen } = f;
   if (f.earlier && f.earlier.accountId === account.id) return { kind: 'resume', charge: f.earlier };
-  if (account.planStatus === 'PENDING_PAYMENT_METHOD') return { kind: 'attach_pending' };
+  if (account.planStatus === 'PENDING_PAYMENT_METHOD') {
+    // A collector's card may be paying for the waiting plan right now: its start would undo the change.
+    if (f.pendingPlanChargeId) return { kind: 'conflict', error: pendingPlanChargeConflict(f.pendingPlanChargeId) };
+    return { kind: 'attach_pending' };
+  }
   const price = periodChargeFor(plan, chosen);
   if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
     if (f.pendingPlanChargeId) return { kind: 'conflict', error: pendingPlanChargeConflict(f.pendingPlanChargeId) };

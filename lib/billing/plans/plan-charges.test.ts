@@ -4,7 +4,7 @@ process.env.STRIPE_TIMEOUT_MS = '2000';
 import { and, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { accounts, charges as chargeRows, companies, transactions, type ChargeReason } from '../../db/schema';
-import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
 import { computePeriodEnd } from './periods';
@@ -207,6 +207,41 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     await reconcileCharges(db(), now());
     expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
+  });
+
+  it('while a collector card is being charged for the waiting plan: a second link does not charge again, and changeplan is 409', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, enable_card_collector: true } });
+    expect(created.status).toBe(200);
+    const id = created.body.data.id as string;
+    const submit = (url: string, token: string, n: number) =>
+      api('POST', `${new URL(url).pathname}/submit`, { body: { token }, headers: { 'x-forwarded-for': `198.51.100.${200 + n}` } });
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const first = await submit(created.body.data.card_collector_url, 'tok_visa', 1);
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    expect(first.body.error.charge_pending).toBe(true);
+    const pending = await untilCharge(id, 'plan_start');
+
+    const second = (await co.call('POST', `/v1/accounts/${id}/card_collector`)).body.data.card_collector_url as string;
+    const again = await submit(second, 'tok_mastercard', 2);
+    expect(again.status, JSON.stringify(again.body)).toBe(502);
+    expect(again.body.error).toMatchObject({ charge_pending: true, charge_id: pending.id });
+    for (const path of [`/v1/accounts/${id}/changeplan/preview`, `/v1/accounts/${id}/changeplan`]) {
+      const change = await co.call('POST', path, { body: { plan_id: max.id } });
+      expect(change.status, `${path} ${JSON.stringify(change.body)}`).toBe(409);
+    }
+    expect(await intents(co)).toBe(1);
+    expect(await account(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+
+    await completeIntent(pending.processorPaymentIntentId!);
+    setTestTime(now().getTime() + 120_000);
+    await reconcileCharges(db(), now());
+    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await chargeLines(co, id)).toEqual([['plan_start', 2500, 'succeeded']]);
+    expect(await intents(co)).toBe(1);
+    expect(await tokens(co, id)).toBe(1000);
   });
 });
 
