@@ -1421,7 +1421,7 @@ export interface components {
                 denomination: string;
             } | null;
             /**
-             * @description override: the caller stated the cost; plan: a billing rule of the plan; none: not billed.
+             * @description override: the caller stated the cost; plan: a billing rule of the account's running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.
              * @enum {string}
              */
             priced_by: "override" | "plan" | "none";
@@ -1464,7 +1464,7 @@ export interface components {
                 denomination: string;
             } | null;
             /**
-             * @description override: the caller stated the cost; plan: a billing rule of the plan; none: not billed.
+             * @description override: the caller stated the cost; plan: a billing rule of the account's running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.
              * @enum {string}
              */
             priced_by: "override" | "plan" | "none";

@@ -139,7 +139,7 @@ export const event = z
       .strictObject({ amount: unitsNumber('Cost in units.'), denomination: z.string().describe('Balance charged.') })
       .nullable()
       .describe('What the event costs, or null when it is not billed.'),
-    priced_by: z.enum(['override', 'plan', 'none']).describe('override: the caller stated the cost; plan: a billing rule of the plan; none: not billed.'),
+    priced_by: z.enum(['override', 'plan', 'none']).describe('override: the caller stated the cost; plan: a billing rule of the account\'s running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.'),
     gate_on_balance: z.boolean().describe('Whether the event was gated on available balance.'),
     metadata: metadataOut,
     idempotency_key: z.string().nullable().describe('The idempotency_key sent with the event, or null.'),

@@ -124,6 +124,27 @@ describe('a card collector link', () => {
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(await linkRow(new URL(again.body.data.card_collector_url).pathname)).toBeTruthy();
   });
+
+  it('leaves usage unbilled while the plan waits for the card, and the plan prices it once the card starts it', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Metered', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }], billing_rules: [{ type: 'call', amount: 5, denomination: 'tokens' }] });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, enable_card_collector: true } });
+    const id = created.body.data.id as string;
+    const single = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'call', gate_on_balance: true } });
+    expect(single.status, JSON.stringify(single.body)).toBe(200);
+    expect(single.body.data).toMatchObject({ priced_by: 'none', state: 'complete' });
+    const batch = await co.call('POST', '/v1/events', { body: [{ account_id: id, type: 'call' }] });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    const listed = (await co.call('GET', `/v1/companies/{company}/events?account_id=${id}`)).body.data as { priced_by: string }[];
+    expect(listed.map((e) => e.priced_by)).toEqual(['none', 'none']);
+    expect((await co.call('GET', `/v1/accounts/${id}/balances`)).body.data).toEqual([]);
+
+    const r = await submit(new URL(created.body.data.card_collector_url).pathname, 'tok_visa', newAddress());
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const billed = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'call' } });
+    expect(billed.body.data).toMatchObject({ priced_by: 'plan' });
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(995);
+  });
 });
 
 async function linkRow(path: string) {

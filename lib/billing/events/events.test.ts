@@ -95,10 +95,10 @@ describe('events', () => {
   it('prices by override, by plan rule, or not at all, and may go negative without a gate', async () => {
     const acct = await newAccount(co);
     await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 3 } });
-    // Attaching the plan itself lands with the plans work; pricing only needs the account's plan_id.
+    // Pricing only needs a running plan (its plan_id, ACTIVE): the plan's own balances are not needed here.
     const { accounts } = await import('../../db/schema');
     const { eq } = await import('drizzle-orm');
-    await t.database.db.update(accounts).set({ planId: plan }).where(eq(accounts.id, acct));
+    await t.database.db.update(accounts).set({ planId: plan, planStatus: 'ACTIVE' }).where(eq(accounts.id, acct));
 
     const byPlan = await co.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 'query', metadata: { q: 'x' } } });
     expect(byPlan.status).toBe(200);

@@ -30,6 +30,15 @@ export function eventPrice(p: { planId: SQL; type: SQL; overrideAmount: SQL; ove
 }
 
 /**
+ * The plan whose rules price an account's events: its plan while it runs (ACTIVE, or PAST_DUE while
+ * the renewal is retried). A plan waiting for the card collector is not attached yet, so it
+ * prices nothing: the account's events are unbilled until the card starts it.
+ */
+export function pricingPlanId(account: SQL): SQL {
+  return sql`case when ${account}.plan_status in ('ACTIVE', 'PAST_DUE') then ${account}.plan_id end`;
+}
+
+/**
  * Prices a batch's items in one statement, in request order. `found` is false for an account
  * that is not the company's; `hasBalance` tells whether the balance the item moves exists.
  */
@@ -44,7 +53,7 @@ export async function priceEvents(
     // events usually has a handful of those.
     sql`with v as (
         select v.ord, v.type, coalesce(v.override_amount, '') as override_amount, coalesce(v.override_denomination, '') as override_denomination,
-          a.id as account_id, coalesce(a.plan_id, '') as plan_id
+          a.id as account_id, coalesce(${pricingPlanId(sql`a`)}, '') as plan_id
         from unnest(${textArray(items.map((i) => i.account_id))}, ${textArray(items.map((i) => i.type))},
           ${textArray(items.map((i) => i.cost_override?.amount ?? null))}, ${textArray(items.map((i) => i.cost_override?.denomination ?? null))})
           with ordinality as v(account_id, type, override_amount, override_denomination, ord)

@@ -5,7 +5,7 @@ import type { events, EventState, PricedBy, StoredRefillChange } from '../../db/
 import type { Balance } from '../balances/balances';
 import { HOLD_MS } from './constants';
 import type { EventInput } from './input';
-import { eventPrice } from './pricing';
+import { eventPrice, pricingPlanId } from './pricing';
 import { crossingRules, leavesStateSql, planPeriodKey } from '../balances/crossings';
 import { insertDeliveries } from '../webhooks/outbox';
 
@@ -76,7 +76,7 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
   // `crossing` and the transactional path records the event with all its notifications.
   {
     const [row] = await runCompiled<Row>(db, (singleEvent ??= compile(sql`with acct as (
-        select a.id, a.plan_id, a.last_plan_renewal from accounts a where a.id = ${v('accountId')} and a.company_id = ${v('companyId')}
+        select a.id, ${pricingPlanId(sql`a`)} as plan_id, a.last_plan_renewal from accounts a where a.id = ${v('accountId')} and a.company_id = ${v('companyId')}
       ), price as (
         select acct.id as account_id, pr.amount, pr.denomination, pr.priced_by
         from acct cross join lateral ${eventPrice({ planId: sql`acct.plan_id`, type: sql`${v('type')}::text`, overrideAmount: sql`${v('ovrAmount')}::numeric`, overrideDenomination: sql`${v('ovrDenomination')}::text` })} pr
