@@ -133,7 +133,8 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
           v('at'),
           sql`(select ${v('accountId')}::text as account_id, f.denomination, 'balance_change' as topic, f.after_amount::text as balance, '{}' as detail,
             ${v('deliveryId')}::text as base_id, 1 as ord
-            from ev cross join flags f where f.amount is not null and ev.state in ('complete', 'pending')) v`,
+            -- An event that costs nothing changes neither the amount nor what is available.
+            from ev cross join flags f where f.amount is not null and f.amount <> 0 and ev.state in ('complete', 'pending')) v`,
         )}
         returning id
       )

@@ -170,6 +170,25 @@ describe('plan grants and resets are balance changes', () => {
   });
 });
 
+describe('an event that costs nothing', () => {
+  it('sends no balance_change, on the single path as on the batch path', async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['balance_change']);
+    const account = await createAccount(co);
+    await grant(co, account, 10);
+    expect(await hook.got()).toEqual(['balance_change']);
+    await spend(co, account, 0);
+    const held = await event(co, account, 0, { denomination: 'credits', state: 'pending' });
+    expect(held.status, JSON.stringify(held.body)).toBe(200);
+    const batch = await co.call('POST', '/v1/events', { body: [{ account_id: account, type: 'q', cost_override: { amount: 0, denomination: 'credits' } }] });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    expect(await hook.got()).toEqual(['balance_change']);
+    await spend(co, account, 1);
+    expect(await hook.got()).toEqual(['balance_change', 'balance_change']);
+    expect(hook.balances('balance_change')).toEqual(['10', '9']);
+  });
+});
+
 describe('refill_failed', () => {
   it('carries the balance the refill was meant to raise', async () => {
     const co = await newPayingCompany(t);
