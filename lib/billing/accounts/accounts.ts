@@ -1,6 +1,6 @@
 import { and, eq, ilike, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { accounts, plans } from '../../db/schema';
+import { accounts, plans, webhookDeliveries } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import Stripe from 'stripe';
@@ -225,12 +225,24 @@ async function openAccount(
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers.
-      if (!(err instanceof ApiError && err.extra.charge_pending)) await db.delete(accounts).where(eq(accounts.id, id));
+      if (!(err instanceof ApiError && err.extra.charge_pending)) await removeRefusedAccount(db, id);
       throw err;
     }
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, id));
   return { account: fresh, cardCollectorUrl };
+}
+
+/**
+ * Takes back an account whose creation was refused (its first plan charge failed), with the
+ * notifications still waiting to go out about it: the caller was answered with the failure, and
+ * a payment_failed for an account that does not exist would only mislead.
+ */
+async function removeRefusedAccount(db: Db, accountId: string) {
+  await db.transaction(async (tx) => {
+    await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.status, 'pending')));
+    await tx.delete(accounts).where(eq(accounts.id, accountId));
+  });
 }
 
 /** The account and plan charge an earlier attempt of this request made; null when there is none (or its account is gone). */
@@ -245,7 +257,7 @@ async function findEarlierCreation(db: Db, company: Company, idempotencyKey: str
 async function resumeAccountCreation(db: Db, company: Company, { account, charge }: { account: Account; charge: Charge }): Promise<Account> {
   const outcome = await resumeChargeFor({ db, company, account, charge, now: now() });
   if (!outcome.ok) {
-    if (outcome.charge.status === 'failed') await db.delete(accounts).where(eq(accounts.id, account.id));
+    if (outcome.charge.status === 'failed') await removeRefusedAccount(db, account.id);
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));

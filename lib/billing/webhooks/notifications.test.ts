@@ -203,6 +203,23 @@ describe('refill_failed', () => {
   });
 });
 
+describe('payment_failed', () => {
+  it('is not sent for an account whose creation its declined first charge refused', async () => {
+    const co = await newPayingCompany(t);
+    const hook = await listen(co, ['payment_failed']);
+    const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Pro', charge_amount: 2500, balances: [{ amount: 10, denomination: 'calls' }] } });
+    const refused = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'No', email: 'no@x.io', plan_id: plan.body.data.id, token: 'tok_chargeDeclined' } });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(402);
+    // An account that stays, declined too: its payment_failed goes out.
+    const kept = await createAccount(co, { token: 'tok_chargeDeclined' });
+    const deposit = await co.call('POST', `/v1/accounts/${kept}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, amount_to_charge: 500 } });
+    expect(deposit.status, JSON.stringify(deposit.body)).toBe(402);
+    expect(await hook.got()).toEqual(['payment_failed']);
+    const deliveries = (await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`)).body.data as { account_id: string }[];
+    expect(deliveries.map((d) => d.account_id)).toEqual([kept]);
+  });
+});
+
 describe("a batch's balance_change", () => {
   it('is queued once per webhook and balance it moved, on every path the batch takes, and coalesced with one still waiting', async () => {
     const co = await newCompany(t);
