@@ -264,14 +264,14 @@ const CANONICAL: Operation[] = [
     method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'setAutoRefill', tag: 'Refills', auth: 'company',
     summary: 'Set a monthly or threshold refill',
     description:
-      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. Also at `.../autorefill`.',
+      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance\'s refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. Also at `.../autorefill`.',
     body: { schema: 'AutoRefillRequest', example: { amount: 1000, usd_charge: 2500, refill_period: 'monthly' } },
     response: { schema: 'Balance', description: 'The balance with its refill settings.', example: ex.balanceExample },
     errors: PAY,
   },
   {
     method: 'delete', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'removeAutoRefill', tag: 'Refills', auth: 'company',
-    summary: 'Turn refills off', description: 'Removes both the monthly and the threshold refill of this balance. Also at `.../autorefill`.',
+    summary: 'Turn refills off', description: 'Removes both the monthly and the threshold refill of this balance (409 while a refill charge that sets them is pending at the processor). Also at `.../autorefill`.',
     response: { schema: 'Balance', description: 'The balance without refills.', example: { ...ex.balanceExample, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null } },
   },
   {

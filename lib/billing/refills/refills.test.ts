@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { setTestTime } from '../../clock';
+import { now, setTestTime } from '../../clock';
+import { reconcileCharges } from '../settlement';
 import { advance, charges as listCharges, createAccount } from '../../testing/scenario';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -204,6 +205,67 @@ describe('DELETE /v1/accounts/{account_id}/balance/{denomination}/auto_refill', 
     expect(r.body.error).toMatchObject({ type: 'not_found', param: 'denomination' });
     const bad = await co.call('DELETE', `/v1/accounts/${a.id}/balance/${encodeURIComponent('a b')}/auto_refill`);
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('refill settings while a charge that sets them is at the processor', () => {
+  it('cannot be changed or turned off (409) until it settles, so its settlement cannot undo the change', async () => {
+    const co = await newPayingCompany(t);
+    const a = await account(co);
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const key = { 'Idempotency-Key': `first-refill-${a.id}` };
+    const body = { amount: 100, usd_charge: 1000, refill_period: 'monthly' };
+    const first = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body, headers: key });
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    expect(first.body.error.charge_pending).toBe(true);
+    const [pending] = await charges(co, a.id);
+    expect(pending).toMatchObject({ status: 'pending', reason: 'refill_monthly' });
+
+    const changes: [string, string, unknown][] = [
+      ['DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`, undefined],
+      ['PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { amount: 10, usd_charge: 100, threshold: 5 }],
+    ];
+    for (const [method, path, change] of changes) {
+      const r = await co.call(method, path, { body: change });
+      expect(r.status, `${method} ${path} ${JSON.stringify(r.body)}`).toBe(409);
+      expect(r.body.error.message).toContain(pending.id);
+    }
+    // The request that made the charge may still be retried: it carries on with its own charge.
+    const retried = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body, headers: key });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(502);
+    expect(retried.body.error).toMatchObject({ charge_pending: true, charge_id: pending.id });
+    await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
+    setTestTime(now().getTime() + 120_000);
+    await reconcileCharges(t.database.db, now());
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });
+    expect(await intents(co)).toBe(1);
+
+    const off = await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`);
+    expect(off.status).toBe(200);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 0, next_periodic_refill: null });
+  });
+
+  it('a pending mid-month change holds the monthly refill as it is until it settles', async () => {
+    const co = await newPayingCompany(t);
+    const a = await account(co);
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } })).status).toBe(200);
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const raise = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 2000 } });
+    expect(raise.status, JSON.stringify(raise.body)).toBe(502);
+    const [pending] = await charges(co, a.id);
+    expect(pending).toMatchObject({ status: 'pending', reason: 'refill_monthly' });
+    const changes: [string, string, unknown][] = [
+      ['DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`, undefined],
+      ['PUT', `/v1/accounts/${a.id}/auto_refill`, { denomination: 'credits', amount: 50, usd_charge: 500 }],
+      ['POST', `/v1/accounts/${a.id}/modifymidmonth`, { denomination: 'credits', amount: 300, usd_charge: 3000 }],
+    ];
+    for (const [method, path, change] of changes) {
+      const r = await co.call(method, path, { body: change });
+      expect(r.status, `${method} ${path} ${JSON.stringify(r.body)}`).toBe(409);
+      expect(r.body.error.message).toContain(pending.id);
+    }
+    expect(await intents(co)).toBe(2);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
   });
 });
 

@@ -1,13 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
-import { accounts, balances, companies } from '../../db/schema';
-import { ApiError } from '../../errors';
+import { accounts, balances, charges, companies } from '../../db/schema';
+import { ApiError, conflict } from '../../errors';
 import { unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
-import { findRequestCharge } from '../charges/charges';
+import { effectsOf, findRequestCharge } from '../charges/charges';
+import type { RefillEffect } from './complete';
 import { chargeFor, resumeChargeFor } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
@@ -52,6 +53,27 @@ async function chargeRefill(args: {
   return outcome;
 }
 
+/**
+ * A pending refill charge of the balance that carries refill settings (a first monthly refill, a
+ * mid-month change, a monthly refill applying a scheduled change): when it settles it writes
+ * them, over any change made meanwhile. `own` is the charge of this very request (a retry).
+ */
+async function pendingSettingsCharge(db: Db, accountId: string, balanceId: string, own: string | null = null): Promise<string | null> {
+  const rows = await db
+    .select({ id: charges.id, metadata: charges.metadata })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, 'refill_monthly')));
+  return rows.find((c) => c.id !== own && effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId && e.config))?.id ?? null;
+}
+
+/** Refuses a refill-settings change while such a charge is pending (409). */
+async function refuseWhileSettingsPending(db: Db, accountId: string, balanceId: string, own: string | null = null): Promise<void> {
+  const pending = await pendingSettingsCharge(db, accountId, balanceId, own);
+  if (pending) {
+    throw conflict(`The outcome of refill charge ${pending}, which sets this balance's refills, is not known yet; change them once the processor has settled it.`);
+  }
+}
+
 async function loadContext(db: Db, company: Company, accountId: string, denomination: string) {
   checkDenomination(denomination);
   const account = await getAccount({ db, companyId: company.id, accountId });
@@ -84,6 +106,8 @@ export async function setAutoRefill({
   const decision = decideRefillSetting({ at: now, denomination, config });
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+  const own = decision.kind === 'start_monthly' ? ((await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now))?.id ?? null) : null;
+  await refuseWhileSettingsPending(db, account.id, balance.id, own);
   if (decision.kind === 'start_monthly') {
     const { amount, charge, description, columns } = decision;
     const outcome = await chargeRefill({ db, company, account, balance, amount, usd: charge, periodic: true, description, now, config: columns, idempotencyKey });
@@ -98,8 +122,10 @@ export async function setAutoRefill({
 
 export async function removeAutoRefill({ db, company, accountId, denomination, now }: { db: Db; company: Company; accountId: string; denomination: string; now: Date }) {
   const { account } = await loadContext(db, company, accountId, denomination);
-  const decision = decideRefillRemoval({ balance: await findBalance({ db, accountId: account.id, denomination, now }) });
+  const current = await findBalance({ db, accountId: account.id, denomination, now });
+  const decision = decideRefillRemoval({ balance: current });
   if (decision.kind === 'conflict') throw decision.error;
+  await refuseWhileSettingsPending(db, account.id, current!.id);
   await db
     .update(balances)
     .set({ ...decision.columns, updatedAt: now })
@@ -125,6 +151,7 @@ export async function scheduleRefillChange({
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
   const decision = decideScheduledRefillChange({ balance: b, input });
   if (decision.kind === 'conflict') throw decision.error;
+  await refuseWhileSettingsPending(db, account.id, b!.id);
   const { change } = decision;
   await db.update(balances).set({ scheduledRefill: change, updatedAt: now }).where(eq(balances.id, b!.id));
   return { account_id: account.id, denomination: input.denomination, ...change, amount: unitsOut(change.amount) };
@@ -154,6 +181,7 @@ export async function modifyMidMonth({
   const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
   const decision = decideMidMonthChange({ at: now, accountId: account.id, input, balance: b, earlier });
+  if (decision.kind === 'increase') await refuseWhileSettingsPending(db, account.id, b!.id);
   const current = async () => (await findBalance({ db, accountId: account.id, denomination: input.denomination, now }))!;
   switch (decision.kind) {
     case 'conflict':
