@@ -228,6 +228,22 @@ export async function moveBalance(db: Db, change: Change, now: Date): Promise<Le
 }
 
 /**
+ * One move of a balance written as several ledger rows (a mid-month change: the remaining units
+ * cancelled, then the new ones granted). Crossings and balance_change are judged from before the
+ * first row to after the last, as for any single move: the dip in between is no drop the
+ * customer ever saw.
+ */
+export async function moveBalanceInSteps(db: Db, steps: [Change, ...Change[]], now: Date): Promise<LedgerRow[]> {
+  const [first] = steps;
+  await ensureBalances(db, [first], now);
+  const locked = (await lockForMove(db, first, now))!;
+  const rows: LedgerRow[] = [];
+  for (const step of steps) rows.push(await applyChange(db, step, now));
+  await notifyMoved(db, first, { ...rows[rows.length - 1], startingBalance: rows[0].startingBalance }, locked, now);
+  return rows;
+}
+
+/**
  * Holds stopped counting against `available` (cancelled, or expired at `lapsedAt`): nothing
  * moved in the ledger, but `available` rose by their cost. Queues `balance_change` and re-arms
  * the crossing notifications like any other rise, inside the caller's transaction.

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { balances } from '../../db/schema';
 import { cmp } from '../../money';
-import { moveBalance } from '../balances/balances';
+import { moveBalance, moveBalanceInSteps } from '../balances/balances';
 import type { Charge } from '../charges/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
 
@@ -37,16 +37,21 @@ export async function completeRefill(
   args: { charge: Charge | null; balanceId: string; amount: string; description: string; periodic: boolean; now: Date; config?: Record<string, unknown> },
 ): Promise<void> {
   const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
+  let cancel: string | undefined;
   if (args.config) {
     // Settings travel through the charge record as JSON: dates come back as strings.
-    const { cancel_remaining: cancel, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
+    const { cancel_remaining, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
+    cancel = cancel_remaining;
     for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
     await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
-    if (cancel && cmp(cancel, '0') > 0) {
-      await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change`, chargeId: args.charge?.id ?? null }, args.now);
-    }
   }
-  const row = await moveBalance(db, { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description, chargeId: args.charge?.id ?? null }, args.now);
+  const on = { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, chargeId: args.charge?.id ?? null };
+  const grant = { ...on, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description };
+  // A mid-month change cancels the remaining units and grants the new ones as one move.
+  const row =
+    cancel && cmp(cancel, '0') > 0
+      ? (await moveBalanceInSteps(db, [{ ...on, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change` }, grant], args.now))[1]
+      : await moveBalance(db, grant, args.now);
   if (args.periodic) await db.update(balances).set({ lastPeriodicRefill: args.now }).where(eq(balances.id, b.id));
   await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
 }

@@ -203,6 +203,31 @@ describe('refill_failed', () => {
   });
 });
 
+describe('a mid-month change', () => {
+  it('cancels and grants as one move: no threshold crossing for the dip in between', async () => {
+    const co = await newPayingCompany(t);
+    const hook = await listen(co, ['threshold', 'auto_refill', 'balance_change']);
+    const account = await createAccount(co, { token: 'tok_visa' });
+    const set = await co.call('PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly', threshold: 10 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(await hook.got()).toEqual(['auto_refill', 'balance_change']);
+    const raise = await co.call('POST', `/v1/accounts/${account}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 2000 } });
+    expect(raise.status, JSON.stringify(raise.body)).toBe(200);
+    expect(raise.body.data.amount).toBe(200);
+    expect(await hook.got()).toEqual(['auto_refill', 'balance_change', 'auto_refill', 'balance_change']);
+    expect(hook.balances('balance_change')).toEqual(['100', '200']);
+    const ledger = (await co.call('GET', `/v1/accounts/${account}/transactions`)).body.data as { type: string; amount: number; ending_balance: number }[];
+    expect(ledger.map((r) => [r.type, r.amount, r.ending_balance])).toEqual([
+      ['refill', 200, 200],
+      ['refill_cancelled', -100, 0],
+      ['refill', 100, 100],
+    ]);
+    const balanceId = (await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.id as string;
+    const [{ n }] = await query<{ n: string }>(t.database.db, sql`select count(*)::text as n from jobs where kind = 'threshold_refill' and dedupe_key = ${balanceId}`);
+    expect(n).toBe('0');
+  });
+});
+
 describe('payment_failed', () => {
   it('is not sent for an account whose creation its declined first charge refused', async () => {
     const co = await newPayingCompany(t);
