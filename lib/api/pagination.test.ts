@@ -34,6 +34,8 @@ describe('every paged list carries has_more and pages through every item exactly
     for (let i = 0; i < N; i++) accounts.push((await call('POST', '/v1/companies/{company}/accounts', { name: `A${i}`, email: `a${i}@x.io`, token: 'tok_visa' })).id);
     const first = accounts[0];
     for (let i = 0; i < N; i++) await call('POST', `/v1/accounts/${first}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100 + i });
+    for (const topic of ['pause_balance', 'balance_change', 'auto_refill', 'threshold']) await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/subscribe/${topic}`);
+    for (const d of ['alpha', 'beta', 'gamma', 'delta']) await call('POST', `/v1/accounts/${accounts[0]}/balance/${d}`);
     for (const a of accounts) {
       await call('POST', `/v1/accounts/${a}/balance/credits`);
       await call('POST', `/v1/accounts/${a}/events`, { type: 'spend', cost_override_amount: 10, cost_override_denomination: 'credits' });
@@ -48,6 +50,8 @@ describe('every paged list carries has_more and pages through every item exactly
     lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`);
     lists.set('/v1/accounts/{account_id}/transactions', `/v1/accounts/${first}/transactions`);
     lists.set('/v1/accounts/{account_id}/charges', `/v1/accounts/${first}/charges`);
+    lists.set('/v1/accounts/{account_id}/balances', `/v1/accounts/${first}/balances`);
+    lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', `/v1/companies/{company}/webhooks/${hook.id}/subscriptions`);
   });
 
   async function page(path: string, query: string): Promise<Page> {
@@ -55,7 +59,8 @@ describe('every paged list carries has_more and pages through every item exactly
     expect(res.status, `${path}?${query}: ${JSON.stringify(res.body)}`).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['data', 'has_more']);
     expect(typeof res.body.has_more).toBe('boolean');
-    return { ids: res.body.data.map((x: { id: string }) => x.id), hasMore: res.body.has_more, link: res.headers.get('link') };
+    // A subscription is keyed by its topic.
+    return { ids: res.body.data.map((x: { id?: string; topic?: string }) => x.id ?? x.topic), hasMore: res.body.has_more, link: res.headers.get('link') };
   }
 
   it('covers every paged list of the document', () => {
@@ -94,14 +99,19 @@ describe('every paged list carries has_more and pages through every item exactly
     }
   });
 
-  it('lists that are never paged answer has_more: false', async () => {
+  it('refuses a starting_after that is not in a short list, and a limit out of range, with 400', async () => {
     const account = (await co.call('GET', '/v1/companies/{company}/accounts?limit=1')).body.data[0].id;
-    const hook = (await co.call('GET', '/v1/companies/{company}/webhooks?limit=1000')).body.data.find((w: { style: string }) => w.style === 'topic').id;
-    const unpaged = new Map([
-      ['/v1/companies', '/v1/companies'],
-      ['/v1/accounts/{account_id}/balances', `/v1/accounts/${account}/balances`],
-      ['/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', `/v1/companies/{company}/webhooks/${hook}/subscriptions`],
-    ]);
+    for (const [query, param] of [['starting_after=b_nope', 'starting_after'], ['limit=0', 'limit'], ['limit=1001', 'limit'], ['limit=abc', 'limit']]) {
+      for (const path of [`/v1/accounts/${account}/balances`, '/v1/companies']) {
+        const res = await co.call('GET', `${path}?${query}`);
+        expect(res.status, `${path}?${query}`).toBe(400);
+        expect(res.body.error.param, `${path}?${query}`).toBe(param);
+      }
+    }
+  });
+
+  it('lists that are never paged answer has_more: false', async () => {
+    const unpaged = new Map([['/v1/companies', '/v1/companies']]);
     expect([...unpaged.keys()].sort()).toEqual(OPERATIONS.filter((o) => o.response.list === 'all').map((o) => o.path).sort());
     for (const [documented, path] of unpaged) {
       const res = await co.call('GET', path);

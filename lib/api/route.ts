@@ -36,8 +36,22 @@ export function list<T extends { id: string }, O>(page: Page<T>, serialize: (ite
   return { data: page.items.map(serialize), nextAfter: page.hasMore && last ? last.id : null, hasMore: page.hasMore };
 }
 
-/** A list that is never paged (a handful of items at most): all of it, so nothing more. */
-export const listAll = (items: unknown[]): Reply => ({ data: items, hasMore: false });
+/**
+ * A short list read whole and answered a page at a time, like every list: `limit` items after
+ * the one whose key is `starting_after` (its id; a webhook subscription's topic), with has_more
+ * and the Link header. A key that is not in the list is a 400.
+ */
+export function pageOf<T>(items: T[], query: { limit: number; starting_after?: string }, keyOf: (item: T) => string): Reply {
+  let from = 0;
+  if (query.starting_after !== undefined) {
+    const at = items.findIndex((item) => keyOf(item) === query.starting_after);
+    if (at < 0) throw new ApiError('invalid_request', `starting_after ${JSON.stringify(query.starting_after.slice(0, 100))} is not an item of this list.`, 'starting_after');
+    from = at + 1;
+  }
+  const data = items.slice(from, from + query.limit);
+  const hasMore = from + query.limit < items.length;
+  return { data, hasMore, nextAfter: hasMore ? keyOf(data[data.length - 1]) : null };
+}
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 

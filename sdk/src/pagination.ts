@@ -31,9 +31,11 @@ export class ListPromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     while (true) {
       yield page;
       if (!page.has_more) return;
-      const last = page.data[page.data.length - 1] as { id?: unknown } | undefined;
-      if (typeof last?.id !== 'string') throw new BillingError('A page said has_more but its last item has no id to continue after.');
-      page = await this.fetchPage(last.id);
+      // An item's id; a webhook subscription, which has none, is keyed by its topic.
+      const last = page.data[page.data.length - 1] as { id?: unknown; topic?: unknown } | undefined;
+      const key = typeof last?.id === 'string' ? last.id : typeof last?.topic === 'string' ? last.topic : undefined;
+      if (key === undefined) throw new BillingError('A page said has_more but its last item has no id to continue after.');
+      page = await this.fetchPage(key);
     }
   }
 

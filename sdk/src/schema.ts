@@ -344,7 +344,7 @@ export interface paths {
         };
         /**
          * List balances
-         * @description Every balance of the account (not paged).
+         * @description The balances of the account, in denomination order.
          */
         get: operations["listBalances"];
         put?: never;
@@ -663,7 +663,7 @@ export interface paths {
         };
         /**
          * List subscriptions
-         * @description The topics of the webhook (at most seven, not paged).
+         * @description The topics of the webhook (at most seven). A subscription has no id of its own: `starting_after` takes the last topic of the page before.
          */
         get: operations["listSubscriptions"];
         put?: never;
@@ -2289,7 +2289,12 @@ export interface operations {
     };
     listCompanies: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3522,7 +3527,12 @@ export interface operations {
     };
     listBalances: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -3539,6 +3549,7 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,11 +3580,8 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Balance"][];
-                        /**
-                         * @description Always false: this list is never paged.
-                         * @constant
-                         */
-                        has_more: false;
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
                     };
                 };
             };
@@ -5247,7 +5255,12 @@ export interface operations {
     };
     listSubscriptions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -5269,6 +5282,7 @@ export interface operations {
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5286,11 +5300,8 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["SubscriptionRecord"][];
-                        /**
-                         * @description Always false: this list is never paged.
-                         * @constant
-                         */
-                        has_more: false;
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
                     };
                 };
             };

@@ -1,10 +1,11 @@
-import { listAll, ok, withAdmin, withCompany, declareMethods } from '@/lib/api/route';
+import { ok, pageOf, withAdmin, withCompany, declareMethods } from '@/lib/api/route';
+import { listQuery } from '@/lib/api/pagination';
 import { companyCreate } from '@/lib/api/schemas/companies';
 import { createCompany, hashOwnerPassword, serializeCompany } from '@/lib/billing/companies/companies';
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/companies – the caller's own company, as a one-item list
-  GET: withCompany({}, async ({ company }) => listAll([serializeCompany(company)])),
+  GET: withCompany({ query: listQuery }, async ({ company, query }) => pageOf([serializeCompany(company)], query, (c) => c.id)),
 
   // POST /v1/companies – the operator registers a company; the API key is shown only here.
   // The owner's password is hashed (about a second) before the request's transaction opens.

@@ -131,6 +131,7 @@ const CANONICAL: Operation[] = [
     method: 'get', path: '/v1/companies', operationId: 'listCompanies', tag: 'Companies', auth: 'company',
     summary: "The caller's own company",
     description: 'A one-item list holding the authenticated company. No secrets.',
+    query: listQuery,
     response: { schema: 'Company', list: 'all', description: 'A one-item array.', example: [ex.companyExample] },
   },
   {
@@ -240,8 +241,9 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'get', path: '/v1/accounts/{account_id}/balances', operationId: 'listBalances', tag: 'Balances', auth: 'company',
-    summary: 'List balances', description: 'Every balance of the account (not paged).',
-    response: { schema: 'Balance', list: 'all', description: 'The balances.', example: [ex.balanceExample] },
+    summary: 'List balances', description: 'The balances of the account, in denomination order.',
+    query: listQuery,
+    response: { schema: 'Balance', list: 'paged', description: 'The balances.', example: [ex.balanceExample] },
   },
   {
     method: 'get', path: '/v1/accounts/{account_id}/transactions', operationId: 'listTransactions', tag: 'Balances', auth: 'company',
@@ -413,8 +415,9 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', operationId: 'listSubscriptions', tag: 'Webhooks', auth: 'company',
-    summary: 'List subscriptions', description: 'The topics of the webhook (at most seven, not paged).',
-    response: { schema: 'SubscriptionRecord', list: 'all', description: 'The subscriptions.', example: [{ webhook_id: ex.IDS.webhook, topic: 'pause_balance', created_at: '2027-03-10T12:00:00.000Z' }] },
+    summary: 'List subscriptions', description: 'The topics of the webhook (at most seven). A subscription has no id of its own: `starting_after` takes the last topic of the page before.',
+    query: listQuery,
+    response: { schema: 'SubscriptionRecord', list: 'paged', description: 'The subscriptions.', example: [{ webhook_id: ex.IDS.webhook, topic: 'pause_balance', created_at: '2027-03-10T12:00:00.000Z' }] },
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', operationId: 'listDeliveries', tag: 'Webhooks', auth: 'company',
