@@ -63,7 +63,12 @@ describe('the configuration schema', () => {
   });
 
   it('refuses a value that is not what a variable takes, naming it, what it expects and what it got', () => {
-    expect(problems({ WORKER_INTERVAL_MS: 'abc' })).toEqual(['WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got "abc".']);
+    expect(problems({ WORKER_INTERVAL_MS: 'abc' })).toEqual(['WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".']);
+    // Beyond what a timer holds (Node would fire it after 1 ms): every attempt would time out at once.
+    expect(problems({ WEBHOOK_TIMEOUT_MS: '3000000000', STRIPE_TIMEOUT_MS: '2147483648' })).toEqual([
+      'STRIPE_TIMEOUT_MS must be a whole number of milliseconds, 1 to 2147483647; got "2147483648".',
+      'WEBHOOK_TIMEOUT_MS must be a whole number of milliseconds, 1 to 2147483647; got "3000000000".',
+    ]);
     expect(problems({ RATE_LIMIT_PER_SECOND: 'abc' })).toEqual(['RATE_LIMIT_PER_SECOND must be a whole number of requests per second (0 turns the limit off); got "abc".']);
     // Each kind of wrong: not a number, a fraction, negative, out of range, a word for a flag, a URL of another kind.
     const wrong: Record<string, string> = {
@@ -84,6 +89,10 @@ describe('the configuration schema', () => {
     const said = problems(wrong);
     expect(said).toHaveLength(Object.keys(wrong).length);
     for (const [name, value] of Object.entries(wrong)) expect(said.some((p) => p.startsWith(`${name} must be `) && p.endsWith(`; got "${value}".`)), name).toBe(true);
+  });
+
+  it('takes the longest timer there is', () => {
+    expect(loadEnv({ WEBHOOK_TIMEOUT_MS: '2147483647', SHUTDOWN_TIMEOUT_MS: '2147483647' })).toMatchObject({ WEBHOOK_TIMEOUT_MS: 2147483647, SHUTDOWN_TIMEOUT_MS: 2147483647 });
   });
 
   it('never repeats a secret it refuses', () => {
@@ -110,7 +119,7 @@ describe('the configuration schema', () => {
     process.env.WORKER_INTERVAL_MS = '500';
     expect(setting('WORKER_INTERVAL_MS')).toBe(500);
     process.env.WORKER_INTERVAL_MS = 'abc';
-    expect(() => setting('WORKER_INTERVAL_MS')).toThrow('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got "abc".');
+    expect(() => setting('WORKER_INTERVAL_MS')).toThrow('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".');
     delete process.env.WORKER_INTERVAL_MS;
     expect(setting('WORKER_INTERVAL_MS')).toBe(1000);
   });

@@ -249,7 +249,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
     // The image checks the whole configuration with the bundled schema (dist/env.mjs).
     const wrong = await runInImage(dir, cmd, { ...common, WORKER_INTERVAL_MS: 'abc', RATE_LIMIT_PER_SECOND: 'abc' });
     expect(wrong.status).toBe(2);
-    expect(wrong.output).toContain('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 or more; got \\"abc\\".');
+    expect(wrong.output).toContain('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got \\"abc\\".');
     expect(wrong.output).toContain('RATE_LIMIT_PER_SECOND must be a whole number of requests per second (0 turns the limit off); got \\"abc\\".');
     const worker = await runInImage(dir, ['node', 'dist/worker.mjs'], { ...common, WORKER_HEALTH_PORT: '70000' });
     expect(worker.status).toBe(2);
