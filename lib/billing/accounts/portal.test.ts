@@ -8,10 +8,11 @@ import { idempotencyKeys, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { now } from '../../clock';
 import { viewPortal } from './portal';
+import { reconcileCharges } from '../settlement';
 import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
 
 const t = useTestDatabase();
-useLocalStripe();
+const local = useLocalStripe();
 
 type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
@@ -172,6 +173,31 @@ describe('the customer portal', () => {
     const r = await submit(link.url, 'tok_visa');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.plan_status).toBe('ACTIVE');
+    expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
+  });
+
+  it('stays usable when the card it saved starts a charge whose outcome is unknown, and charges nothing twice', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });
+    const account = await createAccount(co, { name: 'Kim', email: 'kim@x.io', plan_id: plan.id, enable_card_collector: true });
+    const link = await portalLink(co, account);
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const first = await submit(link.url, 'tok_visa');
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    expect(first.body.error.charge_pending).toBe(true);
+    // While it is pending: the new card is saved, and the plan is not charged again.
+    const meanwhile = await submit(link.url, 'tok_mastercard');
+    expect(meanwhile.status, JSON.stringify(meanwhile.body)).toBe(502);
+    expect(meanwhile.body.error).toMatchObject({ charge_pending: true, charge_id: first.body.error.charge_id });
+    const [pending] = await charges(co, account);
+    await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
+    await advance(120);
+    await reconcileCharges(t.database.db, now());
+    expect((await ok(co, 'GET', `/v1/accounts/${account}`)).plan_status).toBe('ACTIVE');
+    // Settled: the form works again, as it would for the rest of the link's 24 hours.
+    const later = await submit(link.url, 'tok_visa');
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+    expect(later.body.data).toMatchObject({ plan_status: 'ACTIVE', payment_method: { brand: 'visa' } });
     expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
   });
 

@@ -160,12 +160,9 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
       renewal = account.planStatus === 'PAST_DUE' ? await overdueOutcome(db, account.id, at) : { status: 'paid' };
     }
   } catch (err) {
-    // A charge whose outcome is still unknown keeps the link busy (until the link expires): a
-    // second card must not be charged while the first may have gone through.
-    if (err instanceof ApiError && err.extra.charge_pending === true) {
-      await db.update(portalLinks).set({ busyUntil: row.link.expiresAt }).where(eq(portalLinks.id, row.link.id));
-      throw err;
-    }
+    // A charge whose outcome is still unknown frees the link like any other answer: a card saved
+    // meanwhile charges nothing more (saveCard and the renewals wait for a pending plan charge),
+    // and once the charge is settled the form works again.
     if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, portalLinks, row.link.id, err, issuer, { busyUntil: null });
     await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
     throw err;
