@@ -15,7 +15,7 @@ const digits = z.string().trim().regex(/^\d+$/).transform(Number);
 const whole = (min: number, max = Number.MAX_SAFE_INTEGER) => digits.pipe(z.number().int().min(min).max(max));
 const port = whole(0, 65535);
 /** Milliseconds a timer can hold: Node turns a longer setTimeout into 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 const ms = (min: number) => whole(min, MAX_TIMER_MS);
 const flag = z.enum(['0', '1']).transform((v) => v === '1');
 const httpUrl = z.string().trim().pipe(z.url({ protocol: /^https?$/ }));

@@ -13,27 +13,33 @@ export const MAX_DEPTH = 64;
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Refuses input that cannot be stored as sent: strings (values and keys) with NUL or unpaired
- * surrogates, and nesting deeper than MAX_DEPTH. Walks without recursion, so a body of a
- * hundred thousand nested arrays is refused, not a stack overflow.
+ * Visits every value of a parsed body with its path, parents before children, without
+ * recursion (a body of a hundred thousand nested arrays must not overflow the stack). A visit
+ * that throws stops the walk.
  */
-export function checkStorable(value: unknown): void {
+export function walkBody(value: unknown, visit: (value: unknown, path: PropertyKey[]) => void): void {
   const stack: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
   while (stack.length) {
     const { value: v, path } = stack.pop()!;
+    visit(v, path);
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+    else if (v !== null && typeof v === 'object') for (const [key, item] of Object.entries(v)) stack.push({ value: item, path: [...path, key] });
+  }
+}
+
+/**
+ * Refuses input that cannot be stored as sent: strings (values and keys) with NUL or unpaired
+ * surrogates, and nesting deeper than MAX_DEPTH.
+ */
+export function checkStorable(value: unknown): void {
+  walkBody(value, (v, path) => {
     if (typeof v === 'string') {
       if (UNSTORABLE.test(v)) throw unstorable(path);
     } else if (v !== null && typeof v === 'object') {
       if (path.length >= MAX_DEPTH) throw new ApiError('invalid_request', `The request nests deeper than ${MAX_DEPTH} levels.`, formatParam(path));
-      if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
-      else {
-        for (const [key, item] of Object.entries(v)) {
-          if (UNSTORABLE.test(key)) throw unstorable([...path, key]);
-          stack.push({ value: item, path: [...path, key] });
-        }
-      }
+      if (!Array.isArray(v)) for (const key of Object.keys(v)) if (UNSTORABLE.test(key)) throw unstorable([...path, key]);
     }
-  }
+  });
 }
 
 /** Whether a string can be stored as sent (no NUL, no unpaired surrogate). */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Decimal from 'decimal.js';
 import { ApiError } from '../errors';
 import { formatParam } from './zod-errors';
+import { walkBody } from './input';
 
 /**
  * A JSON number from a request body that a 64-bit float cannot hold exactly: more significant
@@ -24,22 +25,11 @@ export function exactText(value: unknown): unknown {
  * (metadata), where rounding it would store something the caller did not send.
  */
 export function refuseInexact(value: unknown): void {
-  const stack: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
-  while (stack.length) {
-    const { value: v, path } = stack.pop()!;
-    if (v instanceof InexactNumber) {
-      const param = formatParam(path);
-      throw new ApiError(
-        'invalid_request',
-        `${param ?? 'The body'} holds the number ${clip(v.source)}, which JSON numbers cannot carry exactly here; send it as a string.`,
-        param,
-      );
-    }
-    if (v !== null && typeof v === 'object') {
-      if (Array.isArray(v)) v.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
-      else for (const [key, item] of Object.entries(v)) stack.push({ value: item, path: [...path, key] });
-    }
-  }
+  walkBody(value, (v, path) => {
+    if (!(v instanceof InexactNumber)) return;
+    const param = formatParam(path);
+    throw new ApiError('invalid_request', `${param ?? 'The body'} holds the number ${clip(v.source)}, which JSON numbers cannot carry exactly here; send it as a string.`, param);
+  });
 }
 
 function clip(text: string): string {

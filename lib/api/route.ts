@@ -365,7 +365,7 @@ type NotAllowed = Handler & { notAllowed: true };
  */
 export function declareMethods<H extends Partial<Record<Method, (req: Request, context: never) => Promise<Response>>>>(
   handlers: H,
-): H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: NotAllowed } {
+): H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: Handler } {
   const allowed = [...METHODS.filter((m) => handlers[m]), 'OPTIONS'].join(', ');
   const notAllowed = Object.assign(
     observed(false, async (req) =>
@@ -376,9 +376,6 @@ export function declareMethods<H extends Partial<Record<Method, (req: Request, c
     ),
     { notAllowed: true as const },
   );
-  const options = Object.assign(
-    observed(false, async () => new Response(null, { status: 204, headers: { Allow: allowed, 'Request-Id': newRequestId() } })),
-    { notAllowed: true as const },
-  );
-  return { ...Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])), OPTIONS: options } as H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: NotAllowed };
+  const OPTIONS = observed(false, async () => new Response(null, { status: 204, headers: { Allow: allowed, 'Request-Id': newRequestId() } }));
+  return { ...Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])), OPTIONS } as H & Record<Exclude<Method, keyof H>, NotAllowed> & { OPTIONS: Handler };
 }

@@ -220,11 +220,7 @@ async function notifyMoved(db: Db, change: Pick<Change, 'accountId' | 'companyId
  * are exact.
  */
 export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
-  await ensureBalances(db, [change], now);
-  const locked = (await lockForMove(db, change, now))!;
-  const row = await applyChange(db, change, now);
-  await notifyMoved(db, change, row, locked, now);
-  return row;
+  return (await moveBalanceInSteps(db, [change], now))[0];
 }
 
 /**
@@ -239,7 +235,8 @@ export async function moveBalanceInSteps(db: Db, steps: [Change, ...Change[]], n
   const locked = (await lockForMove(db, first, now))!;
   const rows: LedgerRow[] = [];
   for (const step of steps) rows.push(await applyChange(db, step, now));
-  await notifyMoved(db, first, { ...rows[rows.length - 1], startingBalance: rows[0].startingBalance }, locked, now);
+  const last = rows[rows.length - 1];
+  await notifyMoved(db, first, rows.length === 1 ? last : { ...last, startingBalance: rows[0].startingBalance }, locked, now);
   return rows;
 }
 
