@@ -259,6 +259,7 @@ export async function checkInvariants(e: Evidence): Promise<Findings> {
       payments: paidIntents.length,
       ledger_rows: rows.length,
       crossings: [...crossings.values()].reduce((a, b) => a + b, 0),
+      threshold_crossings: [...crossings].filter(([k]) => k.startsWith('threshold ')).reduce((a, [, n]) => a + n, 0),
       crossing_deliveries: deliveries.length,
       webhook_requests: e.received.length,
     },
