@@ -29,7 +29,8 @@ export default defineConfig({
     reuseExistingServer: false,
     timeout: 240_000,
     stdout: 'pipe',
-    // The collector tests submit from one address faster than a customer would.
-    env: { PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: '', WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
+    // The collector tests submit from one address faster than a customer would. A test that
+    // signs in from an address of its own names it in X-Forwarded-For, as a proxy would.
+    env: { TRUSTED_PROXIES: '1', PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: '', WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
   },
 });

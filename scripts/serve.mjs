@@ -110,6 +110,20 @@ function gatherMetrics() {
   return aggregator.clusterMetrics();
 }
 
+/**
+ * The client's address as far as it can be vouched for, which the application reads as
+ * X-Forwarded-For (lib/net/client-address.ts): the connection's peer, or with `proxies` reverse
+ * proxies in front, each appending the address that connected to it, the entry the outermost one
+ * wrote. Entries further left were written by the client and name whatever it likes.
+ */
+function vouchedClient(req, proxies) {
+  const peer = req.socket?.remoteAddress ?? '';
+  if (proxies === 0) return peer;
+  const sent = req.headers['x-forwarded-for'];
+  const chain = [...String(sent ?? '').split(','), peer].map((s) => s.trim()).filter(Boolean);
+  return chain[Math.max(0, chain.length - 1 - proxies)] ?? '';
+}
+
 async function runServer(env) {
   // Next.js' own handler would close the HTTP server and exit 143 right away, cutting off the
   // worker and the webhook sends under way; the application installs its stop sequence instead
@@ -120,6 +134,10 @@ async function runServer(env) {
   http.createServer = function (...args) {
     const server = createServer.apply(this, args);
     servers.add(server);
+    // Before Next.js' own listener: the application reads the client from this header.
+    server.prependListener('request', (req) => {
+      req.headers['x-forwarded-for'] = vouchedClient(req, env.TRUSTED_PROXIES);
+    });
     return server;
   };
   // Until the application has installed its stop sequence, a signal just ends the process.

@@ -4,13 +4,13 @@ import net from 'node:net';
  * The client's network address, for per-address limits (unauthenticated API calls, console
  * sign-in attempts), or null when there is no usable one.
  *
- * Route handlers do not see the connection, only headers. Next.js fills `X-Forwarded-For` with
- * the connection's peer address when a request arrives without one, and a proxy in front
- * (nginx's `$proxy_add_x_forwarded_for`, most load balancers) appends the address that connected
- * to it. So the last entry is the one written by the hop next to the service; entries to its
- * left were written by the client or by hops further out, and are ignored. Served without a
- * proxy, a client that sends its own X-Forwarded-For chooses this value: put a proxy in front
- * that sets or appends it.
+ * Route handlers do not see the connection, only headers. The production server
+ * (scripts/serve.mjs) writes the address it vouches for into `X-Forwarded-For` before Next.js
+ * sees the request: the connection's peer, or behind `TRUSTED_PROXIES` proxies the entry the
+ * outermost one appended. Under `next start` alone Next.js sets the peer only when the request
+ * has no such header, and a proxy in front appends the address that connected to it: the last
+ * entry is then the one written by the hop next to the service, and entries to its left are
+ * ignored.
  *
  * IPv6 addresses are taken by their /64 network: one subscriber usually holds a whole /64.
  */
