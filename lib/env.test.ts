@@ -91,14 +91,21 @@ describe('the configuration schema', () => {
     for (const [name, value] of Object.entries(wrong)) expect(said.some((p) => p.startsWith(`${name} must be `) && p.endsWith(`; got "${value}".`)), name).toBe(true);
   });
 
+  it('takes an operator token of 16 printable characters, and none shorter or with a space', () => {
+    expect(loadEnv({ ADMIN_TOKEN: 'abcdefghijklmnop' }).ADMIN_TOKEN).toBe('abcdefghijklmnop');
+    expect(problems({ ADMIN_TOKEN: 'abcdefghijklmno' })).toHaveLength(1);
+    expect(problems({ ADMIN_TOKEN: 'abcdefgh ijklmnop' })).toHaveLength(1);
+  });
+
   it('takes the longest timer there is', () => {
     expect(loadEnv({ WEBHOOK_TIMEOUT_MS: '2147483647', SHUTDOWN_TIMEOUT_MS: '2147483647' })).toMatchObject({ WEBHOOK_TIMEOUT_MS: 2147483647, SHUTDOWN_TIMEOUT_MS: 2147483647 });
   });
 
   it('never repeats a secret it refuses', () => {
-    const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing' });
+    const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing', ADMIN_TOKEN: 'letmein' });
     expect(said).toEqual([
       'DATABASE_URL must be a postgres:// or postgresql:// URL.',
+      'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces (e.g. `openssl rand -hex 24`), or unset.',
       'APP_SECRET must be at least 32 bytes long (it has 12): use a random value, e.g. `openssl rand -base64 32`.',
       'METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).',
     ]);

@@ -34,7 +34,7 @@ export const envSchema = z.object({
   PG_PLAN_CACHE_MODE: z.preprocess(blank, z.enum(['auto', 'force_custom_plan', 'force_generic_plan']).optional()),
   MIGRATE: z.preprocess(blank, flag.default(true)),
   DATA_DIR: z.preprocess(blank, z.string().default('.data')),
-  ADMIN_TOKEN: z.preprocess(blank, z.string().optional()),
+  ADMIN_TOKEN: z.preprocess(blank, z.string().regex(/^[\x21-\x7e]{16,}$/).optional()),
   APP_SECRET: z.preprocess(blank, z.string().refine((s) => Buffer.byteLength(s, 'utf8') >= 32).optional()),
   APP_SECRET_PREVIOUS: z.preprocess(blank, z.string().optional()),
   NEXTAUTH_URL: z.preprocess(blank, httpUrl.optional()),
@@ -78,7 +78,7 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   PG_PLAN_CACHE_MODE: { expects: 'one of auto, force_custom_plan, force_generic_plan' },
   MIGRATE: { expects: '0 (leave migrating to `npm run db:migrate`) or 1' },
   DATA_DIR: { expects: 'a directory' },
-  ADMIN_TOKEN: { expects: 'a token', secret: true },
+  ADMIN_TOKEN: { expects: 'at least 16 printable ASCII characters without spaces (e.g. `openssl rand -hex 24`), or unset', secret: true },
   APP_SECRET: {
     expects: (raw) => `at least 32 bytes long (it has ${Buffer.byteLength(raw, 'utf8')}): use a random value, e.g. \`openssl rand -base64 32\``,
     secret: true,

@@ -56,7 +56,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
     stripe = local;
     server = await startAppServer({
       DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-')),
-      ADMIN_TOKEN: 'dev-admin-token',
+      ADMIN_TOKEN: 'dev-admin-token-local',
       // As the tour starts the service: its webhook receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE: '1',
       STRIPE_API_URL: local.url,
@@ -66,7 +66,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(4);
     // Asynchronous on purpose: the local Stripe server answers from this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server!.url, ADMIN_TOKEN: 'dev-admin-token' } });
+      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server!.url, ADMIN_TOKEN: 'dev-admin-token-local' } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -107,7 +107,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScri
     stripe = local;
     server = await startAppServer({
       DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-ts-')),
-      ADMIN_TOKEN: 'dev-admin-token',
+      ADMIN_TOKEN: 'dev-admin-token-local',
       WEBHOOK_ALLOW_PRIVATE: '1',
       STRIPE_API_URL: local.url,
       APP_SECRET: '',
@@ -127,7 +127,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScri
 
     const tour = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'tour.mts'], {
       cwd: consumer,
-      env: { ...process.env, BASE: server.url, ADMIN_TOKEN: 'dev-admin-token' },
+      env: { ...process.env, BASE: server.url, ADMIN_TOKEN: 'dev-admin-token-local' },
     });
     expect(tour.status, `${tour.stdout}\n${tour.stderr}\n${server.output()}`).toBe(0);
     const lines = tour.stdout.trim().split('\n');

@@ -25,7 +25,7 @@ async function startOnce(env: Record<string, string>): Promise<string> {
   delete (base as Record<string, string | undefined>).NODE_ENV;
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
-    env: { ...base, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test', APP_SECRET: '', ...env } as NodeJS.ProcessEnv,
+    env: { ...base, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test-admin-token', APP_SECRET: '', ...env } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -9,7 +9,7 @@ import { runDueWork } from '../jobs/worker';
 import { BATCH, purgeFinishedJobs } from './retention';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 
 const HOUR = 3600;

@@ -11,7 +11,7 @@ import { startAppServer, type AppServer } from '../../lib/testing/servers';
 import { startLocalStripe, type LocalStripeServer } from '../../lib/processor/local-stripe/server';
 import { Billing, type ClientOptions } from '../src/index';
 
-export const ADMIN_TOKEN = 'sdk-admin-token';
+export const ADMIN_TOKEN = 'sdk-admin-token-0123';
 
 export type SdkServer = {
   url: string;

@@ -13,7 +13,7 @@ import { checkJsonSchema, resolveRef } from './json-schema-check';
 import { OPERATIONS, REQUEST_SCHEMAS } from './operations';
 import { RESPONSE_SCHEMAS } from './responses';
 
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.WEBHOOK_TIMEOUT_MS = '2000';
 

@@ -1,5 +1,5 @@
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';

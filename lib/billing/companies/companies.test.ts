@@ -10,7 +10,7 @@ const t = useTestDatabase();
 
 describe('registering companies', () => {
   beforeEach(() => {
-    process.env.ADMIN_TOKEN = 'admin-secret';
+    process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
   });
   afterEach(() => {
     delete process.env.ADMIN_TOKEN;
@@ -124,7 +124,7 @@ describe('registering companies', () => {
 describe('live processor keys', () => {
   const stripeApiUrl = process.env.STRIPE_API_URL;
   beforeEach(() => {
-    process.env.ADMIN_TOKEN = 'admin-secret';
+    process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
   });
   afterEach(() => {
     delete process.env.ADMIN_TOKEN;

@@ -4,7 +4,7 @@ import { ledgerSums } from '../balances/balances';
 
 const t = useTestDatabase();
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 type Co = Awaited<ReturnType<typeof newCompany>>;
 

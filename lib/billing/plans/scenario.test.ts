@@ -1,5 +1,5 @@
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 // The year's notifications are counted at its end: none may be purged meanwhile.
 process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 

@@ -5,7 +5,7 @@ import { reconcileCharges } from '../settlement';
 import { advance, charges as listCharges, createAccount } from '../../testing/scenario';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 const t = useTestDatabase();
 const local = useLocalStripe();

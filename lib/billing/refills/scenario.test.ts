@@ -11,7 +11,7 @@ import { advanceTo, charges as chargesNewestFirst, createAccount, spend } from '
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 // These scenarios count every notification over many months: none may be purged meanwhile.
 process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 

@@ -14,7 +14,7 @@ import { webhookAttempts } from '../../db/schema';
 import { newId } from '../../ids';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 
 const receiver = useWebhookRecorder();

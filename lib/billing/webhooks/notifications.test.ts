@@ -4,7 +4,7 @@ import { advance, createAccount, useWebhookRecorder, type Co } from '../../testi
 import { query, sql } from '../../db/client';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 useLocalStripe();
 

@@ -6,7 +6,7 @@ import { query } from '../../db/client';
 import { createWebhook, MAX_WEBHOOKS_PER_COMPANY, registerByType, updateWebhook } from './webhooks';
 
 process.env.BILLING_TEST_CLOCK = '1';
-process.env.ADMIN_TOKEN = 'admin-secret';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 
 type Co = Awaited<ReturnType<typeof newCompany>>;
