@@ -6,6 +6,7 @@ import { query } from '../../db/client';
 import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
 import { charges as listCharges, createPlan } from '../../testing/scenario';
+import { now } from '../../clock';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -88,6 +89,41 @@ describe('a card collector link', () => {
     expect(r.status).toBe(410);
     expect(r.body.error.type).toBe('link_expired');
     expect(await charges(co, a.id)).toEqual([]);
+  });
+
+  it('whose submission died mid-way is free again after the lease, not left used', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const row = await linkRow(a.path);
+    // What a process that claimed the link and was then killed leaves behind.
+    await t.database.db.update(collectorLinks).set({ busyUntil: new Date(now().getTime() + 120_000) }).where(eq(collectorLinks.id, row.id));
+    const page = await viewCollector({ db: t.database.db, token: tokenOf(a.path) });
+    expect('view' in page, JSON.stringify(page)).toBe(true);
+    const meanwhile = await submit(a.path, 'tok_visa', newAddress());
+    expect(meanwhile.status).toBe(409);
+    expect(meanwhile.body.error.message).toBe('A card is being saved through this link; wait a moment and reload the page.');
+    expect(await charges(co, a.id)).toEqual([]);
+
+    // The lease runs out.
+    await t.database.db.update(collectorLinks).set({ busyUntil: new Date(now().getTime() - 1) }).where(eq(collectorLinks.id, row.id));
+    const ok = await submit(a.path, 'tok_visa', newAddress());
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.plan_status).toBe('ACTIVE');
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date), busyUntil: null });
+    const again = await submit(a.path, 'tok_mastercard', newAddress());
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toBe('This link was already used.');
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
+    expect(await charges(co, a.id)).toEqual(['succeeded']);
+  });
+
+  it('submitted twice at once saves one card and charges once', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const both = await Promise.all([submit(a.path, 'tok_visa', newAddress()), submit(a.path, 'tok_mastercard', newAddress())]);
+    expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.body))).toEqual([200, 409]);
+    expect(await charges(co, a.id)).toEqual(['succeeded']);
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date), busyUntil: null });
   });
 
   it('of one account, submitted together with another link of it, starts the plan and charges once', async () => {

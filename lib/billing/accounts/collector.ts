@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, collectorLinks, companies, plans } from '../../db/schema';
 import { sha256 } from '../../crypto';
@@ -10,7 +10,7 @@ import { attachCard } from './cards';
 import type { Account } from '../../db/schema';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
-import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
+import { claimSubmission, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
@@ -78,8 +78,9 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
 }
 
 /**
- * The end customer submitted a card: claim the link (one submission at a time), attach the
- * card, start the pending plan. On failure the link is released so they can try another card;
+ * The end customer submitted a card: claim the link for a while (one submission at a time, and
+ * a process that dies mid-way does not leave it used), attach the card, start the pending plan,
+ * and mark the link used. On failure the link is released so they can try another card;
  * after MAX_FAILED_ATTEMPTS declined cards or refused tokens it is spent (410 link_expired).
  */
 export async function completeCollector({ db, token, cardToken }: { db: Db; token: string; cardToken: string }) {
@@ -89,24 +90,28 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
   const issuer = row.company.name;
   if (isSpent(row.link)) throw linkSpentError(issuer);
   if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
-  const [claimed] = await db
-    .update(collectorLinks)
-    .set({ usedAt: at })
-    .where(and(eq(collectorLinks.id, row.link.id), isNull(collectorLinks.usedAt), takesAttempts(collectorLinks)))
-    .returning();
-  if (!claimed) {
+  if (row.link.usedAt) throw conflict('This link was already used.');
+  if (!(await claimSubmission(db, collectorLinks, row.link.id, at, isNull(collectorLinks.usedAt)))) {
     const [current] = await db.select().from(collectorLinks).where(eq(collectorLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
-    throw conflict('This link was already used.');
+    if (current?.usedAt) throw conflict('This link was already used.');
+    throw conflict('A card is being saved through this link; wait a moment and reload the page.');
   }
+  const used = () => db.update(collectorLinks).set({ usedAt: at, busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
+  let account;
   try {
-    return await saveCard({ db, company: row.company, account: row.account, cardToken, at });
+    account = await saveCard({ db, company: row.company, account: row.account, cardToken, at });
   } catch (err) {
-    // A charge whose outcome is still unknown keeps the link used: a second card must not be
-    // charged while the first may have gone through. Any other failure frees it for a retry.
-    if (err instanceof ApiError && err.extra.charge_pending === true) throw err;
-    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { usedAt: null });
-    await db.update(collectorLinks).set({ usedAt: null }).where(eq(collectorLinks.id, row.link.id));
+    // The card was saved and only the plan's charge is still unknown: the link has done its job.
+    if (err instanceof ApiError && err.extra.charge_pending === true) {
+      await used();
+      throw err;
+    }
+    // Any other failure frees it for another card.
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { busyUntil: null });
+    await db.update(collectorLinks).set({ busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
     throw err;
   }
+  await used();
+  return account;
 }

@@ -1,4 +1,4 @@
-import { eq, lt, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client';
 import { ApiError } from '../../errors';
@@ -29,6 +29,26 @@ export function isSpent(link: { failedAttempts: number }): boolean {
 /** Condition for the claim of a link: it still takes attempts. */
 export function takesAttempts(table: AttemptCountingTable): SQL {
   return lt(table.failedAttempts, MAX_FAILED_ATTEMPTS);
+}
+
+/** How long one card submission holds its link; a process that died mid-way frees it after this. */
+export const SUBMISSION_LEASE_MS = 2 * 60_000;
+
+/** A link table whose card submissions take a lease (a timestamp column `busy_until`). */
+export type LeasedLinkTable = AttemptCountingTable & { busyUntil: PgColumn };
+
+/**
+ * Claims a link for one card submission until `at` + SUBMISSION_LEASE_MS: it still takes attempts,
+ * no other submission holds it, and `also` holds. One at a time per link, so failed attempts are
+ * counted before the next one starts. True when claimed.
+ */
+export async function claimSubmission(db: Db, table: LeasedLinkTable, linkId: string, at: Date, also?: SQL): Promise<boolean> {
+  const claimed = await db
+    .update(table)
+    .set({ busyUntil: new Date(at.getTime() + SUBMISSION_LEASE_MS) } as never)
+    .where(and(eq(table.id, linkId), or(isNull(table.busyUntil), lt(table.busyUntil, at)), takesAttempts(table), also))
+    .returning({ id: table.id });
+  return claimed.length > 0;
 }
 
 const spentWords = (issuer: string) => `can no longer be used: ${MAX_FAILED_ATTEMPTS} card attempts through it failed. Ask ${issuer} for a new link.`;

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, charges, companies, plans, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
@@ -11,14 +11,12 @@ import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
 import { plainDecline } from '../../processor/stripe';
 import { saveCard } from './collector';
-import { isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt, takesAttempts } from './link-attempts';
+import { claimSubmission, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
 /** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
 export const PORTAL_LINK_TTL_MS = 24 * 3600_000;
 /** Charges the page lists, newest first. */
 export const PORTAL_CHARGES = 20;
-/** How long one card submission holds the link; a dead process frees it after this. */
-const BUSY_MS = 2 * 60_000;
 
 /**
  * A link to the customer portal: one account's balances, plan and charges, and a card form,
@@ -141,12 +139,7 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
   const issuer = row.company.name;
   if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
   if (isSpent(row.link)) throw linkSpentError(issuer);
-  const [claimed] = await db
-    .update(portalLinks)
-    .set({ busyUntil: new Date(at.getTime() + BUSY_MS) })
-    .where(and(eq(portalLinks.id, row.link.id), or(isNull(portalLinks.busyUntil), lt(portalLinks.busyUntil, at)), takesAttempts(portalLinks)))
-    .returning();
-  if (!claimed) {
+  if (!(await claimSubmission(db, portalLinks, row.link.id, at))) {
     const [current] = await db.select().from(portalLinks).where(eq(portalLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
     throw conflict('A card is being saved through this link; wait a moment and reload the page.');

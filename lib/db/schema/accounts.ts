@@ -94,7 +94,10 @@ export const collectorLinks = pgTable(
     accountId: text('account_id').notNull().references(() => accounts.id),
     tokenHash: text('token_hash').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    // Set once a card was saved through the link: it is then used up.
     usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+    // A card submission under way: one at a time per link. Ends by itself if the process dies.
+    busyUntil: timestamp('busy_until', { withTimezone: true, mode: 'date' }),
     // Declined cards and refused card tokens; at MAX_FAILED_ATTEMPTS the link is spent.
     failedAttempts: integer('failed_attempts').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),

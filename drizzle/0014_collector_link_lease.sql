@@ -1,0 +1,1 @@
+ALTER TABLE "collector_links" ADD COLUMN "busy_until" timestamp with time zone;
