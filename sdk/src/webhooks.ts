@@ -31,7 +31,9 @@ function header(headers: WebhookHeaders, name: string): string | null {
  * (`v1,<base64>`, space-separated when there are several), with a timestamp within the tolerance
  * (so a captured delivery cannot be replayed later). Pass the body exactly as received (the raw
  * text or bytes, not re-serialized JSON). Returns the parsed payload; throws
- * WebhookVerificationError otherwise. Deduplicate on `webhook-id`: it is the same on every attempt.
+ * WebhookVerificationError otherwise. Deduplicate on `webhook-id`: it is the same on every
+ * attempt that carries the same message (a `balance_change` retried with a newer balance gets a
+ * new one).
  */
 export async function verifyWebhook(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<WebhookPayload> {
   const id = header(headers, 'webhook-id');

@@ -245,6 +245,30 @@ describe('delivering webhooks', () => {
     expect(one.body.data).toEqual(again.body.data);
   });
 
+  it('gives a balance_change retried with a newer balance a new webhook-id, and keeps it while the balance stays', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((n) => ({ status: n < 2 ? 500 : 200 }));
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await createAccount(co);
+    await spend(co, account, 5);
+    await advance(0);
+    await advance(30);
+    // A change while the delivery waits for its retry: it joins it, and the retry carries it.
+    await spend(co, account, 3);
+    await advance(120);
+    const [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 3 });
+    const again = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+    expect(again.status).toBe(200);
+    expect(r.requests.map((q) => [q.headers['webhook-id'], q.json.balance])).toEqual([
+      [d.id, '-5'],
+      [d.id, '-5'],
+      [`${d.id}_3`, '-8'],
+      [`${d.id}_3`, '-8'],
+    ]);
+    for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(q.json);
+  });
+
   it('sends nothing for a change that rolled back', async () => {
     const co = await newCompany(t);
     const r = await receiver();

@@ -53,7 +53,8 @@ export function sendTimeoutMs(): number {
 }
 
 export type Delivery = typeof webhookDeliveries.$inferSelect;
-type Stored = { balance?: string; detail?: Record<string, unknown> };
+/** `sent`: the message the last logged attempt carried (a `balance_change`'s balance changes). */
+type Stored = { balance?: string; detail?: Record<string, unknown>; sent?: { id: string; balance: string; attempt: number } };
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 /**
@@ -99,7 +100,22 @@ async function liveBalance(db: Db, d: Delivery): Promise<string | null> {
   return row ? row.amount : null;
 }
 
-type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null };
+/**
+ * The attempt's `webhook-id`. Standard Webhooks keeps it the same on every attempt of one message,
+ * so receivers deduplicate on it, and every delivery but a `balance_change` carries the same body
+ * each time: its id is the delivery's. A `balance_change` carries the balance at send time, so a
+ * retry can carry a newer balance than the attempt before it. That is a new message, and gets a
+ * new id (the delivery's and the attempt's number): a receiver that handled the earlier attempt
+ * while we gave up on its answer would otherwise drop the newer balance as a duplicate. The same
+ * when the attempt before was never logged (its process died): what it carried is not known.
+ */
+export function messageId(d: Pick<Delivery, 'id' | 'attempts' | 'payload'>, balance: string | null): string {
+  const sent = ((d.payload ?? {}) as Stored).sent;
+  if (balance === null || !sent) return d.id;
+  return sent.attempt === d.attempts - 1 && sent.balance === balance ? sent.id : `${d.id}_${d.attempts}`;
+}
+
+type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null; id: string | null };
 
 /** One HTTP attempt. Never throws: every way it can go wrong becomes the attempt's outcome. */
 async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
@@ -107,8 +123,10 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
   const started = performance.now();
   const timeoutMs = sendTimeoutMs();
   let balance: string | null = null;
+  let id: string | null = null;
   try {
     balance = await liveBalance(db, d);
+    id = messageId(d, balance);
     const body = stringifyJson(renderPayload(w, d, balance));
     // Wall-clock time even under the test clock, so receivers can check the signature with the
     // standard five-minute tolerance.
@@ -116,17 +134,17 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
-      'webhook-id': d.id,
+      'webhook-id': id,
       'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-      'webhook-signature': new Signer(webhookSecret(w)).sign(d.id, timestamp, body),
+      'webhook-signature': new Signer(webhookSecret(w)).sign(id, timestamp, body),
     };
     if (w.username) headers.authorization = `Basic ${Buffer.from(`${w.username}:${webhookPassword(w) ?? ''}`).toString('base64')}`;
     const sent = await postWebhook(w.url, headers, body, timeoutMs);
-    return { ...sent, durationMs: Math.round(performance.now() - started), at, balance };
+    return { ...sent, durationMs: Math.round(performance.now() - started), at, balance, id };
   } catch (err) {
     // Reading the balance or signing failed: nothing went out, and the attempt is retried.
     log.error({ delivery_id: d.id, webhook_id: d.webhookId, err }, 'webhook delivery could not be prepared');
-    return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance };
+    return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance: null, id: null };
   }
 }
 
@@ -155,7 +173,8 @@ async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> 
       ), moved as (
         update webhook_deliveries set status = ${status}, next_attempt_at = ${next ? next.toISOString() : null}::timestamptz,
           updated_at = ${endIso}::timestamptz,
-          payload = case when ${o.balance}::text is null then payload else jsonb_set(payload, '{balance}', to_jsonb(${o.balance}::text)) end
+          payload = case when ${o.balance}::text is null then payload
+            else payload || jsonb_build_object('balance', ${o.balance}::text, 'sent', jsonb_build_object('id', ${o.id}::text, 'balance', ${o.balance}::text, 'attempt', ${d.attempts}::int)) end
         where id = ${d.id} and status = 'sending' and attempts = ${d.attempts}
       )
       ${pullForward}`,
