@@ -269,6 +269,24 @@ describe('delivering webhooks', () => {
     for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(q.json);
   });
 
+  it('keeps a succeeded delivery succeeded when its replay fails, and does not retry it', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((n) => ({ status: n === 0 ? 200 : 500 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const account = await createAccount(co);
+    await spend(co, account, 2);
+    await advance(0);
+    const [d] = await deliveries(co, hook.id);
+    const again = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ id: d.id, status: 'succeeded', attempts: 2, next_attempt_at: null });
+    expect(again.body.data.attempts_log.map((x: any) => x.response_status)).toEqual([200, 500]);
+    await advance(86400);
+    expect(r.requests).toHaveLength(2);
+    const missing = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/whd_nope/retry`);
+    expect(missing.status).toBe(404);
+  });
+
   it('sends nothing for a change that rolled back', async () => {
     const co = await newCompany(t);
     const r = await receiver();

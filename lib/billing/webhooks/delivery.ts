@@ -155,10 +155,10 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
  * the newer outcome. A success also pulls the webhook's waiting retries forward: a receiver
  * that was down for hours gets its backlog as soon as it answers again.
  */
-async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> {
+async function recordOutcome(db: Db, d: Delivery, o: Outcome, delivered: boolean): Promise<boolean> {
   const ok = o.status !== null && o.status >= 200 && o.status < 300;
   const end = clockNow();
-  const status = ok ? 'succeeded' : d.attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  const status = ok || delivered ? 'succeeded' : d.attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
   const next = status === 'pending' ? new Date(end.getTime() + RETRY_DELAYS_S[Math.max(0, d.attempts - 1)] * 1000) : null;
   const endIso = end.toISOString();
   const pullForward = ok
@@ -345,7 +345,8 @@ async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>
   return new Map(rows.map((w) => [w.id, w]));
 }
 
-async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise<boolean> {
+/** `delivered`: a replay of a delivery that had succeeded, which a failed attempt does not undo. */
+async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined, delivered = false): Promise<boolean> {
   if (!w) {
     await cancelOrphan(db, d);
     return true;
@@ -353,7 +354,7 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise
   const outcome = await attempt(db, w, d);
   noteDuration(w.id, outcome);
   log.info({ delivery_id: d.id, webhook_id: w.id, company_id: w.companyId, topic: d.topic, attempt: d.attempts, outcome: outcome.error ?? outcome.status, duration_ms: outcome.durationMs }, 'webhook attempt');
-  return recordOutcome(db, d, outcome);
+  return recordOutcome(db, d, outcome, delivered);
 }
 
 /**
@@ -582,27 +583,26 @@ export async function getDelivery({ db, companyId, webhookId, deliveryId }: { db
 /**
  * Re-sends a delivery now, whatever its state (a replay of a succeeded one included), and
  * returns it with the new attempt logged. A failed re-send of a delivery with retries left
- * goes back on the schedule; one in flight right now is 409.
+ * goes back on the schedule, one of a delivery that had succeeded stays succeeded (it was
+ * delivered); one in flight right now is 409.
  */
 export async function retryDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
   const w = await getWebhook({ db, companyId, webhookId });
   const at = clockNow();
+  const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, companyId));
+  const [before] = await db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(mine);
+  // None of this webhook's: 404.
+  if (!before) return getDelivery({ db, companyId, webhookId, deliveryId });
+  // Claimed only from the state just read: what the re-send's failure leaves depends on it.
   const [claimed] = await db
     .update(webhookDeliveries)
     .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
-    .where(
-      and(
-        eq(webhookDeliveries.id, deliveryId),
-        eq(webhookDeliveries.webhookId, w.id),
-        eq(webhookDeliveries.companyId, companyId),
-        inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed']),
-      ),
-    )
+    .where(and(mine, eq(webhookDeliveries.status, before.status), inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed'])))
     .returning();
   if (!claimed) {
     await getDelivery({ db, companyId, webhookId, deliveryId });
     throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
   }
-  await sendClaimed(db, claimed, w);
+  await sendClaimed(db, claimed, w, before.status === 'succeeded');
   return getDelivery({ db, companyId, webhookId, deliveryId });
 }
