@@ -49,8 +49,11 @@ describe('APP_SECRET', () => {
     expect(consoleSessionSecret()).toBe(a);
     process.env.APP_SECRET = NEW;
     expect(consoleSessionSecret()).not.toBe(a);
-    process.env.NEXTAUTH_SECRET = 'set-by-the-operator';
-    expect(consoleSessionSecret()).toBe('set-by-the-operator');
+    process.env.NEXTAUTH_SECRET = 'set-by-the-operator-0123456789abcdef';
+    expect(consoleSessionSecret()).toBe('set-by-the-operator-0123456789abcdef');
+    // A short one would let a single session cookie give the key away to an offline search.
+    process.env.NEXTAUTH_SECRET = 'abc';
+    expect(() => consoleSessionSecret()).toThrow('NEXTAUTH_SECRET must be at least 32 bytes long (it has 3)');
   });
 });
 
