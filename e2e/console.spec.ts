@@ -21,9 +21,16 @@ test('an admin signs in, sees the accounts, and signs out', async ({ page, reque
   await expect(page.getByRole('heading', { name: 'Accounts' })).toBeVisible();
   await expect(page.getByRole('link', { name: 'Ada Lovelace' }).first()).toBeVisible();
   await page.screenshot({ path: info.outputPath('console-accounts.png'), fullPage: true });
+  // The session cookie, as someone who copied it would have it.
+  const copied = (await page.context().cookies()).filter((c) => c.name.includes('session-token'));
+  expect(copied.length).toBeGreaterThan(0);
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/console\/sign-in/);
+  await page.goto('/console');
+  await expect(page).toHaveURL(/\/console\/sign-in/);
+  // Signing out ended the session itself: the copied cookie no longer opens the console.
+  await page.context().addCookies(copied);
   await page.goto('/console');
   await expect(page).toHaveURL(/\/console\/sign-in/);
 });

@@ -2,11 +2,12 @@ import type { NextAuthOptions } from 'next-auth';
 import { getServerSession } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import { redirect } from 'next/navigation';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { getDb, type Db } from './db/client';
-import { admins, companies } from './db/schema';
+import { admins, companies, consoleSessions } from './db/schema';
 import { consoleSessionSecret } from './config';
 import { attemptSignIn } from './console/sign-in';
+import { endConsoleSession, openConsoleSession, openSession, SESSION_MAX_AGE_S } from './console/sessions';
 import { clientAddress } from './net/client-address';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
@@ -15,7 +16,7 @@ export type ConsoleUser = { id: string; email: string; companyId: string; compan
 export const SIGN_IN_LOCKED = 'SignInLocked';
 
 /** What a console session token carries beside next-auth's own claims. */
-type SessionClaims = { sub?: string; companyId?: unknown; sv?: unknown };
+type SessionClaims = { sub?: string; companyId?: unknown; sv?: unknown; sid?: unknown };
 
 let options: NextAuthOptions | undefined;
 
@@ -23,7 +24,7 @@ export function authOptions(): NextAuthOptions {
   if (options) return options;
   options = {
     secret: consoleSessionSecret(),
-    session: { strategy: 'jwt', maxAge: 12 * 60 * 60 },
+    session: { strategy: 'jwt', maxAge: SESSION_MAX_AGE_S },
     pages: { signIn: '/console/sign-in' },
     providers: [
       CredentialsProvider({
@@ -35,18 +36,20 @@ export function authOptions(): NextAuthOptions {
           if (result.status === 'locked') throw new Error(SIGN_IN_LOCKED);
           if (result.status === 'failed') return null;
           const a = result.admin;
-          return { id: a.id, email: a.email, name: a.companyName, companyId: a.companyId, role: a.role, sessionVersion: a.sessionVersion };
+          const sid = await openConsoleSession(await getDb(), a.id);
+          return { id: a.id, email: a.email, name: a.companyName, companyId: a.companyId, role: a.role, sessionVersion: a.sessionVersion, sid };
         },
       }),
     ],
     callbacks: {
       async jwt({ token, user }) {
         if (user) {
-          const u = user as unknown as { companyId: string; role: string; name: string; sessionVersion: number };
+          const u = user as unknown as { companyId: string; role: string; name: string; sessionVersion: number; sid: string };
           token.companyId = u.companyId;
           token.role = u.role;
           token.companyName = u.name;
           token.sv = u.sessionVersion;
+          token.sid = u.sid;
         }
         return token;
       },
@@ -59,8 +62,14 @@ export function authOptions(): NextAuthOptions {
           companyName: String(token.companyName),
           role: String(token.role),
         };
-        s.claims = { sub: token.sub, companyId: token.companyId, sv: token.sv };
+        s.claims = { sub: token.sub, companyId: token.companyId, sv: token.sv, sid: token.sid };
         return session;
+      },
+    },
+    events: {
+      // The cookie is deleted by next-auth; the session ends here, so a copy of it stops working too.
+      async signOut({ token }) {
+        if (typeof token?.sid === 'string') await endConsoleSession(await getDb(), token.sid);
       },
     },
   };
@@ -68,16 +77,18 @@ export function authOptions(): NextAuthOptions {
 }
 
 /**
- * The admin a session token still speaks for: the admin exists, in that company, and the
- * token's session version is the current one (a password change raises it; removal deletes
- * the admin). Role, email and company name come from the database, not the token.
+ * The admin a session token still speaks for: its session is open (not signed out of, within
+ * 12 hours of its sign-in), the admin exists, in that company, and the token's session version
+ * is the current one (a password change raises it; removal deletes the admin). Role, email and
+ * company name come from the database, not the token.
  */
 export async function findSessionUser(db: Db, claims: SessionClaims): Promise<ConsoleUser | null> {
-  if (!claims.sub || typeof claims.companyId !== 'string' || typeof claims.sv !== 'number') return null;
+  if (!claims.sub || typeof claims.companyId !== 'string' || typeof claims.sv !== 'number' || typeof claims.sid !== 'string') return null;
   const [row] = await db
     .select({ admin: admins, companyName: companies.name })
     .from(admins)
     .innerJoin(companies, eq(companies.id, admins.companyId))
+    .innerJoin(consoleSessions, and(eq(consoleSessions.adminId, admins.id), openSession(claims.sid)))
     .where(eq(admins.id, claims.sub));
   if (!row || row.admin.companyId !== claims.companyId || row.admin.sessionVersion !== claims.sv) return null;
   return { id: row.admin.id, email: row.admin.email, companyId: row.admin.companyId, companyName: row.companyName, role: row.admin.role };

@@ -1,7 +1,7 @@
-import { describe, expect, it, beforeAll } from 'vitest';
-import { sql } from 'drizzle-orm';
+import { describe, expect, it, beforeAll, vi } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../testing/harness';
-import { accounts, admins, charges, events, hourlyTotals, plans } from '../db/schema';
+import { accounts, admins, charges, consoleSessions, events, hourlyTotals, plans } from '../db/schema';
 import { recountHours, rolledHours, rollUpHours } from '../db/hourly-totals';
 import { Decimal } from '../money';
 import { createHash } from 'node:crypto';
@@ -15,6 +15,7 @@ import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
 import { listAccountsOnPlan } from './queries';
 import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
 import { findSessionUser } from '../auth';
+import { endConsoleSession, openConsoleSession, SESSION_MAX_AGE_S } from './sessions';
 
 const t = useTestDatabase();
 const DAY = 86_400_000;
@@ -356,7 +357,9 @@ describe('team', () => {
     const c = await newCompany(t, { name: 'Revoking Co', password: 'owner password' });
     const [ownerRow] = await db.select().from(admins).where(sql`company_id = ${c.company.id}`);
     const a = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { email: `rev-${Date.now()}@team.test`, password: 'first password' } });
-    const claims = (id: string, sv: number, companyId = c.company.id) => ({ sub: id, companyId, sv });
+    const sessions = new Map<string, string>();
+    for (const id of [a.id, ownerRow.id]) sessions.set(id, await openConsoleSession(db, id));
+    const claims = (id: string, sv: number, companyId = c.company.id) => ({ sub: id, companyId, sv, sid: sessions.get(id) });
     expect(await findSessionUser(db, claims(a.id, 1))).toEqual({ id: a.id, email: a.email, companyId: c.company.id, companyName: 'Revoking Co', role: 'admin' });
     // A token from before session versions, or for another company, speaks for nobody.
     expect(await findSessionUser(db, { sub: a.id, companyId: c.company.id })).toBeNull();
@@ -376,6 +379,38 @@ describe('team', () => {
     expect(await findSessionUser(db, claims(a.id, 2))).toBeNull();
     expect((await listAdmins({ db, companyId: c.company.id })).map((x) => x.id)).toEqual([ownerRow.id]);
     expect(await findSessionUser(db, claims(ownerRow.id, 1))).toMatchObject({ id: ownerRow.id, role: 'owner' });
+  });
+
+  it('a session ends at sign-out and 12 hours after its sign-in, however often its cookie was renewed', async () => {
+    const db = t.database.db;
+    const c = await newCompany(t, { name: 'Session Co', password: 'owner password' });
+    const [owner] = await db.select().from(admins).where(sql`company_id = ${c.company.id}`);
+    const other = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { email: `ses-${Date.now()}@team.test`, password: 'first password' } });
+    const claims = (sid: unknown, sub = owner.id) => ({ sub, companyId: c.company.id, sv: 1, sid });
+    const first = await openConsoleSession(db, owner.id);
+    const second = await openConsoleSession(db, owner.id);
+    expect(await findSessionUser(db, claims(first))).toMatchObject({ id: owner.id });
+    // A token without a session, with a made-up one, or with another admin's, speaks for nobody.
+    expect(await findSessionUser(db, claims(undefined))).toBeNull();
+    expect(await findSessionUser(db, claims('cs_made_up'))).toBeNull();
+    expect(await findSessionUser(db, claims(await openConsoleSession(db, other.id)))).toBeNull();
+
+    await endConsoleSession(db, first);
+    expect(await findSessionUser(db, claims(first))).toBeNull();
+    // Signing out of one browser leaves the others signed in.
+    expect(await findSessionUser(db, claims(second))).toMatchObject({ id: owner.id });
+
+    const rows = () => db.select().from(consoleSessions).where(eq(consoleSessions.adminId, owner.id));
+    const real = Date.now();
+    const later = vi.spyOn(Date, 'now').mockReturnValue(real + SESSION_MAX_AGE_S * 1000 + 1000);
+    try {
+      expect(await findSessionUser(db, claims(second))).toBeNull();
+      // The next sign-in takes away the sessions that are over.
+      const third = await openConsoleSession(db, owner.id);
+      expect((await rows()).map((r) => r.id)).toEqual([third]);
+    } finally {
+      later.mockRestore();
+    }
   });
 });
 

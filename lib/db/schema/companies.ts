@@ -45,6 +45,26 @@ export const admins = pgTable(
 );
 
 /**
+ * Console sessions, one per sign-in, named by the `sid` its signed cookie carries. A session
+ * lasts 12 hours from its sign-in however often the cookie is renewed, and ends at sign-out, so
+ * a copied cookie stops working then too. An admin's finished sessions are removed at their next
+ * sign-in, and all of them with the admin.
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    id: text('id').primaryKey(),
+    adminId: text('admin_id')
+      .notNull()
+      .references(() => admins.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('console_sessions_admin').on(t.adminId)],
+);
+
+/**
  * Console sign-in attempts, one row per attempt and scope ('email': the lower-cased email;
  * 'address': the client address), kept while they count (15 minutes) or hold a lock. Rows are
  * written before the password is checked, so parallel guesses count too; a success removes
