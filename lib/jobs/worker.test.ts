@@ -5,7 +5,7 @@ import { query, sql, textArray } from '../db/client';
 import { deliverDueWebhooks, stopDeliveries } from '../billing/webhooks/delivery';
 import { renewDuePlans } from '../billing/plans/renewals';
 import { enqueueJob } from './queue';
-import { registerJobHandler, startWorker, stopWorker, tick } from './worker';
+import { registerJobHandler, registerTask, runDueWork, startWorker, stopWorker, tick } from './worker';
 
 // Real time: the worker loop as it runs in a server.
 delete process.env.BILLING_TEST_CLOCK;
@@ -112,5 +112,39 @@ describe('a worker that stops gives back what it claimed and did not start', () 
     await receiver.waitFor(1);
     const [after] = await query<{ status: string; attempts: number }>(db, sql`select status, attempts from webhook_deliveries where webhook_id = ${hook}`);
     expect(after).toEqual({ status: 'succeeded', attempts: 1 });
+  });
+});
+
+describe('a task that fails', () => {
+  it('does not keep the tasks after it from running, in the loop or when due work is run to its end', async () => {
+    const { db } = t.database;
+    let failing = true;
+    let after = 0;
+    registerTask({
+      name: 'failing_test',
+      run: async () => {
+        if (failing) throw new Error('failing_test broke');
+        return 0;
+      },
+    });
+    registerTask({
+      name: 'after_failing_test',
+      run: async () => {
+        after++;
+        return 0;
+      },
+    });
+    try {
+      startWorker();
+      await tick();
+      await stopWorker();
+      const inLoop = after;
+      expect(inLoop).toBeGreaterThan(0);
+      // Run to its end (the test clock's advance), the failure is still the caller's to see.
+      await expect(runDueWork(db, new Date())).rejects.toThrow('failing_test broke');
+      expect(after).toBeGreaterThan(inLoop);
+    } finally {
+      failing = false;
+    }
   });
 });

@@ -73,19 +73,31 @@ function requireTasks(): void {
   if (!registry.tasks.some((t) => t.name !== JOBS_TASK)) throw new Error('No worker tasks are registered: register the domain\'s tasks at process start before running due work.');
 }
 
-/** Runs everything due at `now` until nothing is left (in the background, until nothing more can start). */
+/**
+ * Runs everything due at `now` until nothing is left (in the background, until nothing more can
+ * start). A task that fails (observeTask logs and counts it) sits out the rest of the run, and
+ * the others still run: one task's trouble must not stop renewals, refills and webhooks. Outside
+ * the background the first failure is thrown once the others are done.
+ */
 export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Promise<number> {
   requireTasks();
   let total = 0;
+  const failed = new Map<string, unknown>();
   for (let round = 0; round < 1000; round++) {
     let handled = 0;
     for (const task of registry.tasks) {
       if (opts.stopping?.()) return total + handled;
-      handled += await observeTask(task.name, () => task.run(db, now, opts));
+      if (failed.has(task.name)) continue;
+      try {
+        handled += await observeTask(task.name, () => task.run(db, now, opts));
+      } catch (err) {
+        failed.set(task.name, err);
+      }
     }
     total += handled;
     if (!handled) break;
   }
+  if (failed.size && !opts.background) throw failed.values().next().value;
   return total;
 }
 
