@@ -1,4 +1,4 @@
-import { query, sql, textArray, type Db } from '../db/client';
+import { query, sql, type Db } from '../db/client';
 import { newId } from '../ids';
 
 export type Job = { id: string; kind: string; dedupe_key: string | null; payload: Record<string, unknown>; attempts: number };
@@ -13,6 +13,16 @@ export async function enqueueJob(db: Db, job: { kind: string; dedupeKey?: string
   );
 }
 
+/** How long a claimed job is its worker's; renewed as each job starts (see holdJob). */
+const LEASE_MS = 5 * 60_000;
+const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_MS).toISOString();
+/**
+ * The claim a job row is under: a job's attempts go up by one with every claim, so a worker whose
+ * lease ran out and was taken over no longer matches, and cannot finish, fail or give back the
+ * job the other worker now runs.
+ */
+const claimed = (job: Pick<Job, 'id' | 'attempts'>) => sql`id = ${job.id} and status = 'running' and attempts = ${job.attempts}`;
+
 /**
  * Claims due jobs. SKIP LOCKED lets any number of workers claim side by side without waiting
  * on or double-taking a row; a lease lets another worker take over a job whose worker died.
@@ -20,7 +30,7 @@ export async function enqueueJob(db: Db, job: { kind: string; dedupeKey?: string
 export async function claimJobs(db: Db, now: Date, limit = 20): Promise<Job[]> {
   return query<Job>(
     db,
-    sql`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${new Date(now.getTime() + 5 * 60_000).toISOString()}::timestamptz,
+    sql`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseEnd(now)}::timestamptz,
         updated_at = ${now.toISOString()}::timestamptz
       where id in (
         select id from jobs
@@ -32,8 +42,18 @@ export async function claimJobs(db: Db, now: Date, limit = 20): Promise<Job[]> {
   );
 }
 
-export async function finishJob(db: Db, id: string, now: Date) {
-  await query(db, sql`update jobs set status = 'done', locked_until = null, updated_at = ${now.toISOString()}::timestamptz where id = ${id}`);
+/**
+ * Renews the lease of a claimed job that is about to run (the jobs of one claim run one after
+ * another, and those at the end may start after the claim's lease ran out). False when another
+ * worker has taken it over meanwhile: it is theirs to run.
+ */
+export async function holdJob(db: Db, job: Job, now: Date): Promise<boolean> {
+  const rows = await query(db, sql`update jobs set locked_until = ${leaseEnd(now)}::timestamptz where ${claimed(job)} returning id`);
+  return rows.length > 0;
+}
+
+export async function finishJob(db: Db, job: Job, now: Date) {
+  await query(db, sql`update jobs set status = 'done', locked_until = null, updated_at = ${now.toISOString()}::timestamptz where ${claimed(job)}`);
 }
 
 export async function failJob(db: Db, job: Job, error: string, now: Date, maxAttempts = 8) {
@@ -42,16 +62,17 @@ export async function failJob(db: Db, job: Job, error: string, now: Date, maxAtt
   await query(
     db,
     sql`update jobs set status = ${done ? 'failed' : 'queued'}, last_error = ${error.slice(0, 1000)}, locked_until = null,
-      run_at = ${retryAt.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz where id = ${job.id}`,
+      run_at = ${retryAt.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz where ${claimed(job)}`,
   );
 }
 
 /** Gives claimed jobs back unrun (a worker that stops): queued again, the claim not counted as an attempt. */
-export async function releaseJobs(db: Db, ids: string[], now: Date) {
-  if (!ids.length) return;
-  await query(
-    db,
-    sql`update jobs set status = 'queued', attempts = greatest(attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
-      where id = any(${textArray(ids)}) and status = 'running'`,
-  );
+export async function releaseJobs(db: Db, jobs: Job[], now: Date) {
+  for (const job of jobs) {
+    await query(
+      db,
+      sql`update jobs set status = 'queued', attempts = greatest(attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
+        where ${claimed(job)}`,
+    );
+  }
 }

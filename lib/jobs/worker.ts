@@ -1,6 +1,6 @@
 import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/client';
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
-import { claimJobs, failJob, finishJob, releaseJobs, type Job } from './queue';
+import { claimJobs, failJob, finishJob, holdJob, releaseJobs, type Job } from './queue';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
 import { setting } from '../env';
@@ -45,14 +45,16 @@ registerTask({
     const jobs = await claimJobs(db, now);
     for (const [i, job] of jobs.entries()) {
       if (opts?.stopping?.()) {
-        await releaseJobs(db, jobs.slice(i).map((j) => j.id), now);
+        await releaseJobs(db, jobs.slice(i), now);
         return i;
       }
+      // The claim's lease is counted from its own time: a job started later gets a lease of its own.
+      if (i > 0 && !(await holdJob(db, job, clockNow()))) continue;
       const handler = registry.handlers.get(job.kind);
       try {
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
         await handler(db, job, now);
-        await finishJob(db, job.id, now);
+        await finishJob(db, job, now);
       } catch (err) {
         log.error({ job_id: job.id, kind: job.kind, err }, 'job failed');
         await failJob(db, job, err instanceof Error ? err.message : String(err), now);
