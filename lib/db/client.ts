@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Placeholder, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -190,16 +192,67 @@ export async function openEmbedded(dataDir: string | null, opts: { migrate?: boo
 
 export class DataDirLockedError extends Error {}
 
+/** A lock's holder, as its LOCK file names it. */
+type LockHolder = { pid: number; host: string; token: string };
+/** The holder touches its LOCK this often; one untouched for LOCK_STALE_MS on another host is taken as left behind. */
+const LOCK_HEARTBEAT_MS = 10_000;
+const LOCK_STALE_MS = 60_000;
+/** The tokens of the locks this process holds, across its module instances. */
+const heldHere: Set<string> = ((globalThis as { __billingDataDirLocks?: Set<string> }).__billingDataDirLocks ??= new Set());
+
+function readHolder(lockPath: string): { holder: LockHolder | null; ageMs: number } {
+  const text = fs.readFileSync(lockPath, 'utf8').trim();
+  const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
+  // Older versions wrote the bare process id, on this host.
+  if (/^\d+$/.test(text)) return { holder: { pid: Number(text), host: os.hostname(), token: '' }, ageMs };
+  try {
+    const h = JSON.parse(text) as LockHolder;
+    return { holder: typeof h?.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string' ? h : null, ageMs };
+  } catch {
+    return { holder: null, ageMs };
+  }
+}
+
+/**
+ * Takes DATA_DIR for this process: PGlite takes no lock itself, and two processes on one data
+ * directory lose data. The LOCK file names the holder by process id, host name and a token of
+ * its own, and the holder touches it every 10 s. A lock is left behind, and taken over, when its
+ * process is gone from this host (or its id is now this process's, after a container restart), or
+ * when it names another host (another container on the same volume, where process ids mean
+ * nothing) and has not been touched for a minute. A lock being written, unreadable yet, counts as
+ * held.
+ */
 export function lockDataDir(dataDir: string): () => void {
   const lockPath = path.join(dataDir, 'LOCK');
+  const me: LockHolder = { pid: process.pid, host: os.hostname(), token: randomUUID() };
+  const mine = () => {
+    try {
+      return readHolder(lockPath).holder?.token === me.token;
+    } catch {
+      return false;
+    }
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx');
-      fs.writeSync(fd, String(process.pid));
+      fs.writeSync(fd, JSON.stringify(me));
       fs.closeSync(fd);
-      const release = () => {
+      const heartbeat = setInterval(() => {
+        if (!mine()) return;
+        const t = new Date();
         try {
-          if (fs.readFileSync(lockPath, 'utf8') === String(process.pid)) fs.unlinkSync(lockPath);
+          fs.utimesSync(lockPath, t, t);
+        } catch {
+          /* gone meanwhile */
+        }
+      }, LOCK_HEARTBEAT_MS);
+      heartbeat.unref();
+      heldHere.add(me.token);
+      const release = () => {
+        clearInterval(heartbeat);
+        heldHere.delete(me.token);
+        try {
+          if (mine()) fs.unlinkSync(lockPath);
         } catch {
           /* already gone */
         }
@@ -208,14 +261,23 @@ export function lockDataDir(dataDir: string): () => void {
       return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(fs.readFileSync(lockPath, 'utf8').trim());
-      if (holder && holder !== process.pid && isAlive(holder)) {
+      const { holder, ageMs } = readHolder(lockPath);
+      const elsewhere = holder !== null && holder.host !== me.host;
+      const held =
+        holder === null
+          ? ageMs < LOCK_STALE_MS
+          : elsewhere
+            ? ageMs < LOCK_STALE_MS
+            : holder.pid !== process.pid && isAlive(holder.pid);
+      // This very process holds it already (another module instance opened the database).
+      if (holder && !elsewhere && heldHere.has(holder.token)) return () => {};
+      if (held) {
+        const who = holder === null ? 'another process' : `process ${holder.pid}${elsewhere ? ` on host ${holder.host}` : ''}`;
         throw new DataDirLockedError(
-          `The embedded database in ${path.resolve(dataDir)} is in use by process ${holder}. ` +
+          `The embedded database in ${path.resolve(dataDir)} is in use by ${who}. ` +
             `Stop that process, or use another DATA_DIR, or run on PostgreSQL with DATABASE_URL to share a database between processes.`,
         );
       }
-      if (holder === process.pid) return () => {};
       fs.unlinkSync(lockPath); // left behind by a process that died
     }
   }

@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DataDirLockedError, lockDataDir } from './client';
+
+const dirs: string[] = [];
+const newDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lock-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  vi.useRealTimers();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A LOCK as another holder would have left it, `ageMs` since it was last touched. */
+function leave(dir: string, content: string, ageMs = 0) {
+  const file = path.join(dir, 'LOCK');
+  fs.writeFileSync(file, content);
+  const t = new Date(Date.now() - ageMs);
+  fs.utimesSync(file, t, t);
+}
+const holder = (pid: number, host: string, token = 'theirs') => JSON.stringify({ pid, host, token });
+
+describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
+  it('names its holder, lets the same process open the database again, and goes with the last release', () => {
+    const dir = newDir();
+    const release = lockDataDir(dir);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8'))).toMatchObject({ pid: process.pid, host: os.hostname() });
+    const again = lockDataDir(dir);
+    again();
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(true);
+    release();
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
+  });
+
+  it('is refused while another host holds it, and taken over once that host stopped touching it for a minute', () => {
+    const dir = newDir();
+    // Another container on the same volume: its process id says nothing here (it may even be ours).
+    leave(dir, holder(process.pid, 'other-container'), 5_000);
+    expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
+    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${process.pid} on host other-container`);
+    leave(dir, holder(process.pid, 'other-container'), 61_000);
+    lockDataDir(dir)();
+  });
+
+  it('on this host, is refused while its process lives and taken over once it is gone or its id is now ours', () => {
+    const dir = newDir();
+    leave(dir, holder(process.ppid, os.hostname()));
+    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${process.ppid}.`);
+    // A process id no process has.
+    leave(dir, holder(2 ** 22 + 12345, os.hostname()));
+    lockDataDir(dir)();
+    // Our own id, from a process before a restart (a container's PID 1), and the old format.
+    leave(dir, holder(process.pid, os.hostname()));
+    lockDataDir(dir)();
+    leave(dir, String(process.pid));
+    lockDataDir(dir)();
+  });
+
+  it('counts a LOCK still being written as held, unless it was left like that long ago', () => {
+    const dir = newDir();
+    leave(dir, '');
+    expect(() => lockDataDir(dir)).toThrow('is in use by another process');
+    leave(dir, '', 61_000);
+    lockDataDir(dir)();
+  });
+
+  it('is touched by its holder every 10 seconds, so other hosts see it held', () => {
+    const dir = newDir();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const release = lockDataDir(dir);
+    const file = path.join(dir, 'LOCK');
+    const old = new Date(Date.now() - 3600_000);
+    fs.utimesSync(file, old, old);
+    vi.advanceTimersByTime(10_000);
+    expect(Date.now() - fs.statSync(file).mtimeMs).toBeLessThan(5_000);
+    release();
+  });
+});
