@@ -16,6 +16,7 @@ import { listAccountsOnPlan } from './queries';
 import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
 import { findSessionUser } from '../auth';
 import { endConsoleSession, openConsoleSession, SESSION_MAX_AGE_S } from './sessions';
+import { attemptSignIn } from './sign-in';
 
 const t = useTestDatabase();
 const DAY = 86_400_000;
@@ -379,6 +380,19 @@ describe('team', () => {
     expect(await findSessionUser(db, claims(a.id, 2))).toBeNull();
     expect((await listAdmins({ db, companyId: c.company.id })).map((x) => x.id)).toEqual([ownerRow.id]);
     expect(await findSessionUser(db, claims(ownerRow.id, 1))).toMatchObject({ id: ownerRow.id, role: 'owner' });
+  });
+
+  it('wrong current passwords on a password change count as failed sign-ins of that email', async () => {
+    const db = t.database.db;
+    const c = await newCompany(t, { name: 'Guessing Co', password: 'owner password' });
+    const email = `guess-${Date.now()}@team.test`;
+    const a = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { email, password: 'first password' } });
+    const change = (current: string) => changePassword({ db, companyId: c.company.id, adminId: a.id, input: { current_password: current, new_password: 'second password' } });
+    for (let i = 0; i < 10; i++) await expect(change(`guess ${i}`)).rejects.toMatchObject({ param: 'current_password', message: 'That is not your current password.' });
+    // The 11th is refused even with the right password, and so is signing in with it.
+    await expect(change('first password')).rejects.toMatchObject({ param: 'current_password', message: expect.stringContaining('paused for 15 minutes') });
+    expect(await attemptSignIn({ db, email, password: 'first password', address: null })).toEqual({ status: 'locked' });
+    expect(await verifyPassword('first password', (await db.select().from(admins).where(eq(admins.id, a.id)))[0].passwordHash)).toBe(true);
   });
 
   it('a session ends at sign-out and 12 hours after its sign-in, however often its cookie was renewed', async () => {

@@ -45,9 +45,9 @@ async function countRecent(db: Db, scopes: { scope: Scope; key: string }[], sinc
  * more attempts than the limit are under way or have failed within the window (which locks
  * it); otherwise the password is checked (against a dummy hash for an unknown email, so that costs the same). A
  * failure that reaches a limit locks its scope for SIGN_IN_LOCK_MS. A success forgets the
- * email's failures and upgrades a hash made with older parameters.
+ * email's failures and (unless `rehash` is false) upgrades a hash made with older parameters.
  */
-export async function attemptSignIn({ db, email, password, address }: { db: Db; email: string; password: string; address: string | null }): Promise<SignInResult> {
+export async function attemptSignIn({ db, email, password, address, rehash = true }: { db: Db; email: string; password: string; address: string | null; rehash?: boolean }): Promise<SignInResult> {
   const at = now();
   const since = new Date(at.getTime() - SIGN_IN_WINDOW_MS);
   const scopes = scopesOf(email, address);
@@ -84,7 +84,7 @@ export async function attemptSignIn({ db, email, password, address }: { db: Db; 
     await db
       .delete(signInAttempts)
       .where(or(inArray(signInAttempts.id, ids), and(eq(signInAttempts.scope, 'email'), eq(signInAttempts.key, emailKey(email)), isNull(signInAttempts.lockedUntil))));
-    if (needsRehash(row.admin.passwordHash)) {
+    if (rehash && needsRehash(row.admin.passwordHash)) {
       // Only if the hash is still the one just checked: a password change in between wins.
       await db
         .update(admins)

@@ -8,6 +8,7 @@ import { now } from '../clock';
 import { ApiError, conflict, invalid, notFound } from '../errors';
 import { email } from '../api/schemas/common';
 import { companyCreate } from '../api/schemas/companies';
+import { attemptSignIn } from './sign-in';
 
 /** The same password rule as the owner's password at registration (`POST /v1/companies`). */
 const password = companyCreate.shape.password.unwrap();
@@ -51,9 +52,18 @@ export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: D
  */
 export async function changePassword({ db, companyId, adminId, input }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange> }) {
   const [admin] = await db.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
-  // An unknown admin id costs the same check as a wrong password.
-  const matches = await verifyPassword(input.current_password, admin?.passwordHash ?? null);
-  if (!admin || !matches) throw invalid('That is not your current password.', 'current_password');
+  const wrong = () => invalid('That is not your current password.', 'current_password');
+  if (!admin) {
+    // An unknown admin id costs the same check as a wrong password.
+    await verifyPassword(input.current_password, null);
+    throw wrong();
+  }
+  // Checked as a sign-in of this email, and counted with them: whoever holds a session cannot
+  // guess the current password faster than at the sign-in form. The hash is left as it is, so
+  // the change below applies only over the hash just checked.
+  const check = await attemptSignIn({ db, email: admin.email, password: input.current_password, address: null, rehash: false });
+  if (check.status === 'locked') throw invalid('Too many wrong passwords for this email: password changes and sign-in are paused for 15 minutes.', 'current_password');
+  if (check.status !== 'ok' || check.admin.id !== admin.id) throw wrong();
   const passwordHash = await hashPassword(input.new_password);
   // Only over the hash just checked: two changes at once cannot both pass with the same old password.
   const [changed] = await db
