@@ -34,6 +34,18 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
     expect(api.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
+  it('answers 400 to a console address its pages could not read, before anything else', async () => {
+    for (const address of ['/console/accounts/%00', '/console/accounts?q=%00', '/console/events?account_id=a&account_id=b']) {
+      const res = await fetch(`${server.url}${address}`, { redirect: 'manual' });
+      expect(res.status, address).toBe(400);
+      expect(await res.text(), address).toMatch(/^This address is not valid: /);
+      expect(res.headers.get('strict-transport-security'), address).toBe('max-age=31536000');
+    }
+    // A readable one goes on as before: to the sign-in page, without a session.
+    const fine = await fetch(`${server.url}/console/accounts?q=ada`, { redirect: 'manual' });
+    expect(fine.status).toBe(307);
+  });
+
   it('refuses sign-in bodies over 64 KiB before next-auth reads them, and signs in with a small one', async () => {
     const url = `${server.url}/api/auth/callback/credentials`;
     const declared = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=a%40b.io&password=${'x'.repeat(8 * 1024 * 1024)}` });
