@@ -5,6 +5,9 @@ import { requireUser } from '@/lib/auth';
 import { idle } from '@/lib/console/forms';
 import { MAX_WEBHOOKS_PER_COMPANY } from '@/lib/billing/webhooks/webhooks';
 import { createWebhookAction } from './actions';
+import { eq } from 'drizzle-orm';
+import { webhooks } from '@/lib/db/schema';
+import { webhookPassword } from '@/lib/billing/webhooks/webhooks';
 
 // The signed-in admin comes from a session cookie in the console; here it is the test's company.
 vi.mock('@/lib/auth', () => ({ requireUser: vi.fn() }));
@@ -20,6 +23,18 @@ function form(url: string) {
 }
 
 describe('the console webhook form', () => {
+  it('keeps Basic credentials exactly as typed, spaces included, as the API does', async () => {
+    const co = await newCompany(t);
+    vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });
+    const fd = form('https://hooks.example.com/creds');
+    fd.set('username', ' hook user');
+    fd.set('password', ' pass word ');
+    expect((await createWebhookAction(idle, fd)).status).toBe('ok');
+    const [row] = await t.database.db.select().from(webhooks).where(eq(webhooks.companyId, co.company.id));
+    expect(row.username).toBe(' hook user');
+    expect(webhookPassword(row)).toBe(' pass word ');
+  });
+
   it('refuses urls inside the network, and more webhooks than a company may have', async () => {
     const co = await newCompany(t);
     vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });

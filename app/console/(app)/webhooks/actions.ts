@@ -2,7 +2,7 @@
 import { topic as topicSchema, webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listSubscriptions, subscribe, unsubscribe, webhookSecret } from '@/lib/billing/webhooks/webhooks';
 import { retryDelivery } from '@/lib/billing/webhooks/delivery';
-import { consoleAction, field, fieldValues, parseWith } from '@/lib/console/forms';
+import { consoleAction, field, fieldValues, parseWith, rawField } from '@/lib/console/forms';
 
 function topicsOf(fd: FormData) {
   return fieldValues(fd, 'topics').map((t) => parseWith(topicSchema, t, ['topics']));
@@ -13,14 +13,19 @@ export const createWebhookAction = consoleAction(
   (fd) => ({
     webhook: parseWith(webhookCreate, {
       url: field(fd, 'url'),
-      ...(field(fd, 'username') && { username: field(fd, 'username') }),
-      ...(field(fd, 'password') && { password: field(fd, 'password') }),
+      // Credentials as typed, as the API keeps them: a space is part of a password.
+      ...(rawField(fd, 'username') && { username: rawField(fd, 'username') }),
+      ...(rawField(fd, 'password') && { password: rawField(fd, 'password') }),
     }),
     topics: topicsOf(fd),
   }),
   async ({ db, companyId, input: { webhook: body, topics } }) => {
-    const { webhook } = await createWebhook({ db, companyId, input: body });
-    for (const t of topics) await subscribe({ db, companyId, webhookId: webhook.id, topic: t });
+    // One transaction: a webhook without its topics (whose secret the form never showed) is not left behind.
+    const { webhook } = await db.transaction(async (tx) => {
+      const made = await createWebhook({ db: tx, companyId, input: body });
+      for (const t of topics) await subscribe({ db: tx, companyId, webhookId: made.webhook.id, topic: t });
+      return made;
+    });
     return {
       message: `Webhook created${topics.length ? `, subscribed to ${topics.join(', ')}` : ''}.`,
       secret: { label: 'Signing secret (verify the webhook-signature header with it)', value: webhookSecret(webhook) },
@@ -34,9 +39,11 @@ export const createWebhookAction = consoleAction(
 export const setTopicsAction = consoleAction(
   (fd) => new Set<string>(topicsOf(fd)),
   async ({ db, companyId, input: wanted }, webhookId: string) => {
-    const current = new Set<string>((await listSubscriptions({ db, companyId, webhookId })).map((s) => s.topic));
-    for (const t of wanted) if (!current.has(t)) await subscribe({ db, companyId, webhookId, topic: t });
-    for (const t of current) if (!wanted.has(t)) await unsubscribe({ db, companyId, webhookId, topic: t });
+    await db.transaction(async (tx) => {
+      const current = new Set<string>((await listSubscriptions({ db: tx, companyId, webhookId })).map((s) => s.topic));
+      for (const t of wanted) if (!current.has(t)) await subscribe({ db: tx, companyId, webhookId, topic: t });
+      for (const t of current) if (!wanted.has(t)) await unsubscribe({ db: tx, companyId, webhookId, topic: t });
+    });
     return wanted.size ? `Subscribed to ${[...wanted].join(', ')}.` : 'Subscribed to no topics: nothing will be sent.';
   },
   { revalidate: (webhookId) => [`/console/webhooks/${webhookId}`, '/console/webhooks'] },
