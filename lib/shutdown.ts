@@ -10,12 +10,14 @@ import { stopWorker } from './jobs/worker';
  * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
  * finish the requests under way; the in-process worker stops claiming, gives back what it
  * claimed and has not started, and finishes the webhook sends under way; then the database
- * closes and the process exits 0. All of it within SHUTDOWN_TIMEOUT_MS (25 s by default, below
- * Kubernetes' 30 s grace period); what is still running then is cut off (its leases expire and
- * another process takes the work over) and the process exits 1.
+ * closes and the process exits 0. All of it within SHUTDOWN_TIMEOUT_MS (25 s by default), and
+ * closing within CLOSE_GRACE_MS more (29 s in all, below Kubernetes' 30 s grace period); what is
+ * still running then is cut off (its leases expire and another process takes the work over) and
+ * the process exits 1.
  */
-// Closing the pools gets this long on top of the timeout before the process exits regardless.
-const CLOSE_GRACE_MS = 5_000;
+// Closing the pools and sending buffered spans get this long together on top of the timeout
+// before the process exits regardless: 29 s in all by default, inside a 30 s grace period.
+export const CLOSE_GRACE_MS = 4_000;
 // How often a draining server closes the keep-alive connections that went idle meanwhile.
 const IDLE_SWEEP_MS = 100;
 
@@ -85,9 +87,10 @@ export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[]
     ]);
     if (!http) log.error(`shutdown: requests still running after ${timeout} ms were cut off`);
     if (!worker) log.error(`shutdown: background work still running after ${timeout} ms was cut off; its leases expire and another process takes it over`);
-    const closed = await beforeDeadline(closeDatabase(), Math.max(deadline, Date.now()) + CLOSE_GRACE_MS);
-    // Spans still buffered are sent; tracing is not worth a failed stop.
-    await beforeDeadline(flushTracing(), Date.now() + CLOSE_GRACE_MS);
+    const end = Math.max(deadline, Date.now()) + CLOSE_GRACE_MS;
+    const closed = await beforeDeadline(closeDatabase(), end);
+    // Spans still buffered are sent in what is left of it; tracing is not worth a failed stop.
+    await beforeDeadline(flushTracing(), end);
     for (const s of opts.keepOpen ?? []) {
       s.closeAllConnections();
       s.close();
