@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 
@@ -106,7 +107,8 @@ children.push(server);
 const stop = (signal) => children.forEach((c) => c.exitCode === null && c.kill(signal));
 process.on('SIGINT', () => stop('SIGINT'));
 process.on('SIGTERM', () => stop('SIGTERM'));
-server.on('exit', (code) => {
+server.on('exit', (code, signal) => {
   stop('SIGTERM');
-  process.exit(code ?? 0);
+  // Killed by a signal (out of memory, SIGKILL): a failure, as a shell would report it.
+  process.exit(code ?? 128 + (os.constants.signals[signal] ?? 0));
 });

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +56,38 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('npm start and the bundled l
     expect(out).toContain('set STRIPE_API_URL');
     expect(out).not.toContain('local stripe listening');
   });
+
+  it('reports a server killed by a signal as a failure (exit code 128 + the signal), not as a success', async () => {
+    const port = await freePort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-start-'));
+    dirs.push(dataDir);
+    const child = spawn(process.execPath, ['scripts/start.mjs'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test-admin-token', APP_SECRET: '', NODE_ENV: 'production', STRIPE_API_URL: '' } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/livez`).then((r) => r.ok, () => false)); i++) {
+        if (child.exitCode !== null || i > 1200) throw new Error(`npm start did not start the server:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // The server npm start runs (scripts/serve.mjs, its only child here: no local Stripe server
+      // in production), ended as the kernel's out-of-memory killer would.
+      const servers = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid=']).stdout.toString().trim().split(/\s+/).filter(Boolean);
+      expect(servers, out).toHaveLength(1);
+      process.kill(Number(servers[0]), 'SIGKILL');
+      expect(await exited).toBe(137);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
+  }, 120_000);
 
   it('does not start it when a live key is configured', async () => {
     const out = await startOnce({ STRIPE_SECRET_KEY: 'rk_live_configured' });
