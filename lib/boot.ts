@@ -10,7 +10,7 @@ import { createCompany } from './billing/companies/companies';
 import { registerBillingTasks } from './billing/tasks';
 import { startWorker, syncTestClock } from './jobs/worker';
 import { migrationsApplied } from './probes';
-import { exitOnSignals } from './shutdown';
+import { exitOnSignals, shutdownStarted } from './shutdown';
 import { log } from './log';
 import { registry } from './metrics/registry';
 import { ConfigError, loadEnv, setting } from './env';
@@ -45,6 +45,8 @@ export async function boot(): Promise<void> {
   }
   registerBillingTasks();
   const database = await getDatabase();
+  // A stop that began while the database opened (a long migration) has stopped the worker already.
+  if (shutdownStarted()) return;
   let ready = false;
   try {
     ready = await migrationsApplied();

@@ -9,7 +9,7 @@ import { startWorker } from '../lib/jobs/worker';
 import { registerBillingTasks } from '../lib/billing/tasks';
 import { appSecret } from '../lib/config';
 import { startProbeServer } from '../lib/probes';
-import { exitOnSignals } from '../lib/shutdown';
+import { exitOnSignals, shutdownStarted } from '../lib/shutdown';
 import { log } from '../lib/log';
 import { registry } from '../lib/metrics/registry';
 import { loadEnv, type Env } from '../lib/env';
@@ -37,7 +37,8 @@ try {
 }
 registry();
 registerBillingTasks();
-startWorker();
+// A stop that began while the database opened (a long migration) ends the process: nothing to start.
+if (!shutdownStarted()) startWorker();
 if (healthPort !== undefined) {
   const server = await startProbeServer(healthPort);
   probes.push(server);

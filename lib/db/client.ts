@@ -293,7 +293,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-type Holder = { promise?: Promise<Database>; database?: Database };
+/** `closed`: the process is stopping (closeDatabase ran): the database is not opened again. */
+type Holder = { promise?: Promise<Database>; database?: Database; closed?: boolean };
 const holder: Holder = ((globalThis as { __billingDb?: Holder }).__billingDb ??= {});
 
 /** MIGRATE=0: this process leaves migrating to `npm run db:migrate` (readiness then checks they are applied). */
@@ -304,11 +305,13 @@ export const migratesAtStart = () => setting('MIGRATE');
  * A failed open is not kept: the next caller tries again (PostgreSQL may come up after us).
  */
 export function getDatabase(): Promise<Database> {
+  if (holder.closed) return Promise.reject(new Error('The database is closed: this process is stopping.'));
   if (!holder.promise) {
     const url = setting('DATABASE_URL');
     const migrate = migratesAtStart();
-    const opening = (url ? openPostgres(url, { migrate }) : openEmbedded(setting('DATA_DIR'), { migrate })).then((d) => {
-      holder.database = d;
+    const opening: Promise<Database> = (url ? openPostgres(url, { migrate }) : openEmbedded(setting('DATA_DIR'), { migrate })).then((d) => {
+      // Not when the stop closed it while it was opening.
+      if (holder.promise === opening) holder.database = d;
       return d;
     });
     holder.promise = opening;
@@ -323,8 +326,9 @@ export function getDatabase(): Promise<Database> {
   return holder.promise;
 }
 
-/** Closes the process-wide database if it was opened; the next getDatabase opens it again. */
+/** Closes the process-wide database if it was opened (the stop sequence); it is not opened again in this process. */
 export async function closeDatabase(): Promise<void> {
+  holder.closed = true;
   const opening = holder.promise;
   holder.promise = undefined;
   holder.database = undefined;
