@@ -12,7 +12,7 @@ import { effectiveState, listEvents } from '../billing/events/events';
 import type { EventListQuery } from '../api/schemas/events';
 import { accountTotals, clearDashboardCache, dailyTotals, EXACT_LIMIT } from './dashboard';
 import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
-import { listAccountsOnPlan } from './queries';
+import { listAccountsOnPlan, planChoices } from './queries';
 import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
 import { findSessionUser } from '../auth';
 import { endConsoleSession, openConsoleSession, SESSION_MAX_AGE_S } from './sessions';
@@ -380,6 +380,21 @@ describe('team', () => {
     expect(await findSessionUser(db, claims(a.id, 2))).toBeNull();
     expect((await listAdmins({ db, companyId: c.company.id })).map((x) => x.id)).toEqual([ownerRow.id]);
     expect(await findSessionUser(db, claims(ownerRow.id, 1))).toMatchObject({ id: ownerRow.id, role: 'owner' });
+  });
+
+  it("a plan picker names an account's current and scheduled plans however old, and no other company's", async () => {
+    const db = t.database.db;
+    const c = await newCompany(t, { name: 'Many Plans Co' });
+    const other = await newCompany(t, { name: 'Other Plans Co' });
+    const make = async (co: typeof c, name: string) => (await co.call('POST', '/v1/companies/{company}/plans', { body: { name, charge_amount: 0, balances: [], billing_rules: [] } })).body.data.id as string;
+    const oldest = await make(c, 'Oldest');
+    const middle = await make(c, 'Middle');
+    const newest = await make(c, 'Newest');
+    const foreign = await make(other, 'Foreign');
+    const names = async (include: (string | null)[]) => (await planChoices({ db, companyId: c.company.id, include, limit: 1 })).map((p) => p.name);
+    expect(await names([])).toEqual(['Newest']);
+    expect(await names([oldest, null, newest, foreign, middle])).toEqual(expect.arrayContaining(['Newest', 'Oldest', 'Middle']));
+    expect(await names([oldest, null, newest, foreign, middle])).toHaveLength(3);
   });
 
   it('wrong current passwords on a password change count as failed sign-ins of that email', async () => {

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, or } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { accounts, collectorLinks } from '../db/schema';
+import { accounts, collectorLinks, plans } from '../db/schema';
+import { listPlans } from '../billing/plans/plans';
 import { keysetPage } from '../db/keyset';
 
 /**
@@ -43,4 +44,19 @@ export async function latestCollectorLink({ db, accountId }: { db: Db; accountId
     .orderBy(desc(collectorLinks.id))
     .limit(1);
   return row ?? null;
+}
+
+/** How many plans a plan picker lists, newest first. */
+export const PLAN_CHOICES = 1000;
+
+/**
+ * The plans a picker offers: the newest PLAN_CHOICES, and the plans in `include` (an account's
+ * current and scheduled plans) however old, so a page can always name them.
+ */
+export async function planChoices({ db, companyId, include = [], limit = PLAN_CHOICES }: { db: Db; companyId: string; include?: (string | null | undefined)[]; limit?: number }) {
+  const { items } = await listPlans({ db, companyId, page: { limit } });
+  const listed = new Set(items.map((p) => p.id));
+  const missing = [...new Set(include.filter((id): id is string => Boolean(id) && !listed.has(id!)))];
+  const older = missing.length ? await db.select().from(plans).where(and(eq(plans.companyId, companyId), inArray(plans.id, missing))) : [];
+  return [...items, ...older];
 }

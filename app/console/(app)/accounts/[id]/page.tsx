@@ -7,9 +7,8 @@ import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
 import { listEvents } from '@/lib/billing/events/events';
 import { listCharges } from '@/lib/billing/charges/charges';
-import { listPlans } from '@/lib/billing/plans/plans';
 import { orNotFound } from '@/lib/console/forms';
-import { latestCollectorLink } from '@/lib/console/queries';
+import { latestCollectorLink, planChoices } from '@/lib/console/queries';
 import { formatCents, formatDate, formatTime, formatUnits, planSummary } from '@/lib/console/format';
 import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
@@ -48,16 +47,16 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
     listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
     listCharges({ db, accountId: account.id, page: { limit: RECENT } }),
-    listPlans({ db, companyId: user.companyId, page: { limit: 200 } }),
+    planChoices({ db, companyId: user.companyId, include: [account.planId, account.scheduledPlanId] }),
     latestCollectorLink({ db, accountId: account.id }),
   ]);
-  const planById = new Map(plans.items.map((p) => [p.id, p]));
+  const planById = new Map(plans.map((p) => [p.id, p]));
   const plan = account.planId ? planById.get(account.planId) : undefined;
   const scheduledPlan = account.scheduledPlanId ? planById.get(account.scheduledPlanId) : undefined;
   const pm = account.paymentMethod;
   const denominations = balances.map((b) => b.denomination);
   const scheduledRefills = balances.filter((b) => b.scheduledRefill);
-  const planOptions = plans.items.map((p) => ({ id: p.id, name: p.name, summary: planSummary(p), charge: p.chargeAmount }));
+  const planOptions = plans.map((p) => ({ id: p.id, name: p.name, summary: planSummary(p), charge: p.chargeAmount }));
   const linkState = !link ? null : link.usedAt ? `used ${formatTime(link.usedAt)}` : link.expiresAt.getTime() <= at.getTime() ? `expired ${formatTime(link.expiresAt)}` : `open until ${formatTime(link.expiresAt)}`;
 
   return (

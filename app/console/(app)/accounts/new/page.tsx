@@ -1,6 +1,6 @@
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
-import { listPlans } from '@/lib/billing/plans/plans';
+import { planChoices } from '@/lib/console/queries';
 import { planSummary } from '@/lib/console/format';
 import { NewAccountForm } from '@/components/console/account-forms';
 import { PageHeader } from '@/components/console/ui';
@@ -10,12 +10,12 @@ export const metadata = { title: 'New account' };
 
 export default async function NewAccountPage() {
   const user = await requireUser();
-  const plans = await listPlans({ db: await getDb(), companyId: user.companyId, page: { limit: 200 } });
+  const plans = await planChoices({ db: await getDb(), companyId: user.companyId });
   return (
     <>
       <PageHeader title="New account" back={{ href: '/console/accounts', label: 'Accounts' }} description="An account is one of your customers. It gets a customer at the payment processor." />
       <div className="max-w-xl rounded-lg border border-slate-200 bg-white p-4 shadow-sm">
-        <NewAccountForm action={createAccountAction} plans={plans.items.map((p) => ({ id: p.id, name: p.name, summary: planSummary(p), charge: p.chargeAmount }))} />
+        <NewAccountForm action={createAccountAction} plans={plans.map((p) => ({ id: p.id, name: p.name, summary: planSummary(p), charge: p.chargeAmount }))} />
       </div>
     </>
   );
