@@ -91,6 +91,12 @@ describe('the configuration schema', () => {
     for (const [name, value] of Object.entries(wrong)) expect(said.some((p) => p.startsWith(`${name} must be `) && p.endsWith(`; got "${value}".`)), name).toBe(true);
   });
 
+  it('does not repeat the credentials of a URL it refuses', () => {
+    const said = problems({ STRIPE_API_URL: 'ftp://stripe-user:hunter2@stripe.internal/v1', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' });
+    expect(said[0]).toBe('STRIPE_API_URL must be an http or https URL of a Stripe-compatible API; got "ftp://***@stripe.internal/v1".');
+    expect(said.join('\n')).not.toContain('hunter2');
+  });
+
   it('takes an operator token of 16 printable characters, and none shorter or with a space', () => {
     expect(loadEnv({ ADMIN_TOKEN: 'abcdefghijklmnop' }).ADMIN_TOKEN).toBe('abcdefghijklmnop');
     expect(problems({ ADMIN_TOKEN: 'abcdefghijklmno' })).toHaveLength(1);

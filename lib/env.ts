@@ -122,7 +122,9 @@ export class ConfigError extends Error {
 function describeProblem(name: EnvName, raw: string | undefined): string {
   const { expects, secret } = EXPECTS[name];
   const text = typeof expects === 'function' ? expects(raw ?? '') : expects;
-  return secret ? `${name} must be ${text}.` : `${name} must be ${text}; got "${raw}".`;
+  // A URL's credentials are not repeated either (STRIPE_API_URL=https://user:pass@host...).
+  const shown = raw?.replace(/\/\/[^/@\s]*@/g, '//***@');
+  return secret ? `${name} must be ${text}.` : `${name} must be ${text}; got "${shown}".`;
 }
 
 function raw(source: Record<string, string | undefined>): Record<EnvName, string | undefined> {
