@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DrizzleQueryError } from 'drizzle-orm';
 import { censorLine, log, logLevel, SECRET_FIELDS, SECRET_HEADERS, serializeError } from './log';
 import { captureLogs } from './testing/log-capture';
 
@@ -90,6 +91,14 @@ describe('the logger', () => {
     }
     expect(cap.lines[0]).toMatchObject({ level: 'error', msg: 'failed', err: { type: 'Error', message: 'duplicate key', code: '23505' } });
     expect(cap.text()).not.toMatch(/sk_secretvalue|insert into|Bearer/);
+  });
+
+  it("shows a failed query's statement and reason, never its parameters", () => {
+    const cause = Object.assign(new Error('value too long for type character varying(255)'), { code: '22001' });
+    const err = new DrizzleQueryError('update webhooks set url = $1 where id = $2', ['https://hooks.example.com/t/secret-path-token', 'w_1'], cause);
+    const shown = serializeError(err);
+    expect(shown).toMatchObject({ code: '22001', message: 'Failed query: update webhooks set url = $1 where id = $2 (value too long for type character varying(255))' });
+    expect(JSON.stringify(shown)).not.toContain('secret-path-token');
   });
 
   it('prints plain text on stderr for commands a person runs, and JSON lines on stdout in servers', () => {

@@ -83,7 +83,7 @@ export function censorLine(line: Fields): Fields {
   return out ?? line;
 }
 
-type ErrorLike = { name?: unknown; message?: unknown; code?: unknown; stack?: unknown; constructor?: { name?: string } };
+type ErrorLike = { name?: unknown; message?: unknown; code?: unknown; stack?: unknown; constructor?: { name?: string }; query?: unknown; params?: unknown; cause?: unknown };
 
 /**
  * An error as a line shows it: its kind, message, code and stack, nothing else. Driver and
@@ -94,8 +94,19 @@ export function serializeError(err: unknown): Record<string, unknown> {
   if (!err || typeof err !== 'object') return { message: String(err) };
   const e = err as ErrorLike;
   const out: Record<string, unknown> = { type: typeof e.name === 'string' ? e.name : (e.constructor?.name ?? 'Error'), message: String(e.message ?? '') };
-  if (typeof e.code === 'string' || typeof e.code === 'number') out.code = e.code;
-  if (typeof e.stack === 'string') out.stack = e.stack;
+  let code = e.code;
+  let stack = typeof e.stack === 'string' ? e.stack : undefined;
+  // Drizzle's failed-query error writes the statement's parameters into its message (a webhook
+  // URL with a token in it, an email): the statement and the database's reason are enough.
+  if (typeof e.query === 'string' && Array.isArray(e.params)) {
+    const cause = (e.cause && typeof e.cause === 'object' ? e.cause : {}) as ErrorLike;
+    const message = `Failed query: ${e.query}${cause.message ? ` (${String(cause.message)})` : ''}`;
+    stack = stack?.replace(String(e.message), message);
+    out.message = message;
+    code ??= cause.code;
+  }
+  if (typeof code === 'string' || typeof code === 'number') out.code = code;
+  if (stack) out.stack = stack;
   return out;
 }
 
