@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgres, query, sql } from '../lib/db/client';
+import { deliveryIdOf } from '../lib/billing/webhooks/delivery';
 import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
 import { assembleImage, emptyPostgresDatabase, runInImage, startServer, waitFor, type Proc } from '../lib/testing/image';
@@ -88,6 +89,8 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
     expect((await call('POST', `/v1/accounts/${accountIds[0]}/events`, auth, { type: 'chat' })).status).toBe(200);
     const [first] = await receiver.waitFor(1, 20_000);
     const firstId = first.headers['webhook-id'];
+    // A balance_change retried with a newer balance carries `<delivery id>_<attempt>`.
+    const ofFirst = (r: { headers: Record<string, string> }) => deliveryIdOf(r.headers['webhook-id']) === firstId;
     const deliveryPath = `/v1/companies/${co}/webhooks/${hookId}/deliveries/${firstId}`;
     for (let i = 0; i < 100 && (await call('GET', deliveryPath, auth)).body.data.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));
 
@@ -109,13 +112,13 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
     });
     // Background sends are under way (held by the receiver)...
     const until = Date.now() + 20_000;
-    while (!receiver.requests.some((r) => r.headers['webhook-id'] !== firstId)) {
+    while (!receiver.requests.some((r) => !ofFirst(r))) {
       if (Date.now() > until) throw new Error(`no background send started\n${server.output()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     // ...and a request is in flight: the re-send of the first delivery, sent inline, held too.
     const replay = call('POST', `${deliveryPath}/retry`, auth);
-    while (!receiver.requests.some((r, i) => i > 0 && r.headers['webhook-id'] === firstId)) await new Promise((r) => setTimeout(r, 20));
+    while (!receiver.requests.some((r, i) => i > 0 && ofFirst(r))) await new Promise((r) => setTimeout(r, 20));
     const requestsBefore = outcomes.length;
 
     const sigtermAt = Date.now();
@@ -184,7 +187,7 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
     expect(await query(check.db, sql`select id from accounts where renewal_locked_until is not null`)).toEqual([]);
     // The sends that were held finished and were recorded as delivered.
     for (const r of heldSends) {
-      const id = r.headers['webhook-id'];
+      const id = deliveryIdOf(r.headers['webhook-id']);
       const [row] = await query<{ status: string; codes: number[] }>(
         check.db,
         sql`select d.status, array_agg(a.response_status order by a.created_at) as codes

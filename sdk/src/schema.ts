@@ -1789,7 +1789,7 @@ export interface components {
         WebhookPayloadByType: {
             /** @description Company id (starts with `c_`). */
             company_id: string;
-            /** @description Delivery id, the same for every attempt (also the webhook-id header) (starts with `whd_`). */
+            /** @description Delivery id, the same for every attempt (the webhook-id header, which a balance_change retried with a newer balance suffixes with _r<attempt>) (starts with `whd_`). */
             callback_id: string;
             /** @description Account id (starts with `a_`). */
             account_id: string;
@@ -1822,7 +1822,7 @@ export interface components {
         };
         /** @description One notification to one webhook, with its attempts. */
         Delivery: {
-            /** @description Delivery id (the webhook-id header) (starts with `whd_`). */
+            /** @description Delivery id (the webhook-id header, without the _r<attempt> a balance_change retried with a newer balance adds) (starts with `whd_`). */
             id: string;
             /** @description Webhook id (starts with `w_`). */
             webhook_id: string;
@@ -5784,7 +5784,7 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Delivery id (`whd_...`), the same on every attempt: deduplicate on it.
+                 * @description The delivery id (`whd_...`), the same on every attempt that carries the same message: deduplicate on it. A `balance_change` retried with a newer balance than its attempt before is a new message: `<delivery id>_r<attempt>` (the delivery endpoints take that form too).
                  * @example whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e
                  */
                 "webhook-id": string;
@@ -5829,7 +5829,7 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Delivery id (`whd_...`), the same on every attempt: deduplicate on it.
+                 * @description The delivery id (`whd_...`), the same on every attempt that carries the same message: deduplicate on it. A `balance_change` retried with a newer balance than its attempt before is a new message: `<delivery id>_r<attempt>` (the delivery endpoints take that form too).
                  * @example whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e
                  */
                 "webhook-id": string;

@@ -264,7 +264,7 @@ const payloadData = z
 export const webhookPayloadByType = z
   .strictObject({
     company_id: prefixed('c', 'Company id'),
-    callback_id: prefixed('whd', 'Delivery id, the same for every attempt (also the webhook-id header)'),
+    callback_id: prefixed('whd', 'Delivery id, the same for every attempt (the webhook-id header, which a balance_change retried with a newer balance suffixes with _r<attempt>)'),
     account_id: prefixed('a', 'Account id'),
     type: topicEnum.describe('Event type.'),
     account_balance: z.number().describe('Balance amount as a JSON number.'),
@@ -286,7 +286,7 @@ export const webhookPayloadByTopic = z
 
 export const delivery = z
   .strictObject({
-    id: prefixed('whd', 'Delivery id (the webhook-id header)'),
+    id: prefixed('whd', 'Delivery id (the webhook-id header, without the _r<attempt> a balance_change retried with a newer balance adds)'),
     webhook_id: prefixed('w', 'Webhook id'),
     topic: topicEnum,
     account_id: maybePrefixed('a', 'Account id'),

@@ -10,7 +10,8 @@ import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
 import { useResolver } from './send';
-import { webhookAttempts } from '../../db/schema';
+import { webhookAttempts, webhookDeliveries } from '../../db/schema';
+import { eq } from 'drizzle-orm';
 import { newId } from '../../ids';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -263,10 +264,14 @@ describe('delivering webhooks', () => {
     expect(r.requests.map((q) => [q.headers['webhook-id'], q.json.balance])).toEqual([
       [d.id, '-5'],
       [d.id, '-5'],
-      [`${d.id}_3`, '-8'],
-      [`${d.id}_3`, '-8'],
+      [`${d.id}_r3`, '-8'],
+      [`${d.id}_r3`, '-8'],
     ]);
     for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(q.json);
+    // The delivery endpoints take the id a receiver got.
+    const byMessage = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}_r3`);
+    expect(byMessage.status, JSON.stringify(byMessage.body)).toBe(200);
+    expect(byMessage.body.data.id).toBe(d.id);
   });
 
   it('keeps a succeeded delivery succeeded when its replay fails, and does not retry it', async () => {
@@ -283,6 +288,13 @@ describe('delivering webhooks', () => {
     expect(again.body.data.attempts_log.map((x: any) => x.response_status)).toEqual([200, 500]);
     await advance(86400);
     expect(r.requests).toHaveLength(2);
+    // A replay whose process died after its claim: the worker takes it over when its lease
+    // runs out, and its failure leaves the delivery succeeded too.
+    await t.database.db.update(webhookDeliveries).set({ status: 'sending', nextAttemptAt: now() }).where(eq(webhookDeliveries.id, d.id));
+    await advance(1);
+    expect(r.requests).toHaveLength(3);
+    const [after] = await deliveries(co, hook.id);
+    expect(after).toMatchObject({ status: 'succeeded', attempts: 3, next_attempt_at: null });
     const missing = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/whd_nope/retry`);
     expect(missing.status).toBe(404);
   });

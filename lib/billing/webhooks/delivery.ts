@@ -53,13 +53,17 @@ export function sendTimeoutMs(): number {
 }
 
 export type Delivery = typeof webhookDeliveries.$inferSelect;
-/** `sent`: the message the last logged attempt carried (a `balance_change`'s balance changes). */
-type Stored = { balance?: string; detail?: Record<string, unknown>; sent?: { id: string; balance: string; attempt: number } };
+/**
+ * `sent`: the message the last logged attempt carried (a `balance_change`'s balance changes).
+ * `delivered`: a replay of a delivery that had succeeded is under way; its failure leaves it
+ * succeeded, even when another process finishes the replay after this one died.
+ */
+type Stored = { balance?: string; detail?: Record<string, unknown>; sent?: { id: string; balance: string; attempt: number }; delivered?: boolean };
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 /**
  * The body a receiver gets, per registration style. Variant A (`type`): company_id,
- * callback_id (the delivery id, also the `webhook-id` header), account_id, type,
+ * callback_id (the delivery id: the `webhook-id` header, see messageId), account_id, type,
  * account_balance (number), account_denomination. Variant B (`topic`): webhook_id, topic,
  * account_id, denomination, balance (exact decimal string). Extra facts (the failed charge,
  * the threshold crossed, the plan refilled) ride under `data`.
@@ -105,14 +109,14 @@ async function liveBalance(db: Db, d: Delivery): Promise<string | null> {
  * so receivers deduplicate on it, and every delivery but a `balance_change` carries the same body
  * each time: its id is the delivery's. A `balance_change` carries the balance at send time, so a
  * retry can carry a newer balance than the attempt before it. That is a new message, and gets a
- * new id (the delivery's and the attempt's number): a receiver that handled the earlier attempt
+ * new id (the delivery's, `_r` and the attempt's number): a receiver that handled the earlier attempt
  * while we gave up on its answer would otherwise drop the newer balance as a duplicate. The same
  * when the attempt before was never logged (its process died): what it carried is not known.
  */
 export function messageId(d: Pick<Delivery, 'id' | 'attempts' | 'payload'>, balance: string | null): string {
   const sent = ((d.payload ?? {}) as Stored).sent;
-  if (balance === null || !sent) return d.id;
-  return sent.attempt === d.attempts - 1 && sent.balance === balance ? sent.id : `${d.id}_${d.attempts}`;
+  if (balance === null || (!sent && d.attempts <= 1)) return d.id;
+  return sent && sent.attempt === d.attempts - 1 && sent.balance === balance ? sent.id : `${d.id}_r${d.attempts}`;
 }
 
 type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null; id: string | null };
@@ -155,10 +159,10 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
  * the newer outcome. A success also pulls the webhook's waiting retries forward: a receiver
  * that was down for hours gets its backlog as soon as it answers again.
  */
-async function recordOutcome(db: Db, d: Delivery, o: Outcome, delivered: boolean): Promise<boolean> {
+async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> {
   const ok = o.status !== null && o.status >= 200 && o.status < 300;
   const end = clockNow();
-  const status = ok || delivered ? 'succeeded' : d.attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  const status = ok || (d.payload as Stored | null)?.delivered === true ? 'succeeded' : d.attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
   const next = status === 'pending' ? new Date(end.getTime() + RETRY_DELAYS_S[Math.max(0, d.attempts - 1)] * 1000) : null;
   const endIso = end.toISOString();
   const pullForward = ok
@@ -345,8 +349,7 @@ async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>
   return new Map(rows.map((w) => [w.id, w]));
 }
 
-/** `delivered`: a replay of a delivery that had succeeded, which a failed attempt does not undo. */
-async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined, delivered = false): Promise<boolean> {
+async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined): Promise<boolean> {
   if (!w) {
     await cancelOrphan(db, d);
     return true;
@@ -354,7 +357,7 @@ async function sendClaimed(db: Db, d: Delivery, w: Webhook | undefined, delivere
   const outcome = await attempt(db, w, d);
   noteDuration(w.id, outcome);
   log.info({ delivery_id: d.id, webhook_id: w.id, company_id: w.companyId, topic: d.topic, attempt: d.attempts, outcome: outcome.error ?? outcome.status, duration_ms: outcome.durationMs }, 'webhook attempt');
-  return recordOutcome(db, d, outcome, delivered);
+  return recordOutcome(db, d, outcome);
 }
 
 /**
@@ -572,7 +575,13 @@ export async function listDeliveries({ db, companyId, webhookId, page }: { db: D
   return { items: await withAttempts(db, w, rows.items), hasMore: rows.hasMore };
 }
 
-export async function getDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+/** The delivery a `webhook-id` names: the id itself, or messageId's `<delivery id>_r<attempt>`. */
+export function deliveryIdOf(id: string): string {
+  return id.replace(/^(whd_[0-9a-z]{26}(?:_[0-9a-f]{8})?)_r\d+$/, '$1');
+}
+
+export async function getDelivery({ db, companyId, webhookId, deliveryId: asked }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+  const deliveryId = deliveryIdOf(asked);
   const w = await getWebhook({ db, companyId, webhookId });
   const found = await deliveryRows(db).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, w.companyId)));
   const [row] = await withAttempts(db, w, found);
@@ -586,7 +595,8 @@ export async function getDelivery({ db, companyId, webhookId, deliveryId }: { db
  * goes back on the schedule, one of a delivery that had succeeded stays succeeded (it was
  * delivered); one in flight right now is 409.
  */
-export async function retryDelivery({ db, companyId, webhookId, deliveryId }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+export async function retryDelivery({ db, companyId, webhookId, deliveryId: asked }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
+  const deliveryId = deliveryIdOf(asked);
   const w = await getWebhook({ db, companyId, webhookId });
   const at = clockNow();
   const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, companyId));
@@ -596,13 +606,20 @@ export async function retryDelivery({ db, companyId, webhookId, deliveryId }: { 
   // Claimed only from the state just read: what the re-send's failure leaves depends on it.
   const [claimed] = await db
     .update(webhookDeliveries)
-    .set({ status: 'sending', attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(at.getTime() + leaseMs()), updatedAt: at })
+    .set({
+      status: 'sending',
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      nextAttemptAt: new Date(at.getTime() + leaseMs()),
+      updatedAt: at,
+      // Recorded with the claim: a process that takes the replay over after this one died knows it.
+      ...(before.status === 'succeeded' && { payload: sql`coalesce(${webhookDeliveries.payload}, '{}'::jsonb) || '{"delivered": true}'::jsonb` }),
+    })
     .where(and(mine, eq(webhookDeliveries.status, before.status), inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed'])))
     .returning();
   if (!claimed) {
     await getDelivery({ db, companyId, webhookId, deliveryId });
     throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
   }
-  await sendClaimed(db, claimed, w, before.status === 'succeeded');
+  await sendClaimed(db, claimed, w);
   return getDelivery({ db, companyId, webhookId, deliveryId });
 }
