@@ -71,7 +71,8 @@ function runPrimary(env, count) {
     startedAt.delete(child.id);
     if (stopping) {
       if (code !== 0) failed = true;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
+      // Counted here: node:cluster keeps a process in cluster.workers until it has also disconnected.
+      if (startedAt.size === 0) process.exit(failed ? 1 : 0);
       return;
     }
     logLine('error', `serving process ${child.process.pid} ended (${signal ?? `exit code ${code}`}); starting another`);
