@@ -58,7 +58,7 @@ export async function boot(): Promise<void> {
     await syncTestClock(database.db);
     if (database.kind === 'embedded' && !setting('ADMIN_TOKEN')) await seedDemo();
   }
-  if (setting('WORKER')) startWorker();
+  if (setting('WORKER') && !shutdownStarted()) startWorker();
 }
 
 async function seedDemo(): Promise<void> {

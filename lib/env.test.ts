@@ -95,6 +95,9 @@ describe('the configuration schema', () => {
     const said = problems({ STRIPE_API_URL: 'ftp://stripe-user:hunter2@stripe.internal/v1', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' });
     expect(said[0]).toBe('STRIPE_API_URL must be an http or https URL of a Stripe-compatible API; got "ftp://***@stripe.internal/v1".');
     expect(said.join('\n')).not.toContain('hunter2');
+    // Without a scheme, and with an @ in the password.
+    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'user:pw@collector:4318' })[0]).toContain('got "***@collector:4318"');
+    expect(problems({ STRIPE_API_URL: 'ftp://u:p@ss@host/v1' })[0]).toContain('got "ftp://***@host/v1"');
   });
 
   it('takes an operator token of 16 printable characters, and none shorter or with a space', () => {

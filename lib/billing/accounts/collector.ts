@@ -10,7 +10,7 @@ import { attachCard } from './cards';
 import type { Account } from '../../db/schema';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
-import { claimSubmission, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
+import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
@@ -95,7 +95,7 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
     const [current] = await db.select().from(collectorLinks).where(eq(collectorLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
     if (current?.usedAt) throw conflict('This link was already used.');
-    throw conflict('A card is being saved through this link; wait a moment and reload the page.');
+    throw submissionBusyError();
   }
   const used = () => db.update(collectorLinks).set({ usedAt: at, busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
   let account;

@@ -1,7 +1,7 @@
 import { and, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client';
-import { ApiError } from '../../errors';
+import { ApiError, conflict } from '../../errors';
 
 /**
  * Card attempts through a link anyone holding its URL may use (the card collector; a customer
@@ -49,6 +49,11 @@ export async function claimSubmission(db: Db, table: LeasedLinkTable, linkId: st
     .where(and(eq(table.id, linkId), or(isNull(table.busyUntil), lt(table.busyUntil, at)), takesAttempts(table), also))
     .returning({ id: table.id });
   return claimed.length > 0;
+}
+
+/** What a second card submission through a link gets while one is under way. */
+export function submissionBusyError(): ApiError {
+  return conflict('A card is being saved through this link; wait a moment and reload the page.');
 }
 
 const spentWords = (issuer: string) => `can no longer be used: ${MAX_FAILED_ATTEMPTS} card attempts through it failed. Ask ${issuer} for a new link.`;

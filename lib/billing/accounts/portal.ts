@@ -6,12 +6,12 @@ import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { sub } from '../../money';
-import { ApiError, conflict, notFound } from '../../errors';
+import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
 import { plainDecline } from '../../processor/stripe';
 import { saveCard } from './collector';
-import { claimSubmission, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
+import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
 /** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
 export const PORTAL_LINK_TTL_MS = 24 * 3600_000;
@@ -142,7 +142,7 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
   if (!(await claimSubmission(db, portalLinks, row.link.id, at))) {
     const [current] = await db.select().from(portalLinks).where(eq(portalLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
-    throw conflict('A card is being saved through this link; wait a moment and reload the page.');
+    throw submissionBusyError();
   }
   const before = row.account.planStatus;
   let account;
