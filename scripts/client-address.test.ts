@@ -44,7 +44,7 @@ async function serve(env: Record<string, string>) {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
-  return { submit, stop };
+  return { submit, stop, output: () => out };
 }
 
 describe.skipIf(process.env.TEST_DB !== 'embedded')('the client address of per-address limits (scripts/serve.mjs)', () => {
@@ -58,6 +58,8 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the client address of per-a
         expect(await direct.submit('192.0.2.2')).toBe(404);
         expect(await direct.submit('192.0.2.3')).toBe(429);
         expect(await direct.submit()).toBe(429);
+        // The operator is told once that a proxy seems to be in front.
+        expect(direct.output().match(/set TRUSTED_PROXIES to the number of proxies in front/g)).toHaveLength(1);
       } finally {
         await direct.stop();
       }
@@ -72,6 +74,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the client address of per-a
         expect(await proxied.submit('192.0.2.2')).toBe(404);
         // A request without the header is the proxy's own (the peer), counted apart.
         expect(await proxied.submit()).toBe(404);
+        expect(proxied.output()).not.toContain('TRUSTED_PROXIES is 0');
       } finally {
         await proxied.stop();
       }

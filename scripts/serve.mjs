@@ -117,10 +117,19 @@ function gatherMetrics() {
  * proxies in front, each appending the address that connected to it, the entry the outermost one
  * wrote. Entries further left were written by the client and name whatever it likes.
  */
+let warnedUnvouched = false;
+
 function vouchedClient(req, proxies) {
   const peer = req.socket?.remoteAddress ?? '';
-  if (proxies === 0) return peer;
   const sent = req.headers['x-forwarded-for'];
+  if (proxies === 0) {
+    // Once: behind a proxy with TRUSTED_PROXIES unset, every client counts as the proxy's address.
+    if (sent && !warnedUnvouched) {
+      warnedUnvouched = true;
+      logLine('warn', 'Requests arrive with X-Forwarded-For while TRUSTED_PROXIES is 0: per-address limits count the connection\'s peer. Behind a reverse proxy, set TRUSTED_PROXIES to the number of proxies in front.');
+    }
+    return peer;
+  }
   const chain = [...String(sent ?? '').split(','), peer].map((s) => s.trim()).filter(Boolean);
   return chain[Math.max(0, chain.length - 1 - proxies)] ?? '';
 }
