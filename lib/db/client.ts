@@ -192,47 +192,60 @@ export async function openEmbedded(dataDir: string | null, opts: { migrate?: boo
 
 export class DataDirLockedError extends Error {}
 
-/** A lock's holder, as its LOCK file names it. */
-type LockHolder = { pid: number; host: string; token: string };
-/** The holder touches its LOCK this often; one untouched for LOCK_STALE_MS on another host is taken as left behind. */
-const LOCK_HEARTBEAT_MS = 10_000;
-const LOCK_STALE_MS = 60_000;
+/**
+ * A lock's holder, as its LOCK file names it: process id, host name, process-id namespace (two
+ * containers can share a host name, never a namespace; their process ids mean nothing to each
+ * other) and a token of its own.
+ */
+type LockHolder = { pid: number; host: string; ns: string; token: string };
+/** The holder touches its LOCK this often; one untouched for LOCK_STALE_MS elsewhere is taken as left behind. */
+const LOCK_HEARTBEAT_MS = 5_000;
+const LOCK_STALE_MS = 30_000;
 /** The tokens of the locks this process holds, across its module instances. */
 const heldHere: Set<string> = ((globalThis as { __billingDataDirLocks?: Set<string> }).__billingDataDirLocks ??= new Set());
 
-function readHolder(lockPath: string): { holder: LockHolder | null; ageMs: number } {
-  const text = fs.readFileSync(lockPath, 'utf8').trim();
+function pidNamespace(): string {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
+}
+
+function readLock(lockPath: string): { text: string; holder: LockHolder | null; ageMs: number } {
+  const text = fs.readFileSync(lockPath, 'utf8');
   const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
   // Older versions wrote the bare process id, on this host.
-  if (/^\d+$/.test(text)) return { holder: { pid: Number(text), host: os.hostname(), token: '' }, ageMs };
+  if (/^\d+$/.test(text.trim())) return { text, holder: { pid: Number(text.trim()), host: os.hostname(), ns: pidNamespace(), token: '' }, ageMs };
   try {
     const h = JSON.parse(text) as LockHolder;
-    return { holder: typeof h?.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string' ? h : null, ageMs };
+    const ok = typeof h?.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string';
+    return { text, holder: ok ? { ...h, ns: typeof h.ns === 'string' ? h.ns : '' } : null, ageMs };
   } catch {
-    return { holder: null, ageMs };
+    return { text, holder: null, ageMs };
   }
 }
 
 /**
  * Takes DATA_DIR for this process: PGlite takes no lock itself, and two processes on one data
- * directory lose data. The LOCK file names the holder by process id, host name and a token of
- * its own, and the holder touches it every 10 s. A lock is left behind, and taken over, when its
- * process is gone from this host (or its id is now this process's, after a container restart), or
- * when it names another host (another container on the same volume, where process ids mean
- * nothing) and has not been touched for a minute. A lock being written, unreadable yet, counts as
- * held.
+ * directory lose data. The LOCK file names its holder (LockHolder), which touches it every 5 s.
+ * A lock is left behind, and taken over, when its holder shares this process's host and
+ * namespace and its process is gone (or its id is now this process's, after a container
+ * restart), or when it is elsewhere (another container on the same volume) and has not been
+ * touched for 30 s. A LOCK still being written counts as held. A stale lock is moved aside and
+ * compared before it goes, so two processes taking it over at once cannot both end up holding it.
  */
 export function lockDataDir(dataDir: string): () => void {
   const lockPath = path.join(dataDir, 'LOCK');
-  const me: LockHolder = { pid: process.pid, host: os.hostname(), token: randomUUID() };
+  const me: LockHolder = { pid: process.pid, host: os.hostname(), ns: pidNamespace(), token: randomUUID() };
   const mine = () => {
     try {
-      return readHolder(lockPath).holder?.token === me.token;
+      return readLock(lockPath).holder?.token === me.token;
     } catch {
       return false;
     }
   };
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx');
       fs.writeSync(fd, JSON.stringify(me));
@@ -261,27 +274,52 @@ export function lockDataDir(dataDir: string): () => void {
       return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const { holder, ageMs } = readHolder(lockPath);
-      const elsewhere = holder !== null && holder.host !== me.host;
-      const held =
-        holder === null
-          ? ageMs < LOCK_STALE_MS
-          : elsewhere
-            ? ageMs < LOCK_STALE_MS
-            : holder.pid !== process.pid && isAlive(holder.pid);
+      let seen: ReturnType<typeof readLock>;
+      try {
+        seen = readLock(lockPath);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        throw e;
+      }
+      const { holder, ageMs } = seen;
+      const here = holder !== null && holder.host === me.host && holder.ns === me.ns;
       // This very process holds it already (another module instance opened the database).
-      if (holder && !elsewhere && heldHere.has(holder.token)) return () => {};
+      if (here && heldHere.has(holder.token)) return () => {};
+      const held = here ? holder.pid !== process.pid && isAlive(holder.pid) : ageMs < LOCK_STALE_MS;
       if (held) {
-        const who = holder === null ? 'another process' : `process ${holder.pid}${elsewhere ? ` on host ${holder.host}` : ''}`;
+        const who = holder === null ? 'another process' : `process ${holder.pid}${here ? '' : ` on host ${holder.host}`}`;
         throw new DataDirLockedError(
           `The embedded database in ${path.resolve(dataDir)} is in use by ${who}. ` +
             `Stop that process, or use another DATA_DIR, or run on PostgreSQL with DATABASE_URL to share a database between processes.`,
         );
       }
-      fs.unlinkSync(lockPath); // left behind by a process that died
+      takeOverStale(lockPath, seen.text, me.token);
     }
   }
   throw new DataDirLockedError(`Could not lock ${path.resolve(dataDir)}`);
+}
+
+/**
+ * Removes a lock left behind, only if it is still the one judged stale (`text`): it is moved
+ * aside first, so of two processes taking it over at once only one moves it, and a lock another
+ * process made meanwhile is put back.
+ */
+function takeOverStale(lockPath: string, text: string, token: string): void {
+  const aside = `${lockPath}.${token}`;
+  try {
+    fs.renameSync(lockPath, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (fs.readFileSync(aside, 'utf8') !== text) {
+    try {
+      fs.linkSync(aside, lockPath);
+    } catch {
+      /* a third process made one meanwhile: it holds the directory */
+    }
+  }
+  fs.unlinkSync(aside);
 }
 
 function isAlive(pid: number): boolean {

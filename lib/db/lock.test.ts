@@ -22,7 +22,8 @@ function leave(dir: string, content: string, ageMs = 0) {
   const t = new Date(Date.now() - ageMs);
   fs.utimesSync(file, t, t);
 }
-const holder = (pid: number, host: string, token = 'theirs') => JSON.stringify({ pid, host, token });
+const ns = fs.readlinkSync('/proc/self/ns/pid');
+const holder = (pid: number, host: string, token = 'theirs', namespace = ns) => JSON.stringify({ pid, host, ns: namespace, token });
 
 describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
   it('names its holder, lets the same process open the database again, and goes with the last release', () => {
@@ -46,6 +47,14 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     lockDataDir(dir)();
   });
 
+  it('counts a holder with this host name but another process namespace (a container sharing the host name) as elsewhere', () => {
+    const dir = newDir();
+    leave(dir, holder(2 ** 22 + 12345, os.hostname(), 'theirs', 'pid:[1]'), 5_000);
+    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${2 ** 22 + 12345} on host ${os.hostname()}`);
+    leave(dir, holder(2 ** 22 + 12345, os.hostname(), 'theirs', 'pid:[1]'), 31_000);
+    lockDataDir(dir)();
+  });
+
   it('on this host, is refused while its process lives and taken over once it is gone or its id is now ours', () => {
     const dir = newDir();
     leave(dir, holder(process.ppid, os.hostname()));
@@ -60,6 +69,26 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     lockDataDir(dir)();
   });
 
+  it('is not taken from a process that took the stale lock over a moment before', () => {
+    const dir = newDir();
+    const file = path.join(dir, 'LOCK');
+    leave(dir, holder(2 ** 22 + 12345, 'gone-container'), 120_000);
+    // Another container takes the stale lock over between our look at it and our move of it.
+    const fresh = holder(2 ** 22 + 1, 'other-container', 'fresh');
+    const rename = fs.renameSync;
+    const spy = vi.spyOn(fs, 'renameSync').mockImplementationOnce((from, to) => {
+      fs.writeFileSync(file, fresh);
+      rename(from, to);
+    });
+    try {
+      expect(() => lockDataDir(dir)).toThrow(`is in use by process ${2 ** 22 + 1} on host other-container`);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(fs.readFileSync(file, 'utf8')).toBe(fresh);
+    expect(fs.readdirSync(dir)).toEqual(['LOCK']);
+  });
+
   it('counts a LOCK still being written as held, unless it was left like that long ago', () => {
     const dir = newDir();
     leave(dir, '');
@@ -68,14 +97,14 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     lockDataDir(dir)();
   });
 
-  it('is touched by its holder every 10 seconds, so other hosts see it held', () => {
+  it('is touched by its holder every 5 seconds, so other hosts see it held', () => {
     const dir = newDir();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const release = lockDataDir(dir);
     const file = path.join(dir, 'LOCK');
     const old = new Date(Date.now() - 3600_000);
     fs.utimesSync(file, old, old);
-    vi.advanceTimersByTime(10_000);
+    vi.advanceTimersByTime(5_000);
     expect(Date.now() - fs.statSync(file).mtimeMs).toBeLessThan(5_000);
     release();
   });
