@@ -89,7 +89,7 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
     expect((await call('POST', `/v1/accounts/${accountIds[0]}/events`, auth, { type: 'chat' })).status).toBe(200);
     const [first] = await receiver.waitFor(1, 20_000);
     const firstId = first.headers['webhook-id'];
-    // A balance_change retried with a newer balance carries `<delivery id>_<attempt>`.
+    // A balance_change retried with a newer balance carries `<delivery id>_r<attempt>`.
     const ofFirst = (r: { headers: Record<string, string> }) => deliveryIdOf(r.headers['webhook-id']) === firstId;
     const deliveryPath = `/v1/companies/${co}/webhooks/${hookId}/deliveries/${firstId}`;
     for (let i = 0; i < 100 && (await call('GET', deliveryPath, auth)).body.data.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));

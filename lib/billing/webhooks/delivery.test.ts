@@ -5,13 +5,13 @@ import { advance, createAccount, useWebhookRecorder, type Co } from '../../testi
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
-import { deliverDueWebhooks, RETRY_DELAYS_S } from './delivery';
+import { deliverDueWebhooks, deliveryIdOf, messageId, RETRY_DELAYS_S } from './delivery';
 import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
 import { useResolver } from './send';
 import { webhookAttempts, webhookDeliveries } from '../../db/schema';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { newId } from '../../ids';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -274,6 +274,23 @@ describe('delivering webhooks', () => {
     expect(byMessage.body.data.id).toBe(d.id);
   });
 
+  it('names each attempt of a balance_change by the message it carries', () => {
+    const id = 'whd_01m8ddea94zcwcm5b2fkv3xtqj_19f5f2ed';
+    const sent = (balance: string, attempt: number, as = id) => ({ balance, sent: { id: as, balance, attempt } });
+    // Other topics (no live balance), and a first attempt: the delivery id.
+    expect(messageId({ id, attempts: 3, payload: {} }, null)).toBe(id);
+    expect(messageId({ id, attempts: 1, payload: { balance: '5' } }, '4')).toBe(id);
+    // The attempt before carried the same balance: the same message.
+    expect(messageId({ id, attempts: 2, payload: sent('4', 1) }, '4')).toBe(id);
+    expect(messageId({ id, attempts: 4, payload: sent('4', 3, `${id}_r3`) }, '4')).toBe(`${id}_r3`);
+    // Another balance, or an attempt before it that was never logged (its process died): a new one.
+    expect(messageId({ id, attempts: 2, payload: sent('4', 1) }, '3')).toBe(`${id}_r2`);
+    expect(messageId({ id, attempts: 3, payload: sent('4', 1) }, '4')).toBe(`${id}_r3`);
+    expect(messageId({ id, attempts: 2, payload: { balance: '4' } }, '4')).toBe(`${id}_r2`);
+    expect(deliveryIdOf(`${id}_r12`)).toBe(id);
+    expect(deliveryIdOf(id)).toBe(id);
+  });
+
   it('keeps a succeeded delivery succeeded when its replay fails, and does not retry it', async () => {
     const co = await newCompany(t);
     const r = await receiver((n) => ({ status: n === 0 ? 200 : 500 }));
@@ -288,13 +305,19 @@ describe('delivering webhooks', () => {
     expect(again.body.data.attempts_log.map((x: any) => x.response_status)).toEqual([200, 500]);
     await advance(86400);
     expect(r.requests).toHaveLength(2);
-    // A replay whose process died after its claim: the worker takes it over when its lease
-    // runs out, and its failure leaves the delivery succeeded too.
-    await t.database.db.update(webhookDeliveries).set({ status: 'sending', nextAttemptAt: now() }).where(eq(webhookDeliveries.id, d.id));
+    // What a replay whose process died after its claim leaves: the worker takes it over when its
+    // lease runs out, and its failure leaves the delivery succeeded too.
+    await t.database.db
+      .update(webhookDeliveries)
+      .set({ status: 'sending', nextAttemptAt: now(), payload: sql`payload || '{"delivered": true}'::jsonb` })
+      .where(eq(webhookDeliveries.id, d.id));
     await advance(1);
     expect(r.requests).toHaveLength(3);
     const [after] = await deliveries(co, hook.id);
     expect(after).toMatchObject({ status: 'succeeded', attempts: 3, next_attempt_at: null });
+    // The mark goes with the attempt: the delivery is an ordinary succeeded one again.
+    const [row] = await t.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, d.id));
+    expect(row.payload).not.toHaveProperty('delivered');
     const missing = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/whd_nope/retry`);
     expect(missing.status).toBe(404);
   });

@@ -177,8 +177,8 @@ async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> 
       ), moved as (
         update webhook_deliveries set status = ${status}, next_attempt_at = ${next ? next.toISOString() : null}::timestamptz,
           updated_at = ${endIso}::timestamptz,
-          payload = case when ${o.balance}::text is null then payload
-            else payload || jsonb_build_object('balance', ${o.balance}::text, 'sent', jsonb_build_object('id', ${o.id}::text, 'balance', ${o.balance}::text, 'attempt', ${d.attempts}::int)) end
+          payload = (case when ${o.balance}::text is null then payload
+            else payload || jsonb_build_object('balance', ${o.balance}::text, 'sent', jsonb_build_object('id', ${o.id}::text, 'balance', ${o.balance}::text, 'attempt', ${d.attempts}::int)) end) - 'delivered'
         where id = ${d.id} and status = 'sending' and attempts = ${d.attempts}
       )
       ${pullForward}`,
@@ -409,7 +409,14 @@ async function unclaim(db: Db, claimed: Delivery[], slots: Map<string, Slot>): P
   try {
     await db
       .update(webhookDeliveries)
-      .set({ status: 'pending', attempts: sql`greatest(${webhookDeliveries.attempts} - 1, 0)`, nextAttemptAt: clockNow(), updatedAt: clockNow() })
+      .set({
+        // A replay of a delivered one given back unsent is delivered still.
+        status: sql`case when ${webhookDeliveries.payload} ? 'delivered' then 'succeeded' else 'pending' end`,
+        nextAttemptAt: sql`case when ${webhookDeliveries.payload} ? 'delivered' then null else ${clockNow().toISOString()}::timestamptz end`,
+        payload: sql`${webhookDeliveries.payload} - 'delivered'`,
+        attempts: sql`greatest(${webhookDeliveries.attempts} - 1, 0)`,
+        updatedAt: clockNow(),
+      })
       .where(and(inArray(webhookDeliveries.id, claimed.map((d) => d.id)), eq(webhookDeliveries.status, 'sending')));
   } finally {
     for (const d of claimed) releaseSlot(slots.get(d.id)!);
