@@ -98,6 +98,7 @@ describe('the configuration schema', () => {
     // Without a scheme, and with an @ in the password.
     expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'user:pw@collector:4318' })[0]).toContain('got "***@collector:4318"');
     expect(problems({ STRIPE_API_URL: 'ftp://u:p@ss@host/v1' })[0]).toContain('got "ftp://***@host/v1"');
+    expect(problems({ STRIPE_API_URL: 'ftp://user:pa/ss?x#y@host/v1' })[0]).toContain('got "ftp://***@host/v1"');
   });
 
   it('takes an operator token of 16 printable characters, and none shorter or with a space', () => {

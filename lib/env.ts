@@ -123,7 +123,8 @@ function describeProblem(name: EnvName, raw: string | undefined): string {
   const { expects, secret } = EXPECTS[name];
   const text = typeof expects === 'function' ? expects(raw ?? '') : expects;
   // A URL's credentials are not repeated either (STRIPE_API_URL=https://user:pass@host...).
-  const shown = raw?.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[^/?#\s]*@/i, '$1***@');
+  // Up to the last @ of the value: a password may hold /, ? or # unencoded (too much hidden beats too little).
+  const shown = raw?.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?.*@/is, '$1***@');
   return secret ? `${name} must be ${text}.` : `${name} must be ${text}; got "${shown}".`;
 }
 

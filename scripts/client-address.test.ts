@@ -59,7 +59,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the client address of per-a
         expect(await direct.submit('192.0.2.3')).toBe(429);
         expect(await direct.submit()).toBe(429);
         // The operator is told once that a proxy seems to be in front.
-        expect(direct.output().match(/set TRUSTED_PROXIES to the number of proxies in front/g)).toHaveLength(1);
+        expect(direct.output().match(/If reverse proxies are in front, set TRUSTED_PROXIES to their number/g)).toHaveLength(1);
       } finally {
         await direct.stop();
       }

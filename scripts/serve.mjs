@@ -81,9 +81,9 @@ function runPrimary(env, count) {
   const stop = (signal) => {
     if (stopping) return;
     stopping = true;
-    const children = Object.values(cluster.workers ?? {});
-    if (children.length === 0) process.exit(0);
-    for (const child of children) child.process.kill(signal);
+    // The processes that have not exited (cluster.workers also lists exited ones not yet disconnected).
+    if (startedAt.size === 0) process.exit(0);
+    for (const child of Object.values(cluster.workers ?? {})) if (startedAt.has(child.id)) child.process.kill(signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));
@@ -126,7 +126,7 @@ function vouchedClient(req, proxies) {
     // Once: behind a proxy with TRUSTED_PROXIES unset, every client counts as the proxy's address.
     if (sent && !warnedUnvouched) {
       warnedUnvouched = true;
-      logLine('warn', 'Requests arrive with X-Forwarded-For while TRUSTED_PROXIES is 0: per-address limits count the connection\'s peer. Behind a reverse proxy, set TRUSTED_PROXIES to the number of proxies in front.');
+      logLine('warn', 'A request arrived with X-Forwarded-For while TRUSTED_PROXIES is 0, so per-address limits count the connection\'s peer. If reverse proxies are in front, set TRUSTED_PROXIES to their number; if clients connect directly, leave it at 0 (a client can send the header itself).');
     }
     return peer;
   }

@@ -162,7 +162,7 @@ export async function openEmbedded(dataDir: string | null, opts: { migrate?: boo
   let release = () => {};
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true });
-    release = lockDataDir(dataDir);
+    release = await lockDataDir(dataDir);
   }
   // PGlite runs on a thread of its own: a statement no longer stops the server's thread.
   const client = new PGliteThread(dataDir ? path.join(dataDir, 'pg') : null);
@@ -232,11 +232,17 @@ function readLock(lockPath: string): { text: string; holder: LockHolder | null; 
  * A lock is left behind, and taken over, when its holder shares this process's host and
  * namespace and its process is gone (or its id is now this process's, after a container
  * restart), or when it is elsewhere (another container on the same volume) and has not been
- * touched for 30 s. A LOCK still being written counts as held. A stale lock is moved aside and
- * compared before it goes, so two processes taking it over at once cannot both end up holding it.
+ * touched for 30 s (a lock elsewhere that is fresh is watched that long first). A LOCK still
+ * being written counts as held. A stale lock is moved aside and compared before it goes, so two
+ * processes taking it over at once do not both go on holding it: a holder whose lock was removed
+ * or taken stops at its next heartbeat.
  */
-export function lockDataDir(dataDir: string): () => void {
+export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + LOCK_HEARTBEAT_MS }: { watchMs?: number } = {}): Promise<() => void> {
   const lockPath = path.join(dataDir, 'LOCK');
+  // A lock held elsewhere is watched this long before it counts as in use: a container restarted
+  // after an unclean stop (a new namespace) finds its own last lock, which goes stale meanwhile.
+  const watchUntil = Date.now() + watchMs;
+  let told = false;
   const me: LockHolder = { pid: process.pid, host: os.hostname(), ns: pidNamespace(), token: randomUUID() };
   const mine = () => {
     try {
@@ -245,13 +251,17 @@ export function lockDataDir(dataDir: string): () => void {
       return false;
     }
   };
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 1000; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx');
       fs.writeSync(fd, JSON.stringify(me));
       fs.closeSync(fd);
       const heartbeat = setInterval(() => {
-        if (!mine()) return;
+        if (!mine()) {
+          // Removed or taken by another process: two writers would corrupt the database.
+          log.fatal(`The lock on ${path.resolve(dataDir)} was removed or taken by another process: stopping before two processes write the embedded database.`);
+          process.exit(1);
+        }
         const t = new Date();
         try {
           fs.utimesSync(lockPath, t, t);
@@ -286,6 +296,12 @@ export function lockDataDir(dataDir: string): () => void {
       // This very process holds it already (another module instance opened the database).
       if (here && heldHere.has(holder.token)) return () => {};
       const held = here ? holder.pid !== process.pid && isAlive(holder.pid) : ageMs < LOCK_STALE_MS;
+      if (held && !here && Date.now() < watchUntil) {
+        if (!told) log.warn(`${path.resolve(dataDir)} is locked by process ${holder?.pid ?? '?'} on host ${holder?.host ?? '?'}; waiting up to ${Math.round(watchMs / 1000)} s to see whether it is still in use`);
+        told = true;
+        await new Promise((r) => setTimeout(r, 1_000));
+        continue;
+      }
       if (held) {
         const who = holder === null ? 'another process' : `process ${holder.pid}${here ? '' : ` on host ${holder.host}`}`;
         throw new DataDirLockedError(
@@ -314,9 +330,12 @@ function takeOverStale(lockPath: string, text: string, token: string): void {
   }
   if (fs.readFileSync(aside, 'utf8') !== text) {
     try {
-      fs.linkSync(aside, lockPath);
-    } catch {
-      /* a third process made one meanwhile: it holds the directory */
+      // Put back only where no lock is (an exclusive copy works on every filesystem).
+      fs.copyFileSync(aside, lockPath, fs.constants.COPYFILE_EXCL);
+    } catch (err) {
+      // EEXIST: a third process made one meanwhile and holds the directory; the one put aside
+      // finds its lock gone at its next heartbeat and stops.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
   fs.unlinkSync(aside);

@@ -22,54 +22,90 @@ function leave(dir: string, content: string, ageMs = 0) {
   const t = new Date(Date.now() - ageMs);
   fs.utimesSync(file, t, t);
 }
-const ns = fs.readlinkSync('/proc/self/ns/pid');
+const ns = (() => {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
+})();
+/** Without the watch for a lock held elsewhere: judged at once. */
+const now = { watchMs: 0 };
 const holder = (pid: number, host: string, token = 'theirs', namespace = ns) => JSON.stringify({ pid, host, ns: namespace, token });
 
 describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
-  it('names its holder, lets the same process open the database again, and goes with the last release', () => {
+  it('names its holder, lets the same process open the database again, and goes with the last release', async () => {
     const dir = newDir();
-    const release = lockDataDir(dir);
+    const release = await lockDataDir(dir, now);
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8'))).toMatchObject({ pid: process.pid, host: os.hostname() });
-    const again = lockDataDir(dir);
+    const again = await lockDataDir(dir, now);
     again();
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(true);
     release();
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
   });
 
-  it('is refused while another host holds it, and taken over once that host stopped touching it for a minute', () => {
+  it('is refused while another host holds it, and taken over once that host stopped touching it for a minute', async () => {
     const dir = newDir();
     // Another container on the same volume: its process id says nothing here (it may even be ours).
     leave(dir, holder(process.pid, 'other-container'), 5_000);
-    expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
-    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${process.pid} on host other-container`);
+    await expect(lockDataDir(dir, now)).rejects.toBeInstanceOf(DataDirLockedError);
+    await expect(lockDataDir(dir, now)).rejects.toThrow(`is in use by process ${process.pid} on host other-container`);
     leave(dir, holder(process.pid, 'other-container'), 61_000);
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
   });
 
-  it('counts a holder with this host name but another process namespace (a container sharing the host name) as elsewhere', () => {
+  it('held elsewhere, is watched before it counts as in use: one left behind goes stale meanwhile and is taken', async () => {
+    const dir = newDir();
+    // A container restarted after an unclean stop finds its own last lock, 29 s old.
+    leave(dir, holder(1, os.hostname(), 'before-restart', 'pid:[1]'), 29_000);
+    const started = Date.now();
+    (await lockDataDir(dir, { watchMs: 5_000 }))();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('stops its holder at the next heartbeat once it was removed or taken: two writers would corrupt the database', async () => {
+    const dir = newDir();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      const release = await lockDataDir(dir, now);
+      vi.advanceTimersByTime(5_000);
+      expect(exit).not.toHaveBeenCalled();
+      leave(dir, holder(2 ** 22 + 1, 'other-container', 'taker'));
+      vi.advanceTimersByTime(5_000);
+      expect(exit).toHaveBeenCalledWith(1);
+      release();
+      // Its release leaves the other holder's lock alone.
+      expect(JSON.parse(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8')).token).toBe('taker');
+    } finally {
+      exit.mockRestore();
+    }
+  });
+
+  it('counts a holder with this host name but another process namespace (a container sharing the host name) as elsewhere', async () => {
     const dir = newDir();
     leave(dir, holder(2 ** 22 + 12345, os.hostname(), 'theirs', 'pid:[1]'), 5_000);
-    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${2 ** 22 + 12345} on host ${os.hostname()}`);
+    await expect(lockDataDir(dir, now)).rejects.toThrow(`is in use by process ${2 ** 22 + 12345} on host ${os.hostname()}`);
     leave(dir, holder(2 ** 22 + 12345, os.hostname(), 'theirs', 'pid:[1]'), 31_000);
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
   });
 
-  it('on this host, is refused while its process lives and taken over once it is gone or its id is now ours', () => {
+  it('on this host, is refused while its process lives and taken over once it is gone or its id is now ours', async () => {
     const dir = newDir();
     leave(dir, holder(process.ppid, os.hostname()));
-    expect(() => lockDataDir(dir)).toThrow(`is in use by process ${process.ppid}.`);
+    await expect(lockDataDir(dir, now)).rejects.toThrow(`is in use by process ${process.ppid}.`);
     // A process id no process has.
     leave(dir, holder(2 ** 22 + 12345, os.hostname()));
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
     // Our own id, from a process before a restart (a container's PID 1), and the old format.
     leave(dir, holder(process.pid, os.hostname()));
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
     leave(dir, String(process.pid));
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
   });
 
-  it('is not taken from a process that took the stale lock over a moment before', () => {
+  it('is not taken from a process that took the stale lock over a moment before', async () => {
     const dir = newDir();
     const file = path.join(dir, 'LOCK');
     leave(dir, holder(2 ** 22 + 12345, 'gone-container'), 120_000);
@@ -81,7 +117,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
       rename(from, to);
     });
     try {
-      expect(() => lockDataDir(dir)).toThrow(`is in use by process ${2 ** 22 + 1} on host other-container`);
+      await expect(lockDataDir(dir, now)).rejects.toThrow(`is in use by process ${2 ** 22 + 1} on host other-container`);
     } finally {
       spy.mockRestore();
     }
@@ -89,18 +125,18 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     expect(fs.readdirSync(dir)).toEqual(['LOCK']);
   });
 
-  it('counts a LOCK still being written as held, unless it was left like that long ago', () => {
+  it('counts a LOCK still being written as held, unless it was left like that long ago', async () => {
     const dir = newDir();
     leave(dir, '');
-    expect(() => lockDataDir(dir)).toThrow('is in use by another process');
+    await expect(lockDataDir(dir, now)).rejects.toThrow('is in use by another process');
     leave(dir, '', 61_000);
-    lockDataDir(dir)();
+    (await lockDataDir(dir, now))();
   });
 
-  it('is touched by its holder every 5 seconds, so other hosts see it held', () => {
+  it('is touched by its holder every 5 seconds, so other hosts see it held', async () => {
     const dir = newDir();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    const release = lockDataDir(dir);
+    const release = await lockDataDir(dir, now);
     const file = path.join(dir, 'LOCK');
     const old = new Date(Date.now() - 3600_000);
     fs.utimesSync(file, old, old);
