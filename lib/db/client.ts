@@ -321,7 +321,9 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
  * process made meanwhile is put back.
  */
 function takeOverStale(lockPath: string, text: string, token: string): void {
-  const aside = `${lockPath}.${token}`;
+  // Joined, not a template literal: the build's file tracing reads `${a}.${b}` as a pattern
+  // matching every file of the project, and the image then carried the whole repository.
+  const aside = path.join(path.dirname(lockPath), 'LOCK.' + token);
   try {
     fs.renameSync(lockPath, aside);
   } catch (err) {
