@@ -4,7 +4,7 @@ import { withoutPrivateDestinations } from '@/lib/testing/destinations';
 import { requireUser } from '@/lib/auth';
 import { idle } from '@/lib/console/forms';
 import { MAX_WEBHOOKS_PER_COMPANY } from '@/lib/billing/webhooks/webhooks';
-import { createWebhookAction } from './actions';
+import { createWebhookAction, setTopicsAction } from './actions';
 import { eq } from 'drizzle-orm';
 import { webhooks } from '@/lib/db/schema';
 import { webhookPassword } from '@/lib/billing/webhooks/webhooks';
@@ -12,6 +12,18 @@ import { webhookPassword } from '@/lib/billing/webhooks/webhooks';
 // The signed-in admin comes from a session cookie in the console; here it is the test's company.
 vi.mock('@/lib/auth', () => ({ requireUser: vi.fn() }));
 vi.mock('next/cache', () => ({ revalidatePath: () => {} }));
+// A subscription that fails when asked to: the database refusing a write half-way.
+const failing = { topic: null as string | null };
+vi.mock('@/lib/billing/webhooks/webhooks', async (importOriginal) => {
+  const real = await importOriginal<typeof import('@/lib/billing/webhooks/webhooks')>();
+  return {
+    ...real,
+    subscribe: async (args: Parameters<typeof real.subscribe>[0]) => {
+      if (args.topic === failing.topic) throw new Error('the database refused the write');
+      return real.subscribe(args);
+    },
+  };
+});
 
 const t = useTestDatabase();
 
@@ -23,6 +35,32 @@ function form(url: string) {
 }
 
 describe('the console webhook form', () => {
+  it('creates a webhook with its topics or not at all, and changes topics all or nothing', async () => {
+    const co = await newCompany(t);
+    vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });
+    const fd = form('https://hooks.example.com/whole');
+    fd.append('topics', 'threshold');
+    failing.topic = 'threshold';
+    try {
+      expect((await createWebhookAction(idle, fd)).status).toBe('error');
+      // No webhook without its topics (and without its secret ever shown) is left behind.
+      expect(await t.database.db.select().from(webhooks).where(eq(webhooks.companyId, co.company.id))).toEqual([]);
+
+      failing.topic = null;
+      expect((await createWebhookAction(idle, form('https://hooks.example.com/whole'))).status).toBe('ok');
+      const [hook] = await t.database.db.select().from(webhooks).where(eq(webhooks.companyId, co.company.id));
+      const topics = new FormData();
+      topics.append('topics', 'pause_balance');
+      topics.append('topics', 'threshold');
+      failing.topic = 'threshold';
+      expect((await setTopicsAction(hook.id, idle, topics)).status).toBe('error');
+      // negative_balance is still subscribed, pause_balance was not added.
+      expect((await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/subscriptions`)).body.data.map((x: { topic: string }) => x.topic)).toEqual(['negative_balance']);
+    } finally {
+      failing.topic = null;
+    }
+  });
+
   it('keeps Basic credentials exactly as typed, spaces included, as the API does', async () => {
     const co = await newCompany(t);
     vi.mocked(requireUser).mockResolvedValue({ id: 'u', email: 'owner@acme.test', companyId: co.company.id, companyName: 'Acme', role: 'owner' });
