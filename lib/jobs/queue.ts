@@ -1,4 +1,4 @@
-import { query, sql, type Db } from '../db/client';
+import { query, sql, textArray, type Db } from '../db/client';
 import { newId } from '../ids';
 
 export type Job = { id: string; kind: string; dedupe_key: string | null; payload: Record<string, unknown>; attempts: number };
@@ -68,11 +68,12 @@ export async function failJob(db: Db, job: Job, error: string, now: Date, maxAtt
 
 /** Gives claimed jobs back unrun (a worker that stops): queued again, the claim not counted as an attempt. */
 export async function releaseJobs(db: Db, jobs: Job[], now: Date) {
-  for (const job of jobs) {
-    await query(
-      db,
-      sql`update jobs set status = 'queued', attempts = greatest(attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
-        where ${claimed(job)}`,
-    );
-  }
+  if (!jobs.length) return;
+  // One statement, each job still under its own claim (id and attempt count).
+  await query(
+    db,
+    sql`update jobs set status = 'queued', attempts = greatest(jobs.attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
+      from unnest(${textArray(jobs.map((j) => j.id))}, ${textArray(jobs.map((j) => String(j.attempts)))}::int[]) as c(id, attempts)
+      where jobs.id = c.id and jobs.attempts = c.attempts and jobs.status = 'running'`,
+  );
 }
