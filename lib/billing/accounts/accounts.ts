@@ -221,11 +221,12 @@ async function openAccount(
 
   if (decision.kind === 'start') {
     try {
-      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey });
+      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey, withdraw: (tx) => removeRefusedAccount(tx, id) });
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
-      // reconciler can start its plan (or record the failure) once the processor answers.
-      if (!(err instanceof ApiError && err.extra.charge_pending)) await removeRefusedAccount(db, id);
+      // reconciler can start its plan (or record the failure) once the processor answers. A
+      // declined charge took the account back with its failure; this covers any other refusal.
+      if (!(err instanceof ApiError && err.extra.charge_pending)) await db.transaction((tx) => removeRefusedAccount(tx, id));
       throw err;
     }
   }
@@ -235,14 +236,14 @@ async function openAccount(
 
 /**
  * Takes back an account whose creation was refused (its first plan charge failed), with the
- * notifications still waiting to go out about it: the caller was answered with the failure, and
- * a payment_failed for an account that does not exist would only mislead.
+ * notifications still waiting to go out about it: the caller is answered with the failure, and a
+ * notification about an account that does not exist would only mislead. A declined charge does
+ * this in the transaction that records the decline, so its payment_failed is never queued and no
+ * worker can send it in between.
  */
-async function removeRefusedAccount(db: Db, accountId: string) {
-  await db.transaction(async (tx) => {
-    await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.status, 'pending')));
-    await tx.delete(accounts).where(eq(accounts.id, accountId));
-  });
+async function removeRefusedAccount(tx: Db, accountId: string) {
+  await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.status, 'pending')));
+  await tx.delete(accounts).where(eq(accounts.id, accountId));
 }
 
 /** The account and plan charge an earlier attempt of this request made; null when there is none (or its account is gone). */
@@ -255,9 +256,10 @@ async function findEarlierCreation(db: Db, company: Company, idempotencyKey: str
 
 /** Carries on with an earlier attempt's first charge: its account, once paid; a failed one removes the account. */
 async function resumeAccountCreation(db: Db, company: Company, { account, charge }: { account: Account; charge: Charge }): Promise<Account> {
-  const outcome = await resumeChargeFor({ db, company, account, charge, now: now() });
+  const outcome = await resumeChargeFor({ db, company, account, charge, now: now(), withdraw: (tx) => removeRefusedAccount(tx, account.id) });
   if (!outcome.ok) {
-    if (outcome.charge.status === 'failed') await removeRefusedAccount(db, account.id);
+    // Failed before this retry (a failure it learnt of took the account back already).
+    if (outcome.charge.status === 'failed') await db.transaction((tx) => removeRefusedAccount(tx, account.id));
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));

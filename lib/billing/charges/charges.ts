@@ -103,7 +103,17 @@ export type ChargeRequest<E extends PaidFor> = {
    * again with the same processor idempotency key, a paid one is returned as it is.
    */
   idempotencyKey?: string | null;
+  /** What the caller does about a failure this call learns of (see Withdrawal). */
+  withdraw?: Withdrawal;
 };
+
+/**
+ * The caller's own handling of a failure that its call learns of, run in the transaction that
+ * marks the charge failed, in place of the payment_failed notification: the caller answers the
+ * failure itself, and may take back what it made for the charge (a refused account's creation).
+ * A failure learnt later, by the reconciler, is notified as usual.
+ */
+export type Withdrawal = (tx: Db, charge: Charge, now: Date) => Promise<void>;
 
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
 
@@ -181,7 +191,7 @@ export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): P
     await insertCharge(db, values);
   }
   const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
-  return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id);
+  return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
@@ -221,8 +231,9 @@ export async function resumeCharge<E extends PaidFor>(args: {
   account: Pick<typeof accounts.$inferSelect, 'processorId'>;
   charge: Charge;
   now: Date;
+  withdraw?: Withdrawal;
 }): Promise<ChargeOutcome> {
-  return continueCharge(args.db, args.handlers, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false);
+  return continueCharge(args.db, args.handlers, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false, args.withdraw);
 }
 
 async function continueCharge<E extends PaidFor>(
@@ -233,6 +244,7 @@ async function continueCharge<E extends PaidFor>(
   charge: Charge,
   now: Date,
   fresh: boolean,
+  withdraw?: Withdrawal,
 ): Promise<ChargeOutcome> {
   if (charge.status !== 'pending') return outcomeOf(charge);
   if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
@@ -245,9 +257,9 @@ async function continueCharge<E extends PaidFor>(
         : 'The company has no payment processor key, so cards cannot be charged.',
     );
     log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
-    return failCharge(db, handlers, charge, 'payment_method_required', error, null, now);
+    return failCharge(db, handlers, charge, 'payment_method_required', error, null, now, withdraw);
   }
-  return recordAttempt(db, handlers, charge, await attemptIntent(stripe, charge, account.processorId), now);
+  return recordAttempt(db, handlers, charge, await attemptIntent(stripe, charge, account.processorId), now, withdraw);
 }
 
 /** What the processor said about a charge. */
@@ -321,7 +333,7 @@ function isUnclear(err: unknown): boolean {
   return e?.type === 'StripeConnectionError' || e?.code === 'ETIMEDOUT' || e?.code === 'ECONNRESET';
 }
 
-async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date): Promise<ChargeOutcome> {
+async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
   log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: attempt.kind, failure_code: attempt.kind === 'declined' ? attempt.code : attempt.kind === 'refused' ? 'processor_error' : null }, 'charge attempt');
   switch (attempt.kind) {
     case 'paid': {
@@ -333,9 +345,9 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
       return outcomeOf(settled);
     }
     case 'declined':
-      return failCharge(db, handlers, charge, attempt.code, attempt.error, attempt.intentId, now);
+      return failCharge(db, handlers, charge, attempt.code, attempt.error, attempt.intentId, now, withdraw);
     case 'refused':
-      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now);
+      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now, withdraw);
     case 'unknown': {
       let row = charge;
       if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
@@ -370,13 +382,18 @@ async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.Paymen
   }
 }
 
-/** Marks a pending charge failed (and applies its effects' failure handlers); a charge that is no longer pending is reported as it is. */
-async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date): Promise<ChargeOutcome> {
+/**
+ * Marks a pending charge failed, with a payment_failed notification unless the caller withdraws,
+ * its effects' failure handlers, then the caller's withdrawal; a charge that is no longer pending
+ * is reported as it is.
+ */
+async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
     const row = await markFailed(tx, charge.id, { code, message: error.message, intentId }, now);
     if (!row) return null;
-    await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
+    if (!withdraw) await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
     for (const effect of effectsOf<E>(row)) await handlerFor(handlers, effect).failed?.(tx, row, effect, now);
+    if (withdraw) await withdraw(tx, row, now);
     return row;
   });
   if (failed) return { charge: failed, ok: false, error };

@@ -4,6 +4,7 @@ import type { Account } from '../../db/schema';
 import { ApiError } from '../../errors';
 import type { Company } from '../companies/companies';
 import { chargeFor } from '../settlement';
+import type { Withdrawal } from '../charges/charges';
 import { startPlanPeriod, type Measured } from './attach';
 import type { Plan } from './plans';
 
@@ -30,6 +31,7 @@ export async function activatePlan({
   overage = { cents: 0, lines: [] },
   measured,
   idempotencyKey = null,
+  withdraw,
 }: {
   db: Db;
   company: Company;
@@ -46,6 +48,8 @@ export async function activatePlan({
   measured?: Measured;
   /** The API request's Idempotency-Key: its retry finds this charge. */
   idempotencyKey?: string | null;
+  /** What the caller takes back if the charge fails in this call (see Withdrawal). */
+  withdraw?: Withdrawal;
 }) {
   const at = now();
   if (charge <= 0) {
@@ -65,6 +69,7 @@ export async function activatePlan({
     effects: [{ kind: 'activate_plan', plan_id: plan.id, chosen, reason, ...(measured && { measured }) }],
     now: at,
     idempotencyKey,
+    withdraw,
   });
   if (!outcome.ok && outcome.charge.status === 'pending') throw pendingPlanError(account, outcome.charge.id, reason);
   if (!outcome.ok) throw outcome.error!;

@@ -6,7 +6,7 @@ import { query, sql } from '../../db/client';
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
-useLocalStripe();
+const local = useLocalStripe();
 
 const startReceiver = useWebhookRecorder();
 
@@ -242,6 +242,39 @@ describe('payment_failed', () => {
     expect(await hook.got()).toEqual(['payment_failed']);
     const deliveries = (await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`)).body.data as { account_id: string }[];
     expect(deliveries.map((d) => d.account_id)).toEqual([kept]);
+  });
+
+  it('is never even queued for a refused creation, so no worker can send it before the account is gone', async () => {
+    const co = await newPayingCompany(t);
+    await listen(co, ['payment_failed']);
+    const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Pro', charge_amount: 2500, balances: [{ amount: 10, denomination: 'calls' }] } });
+    // Every delivery row ever written, even one deleted in the same request, is noted here.
+    const db = t.database.db;
+    await query(db, sql`create table queued_deliveries (account_id text, topic text)`);
+    await query(db, sql.raw(`create function note_delivery() returns trigger language plpgsql as $$ begin insert into queued_deliveries values (new.account_id, new.topic); return new; end $$`));
+    await query(db, sql`create trigger note_delivery after insert on webhook_deliveries for each row execute function note_delivery()`);
+    try {
+      const body = { name: 'No', email: 'no@x.io', plan_id: plan.body.data.id, token: 'tok_chargeDeclined' };
+      const refused = await co.call('POST', '/v1/companies/{company}/accounts', { body });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(402);
+      // A retry that carries on with its first attempt's pending charge, and learns of the decline.
+      await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+      await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+      const headers = { 'Idempotency-Key': 'refused-on-retry' };
+      const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+      expect(first.body.error, JSON.stringify(first.body)).toMatchObject({ charge_pending: true, account_id: expect.stringMatching(/^a_/) });
+      const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(402);
+      expect((await co.call('GET', `/v1/accounts/${first.body.error.account_id}`)).status).toBe(404);
+      expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toEqual([]);
+      const charges = await query<{ status: string }>(db, sql`select status from charges where company_id = ${co.company.id} order by created_at`);
+      expect(charges.map((c) => c.status)).toEqual(['failed', 'failed']);
+      expect(await query(db, sql`select * from queued_deliveries`)).toEqual([]);
+    } finally {
+      await query(db, sql`drop trigger note_delivery on webhook_deliveries`);
+      await query(db, sql`drop function note_delivery()`);
+      await query(db, sql`drop table queued_deliveries`);
+    }
   });
 });
 
