@@ -13,7 +13,7 @@ export type ClientOptions = {
   apiKey?: string;
   /** The operator's token (`ADMIN_TOKEN`), for registering companies and the test clock. */
   adminToken?: string;
-  /** Retries after the first attempt, on 429, 5xx, a 409 of a request still in flight, timeouts and network errors. Default 3. */
+  /** Retries after the first attempt, on 429, 5xx, a 409 of work still in progress, timeouts and network errors. Default 3. */
   maxRetries?: number;
   /** Time one attempt may take, answer included, in milliseconds. Default 60000. */
   timeoutMs?: number;
@@ -37,9 +37,28 @@ const MUTATING = new Set<HttpMethod>(['post', 'put', 'patch', 'delete']);
 type Auth = 'company' | 'admin' | 'public';
 const AUTH_BY_ROUTE = new Map<string, Auth>(Object.values(operations).map((o) => [`${o.method} ${o.path}`, o.auth]));
 
-/** A 409 the service answers while a request with the same Idempotency-Key is still running. */
+/**
+ * A 409 the service answers while other work on the same thing is under way and asks for a retry
+ * in a moment: a request with the same Idempotency-Key still running, or a renewal or another plan
+ * change of the account.
+ */
 function isInFlight(err: BillingApiError): boolean {
-  return err.status === 409 && err.type === 'conflict' && /still in progress/i.test(err.message);
+  return err.status === 409 && err.type === 'conflict' && /\bin progress\b/i.test(err.message);
+}
+
+/** The service's idempotency headers, which it reads in this order. */
+const KEY_HEADERS = ['idempotency-key', 'x-dedupeid'];
+
+/** Removes the caller's idempotency headers (any spelling) from `headers`; answers the key the service would read. */
+function takeKeyHeaders(headers: Record<string, string>): string | undefined {
+  const found = new Map<string, string>();
+  for (const name of Object.keys(headers)) {
+    const lower = name.toLowerCase();
+    if (!KEY_HEADERS.includes(lower)) continue;
+    if (!found.has(lower)) found.set(lower, headers[name]);
+    delete headers[name];
+  }
+  return KEY_HEADERS.map((h) => found.get(h)).find((v) => v !== undefined);
 }
 
 function isRetryable(err: BillingApiError): boolean {
@@ -125,7 +144,10 @@ export class BillingClient {
       headers['Content-Type'] = 'application/json';
     }
     // One key for every attempt: a retry of a request that did run is answered from the first.
-    const key = options.idempotencyKey ?? (MUTATING.has(method) ? await newIdempotencyKey() : undefined);
+    // A key the caller passed (the option, or either header the service reads, in any case) is
+    // the one sent; only without one is a key made.
+    const given = takeKeyHeaders(headers);
+    const key = options.idempotencyKey ?? given ?? (MUTATING.has(method) ? await newIdempotencyKey() : undefined);
     if (key !== undefined) headers['Idempotency-Key'] = key;
 
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;

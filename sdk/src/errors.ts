@@ -12,17 +12,13 @@ export class BillingError extends Error {
 }
 
 /** The fields of an error answer: `{"error": {"type", "message", "param", "request_id", ...}}`. */
-export type ErrorFields = components['schemas']['Error']['error'] & {
-  /** 502 processor_error: the processor's answer is not known yet; the charge is settled later. */
-  charge_pending?: boolean;
-  /** The charge a 402 or 502 is about, when there is one. */
-  charge_id?: string;
-};
+export type ErrorFields = components['schemas']['Error']['error'];
 
 /**
  * The API answered with an error. `type`, `param` and `request_id` are the API's own; extra
  * fields of some types are here too (`rejected_event_id` on 402 insufficient_balance,
- * `charge_pending` and `charge_id` on 502 processor_error, `decline_code` on 402 card_declined),
+ * `charge_pending`, `charge_id` and (for a plan charge) `account_id` on 502 processor_error,
+ * `decline_code` on 402 card_declined),
  * and all of them under `error`.
  */
 export class BillingApiError extends BillingError {
@@ -37,6 +33,7 @@ export class BillingApiError extends BillingError {
   readonly rejected_event_id?: string;
   readonly charge_pending?: boolean;
   readonly charge_id?: string;
+  readonly account_id?: string;
   readonly decline_code?: string | null;
   /** Seconds the answer asked to wait before retrying (Retry-After), if it said. */
   readonly retry_after: number | null;
@@ -57,6 +54,7 @@ export class BillingApiError extends BillingError {
     if (error?.rejected_event_id !== undefined) this.rejected_event_id = error.rejected_event_id;
     if (error?.charge_pending !== undefined) this.charge_pending = error.charge_pending;
     if (error?.charge_id !== undefined) this.charge_id = error.charge_id;
+    if (error?.account_id !== undefined) this.account_id = error.account_id;
     if (error?.decline_code !== undefined) this.decline_code = error.decline_code;
   }
 }

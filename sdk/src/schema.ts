@@ -1971,6 +1971,15 @@ export interface components {
                 rejected_event_id?: string;
                 /** @description card_declined only, when known: the processor decline code. */
                 decline_code?: string | null;
+                /**
+                 * @description processor_error only: the processor's answer about a charge is not known yet; the charge is settled automatically, and a retry with the same Idempotency-Key carries on with it.
+                 * @constant
+                 */
+                charge_pending?: true;
+                /** @description processor_error with charge_pending only: the pending charge (starts with `ch_`). */
+                charge_id?: string;
+                /** @description processor_error with charge_pending on a plan charge (account creation or plan change) only: the account that keeps the charge pending (starts with `a_`). */
+                account_id?: string;
             } & {
                 [key: string]: unknown;
             };

@@ -24,7 +24,7 @@ type WithCompany<X> = 'company_id' extends keyof X ? Omit<X, 'company_id'> & { c
 
 /** What one call sends besides the path: each retry sends the same. */
 export type CallOptions = {
-  /** Makes a retry safe (24 hours). Generated for POST, PUT, PATCH and DELETE when left out. */
+  /** Makes a retry safe (24 hours). Generated for POST, PUT, PATCH and DELETE when left out (an Idempotency-Key header in `headers` counts). */
   idempotencyKey?: string;
   /** Per attempt; default the client's timeoutMs. */
   timeoutMs?: number;

@@ -144,6 +144,24 @@ describe('the document covers exactly the routes under app/', () => {
 });
 
 describe('errors', () => {
+  it("declares every extra field the service's errors carry, with its type", async () => {
+    const { pendingPlanError } = await import('../../billing/plans/activate');
+    const { pendingChargeError } = await import('../../billing/charges/charges');
+    const { ApiError, errorEnvelope } = await import('../../errors');
+    const carried = [
+      pendingPlanError({ id: 'a_01m8djr1qnk7582fakcxe3g7np' }, 'ch_01m8djr1qnk7582fakcxe3g7np', 'start'),
+      pendingChargeError({ id: 'ch_01m8djr1qnk7582fakcxe3g7np' }),
+      new ApiError('card_declined', 'The card was declined.', null, { decline_code: 'insufficient_funds' }),
+      new ApiError('insufficient_balance', 'Not enough.', null, { rejected_event_id: 'ev_01m8djr1qnk7582fakcxe3g7np' }),
+    ];
+    const declared = Object.keys(doc.components.schemas.Error.properties.error.properties as Record<string, Json>);
+    for (const err of carried) {
+      const envelope = errorEnvelope(err, 'req_x');
+      for (const field of Object.keys(envelope.error)) expect(declared, `${err.type}: ${field}`).toContain(field);
+      expect(checkJsonSchema(doc, { $ref: '#/components/schemas/Error' }, envelope), err.type).toEqual([]);
+    }
+  });
+
   it('every error type of lib/errors.ts has an example, under a response of its status', () => {
     const examples = doc.components.examples as Record<string, Json>;
     const errorEnum = doc.components.schemas.Error.properties.error.properties.type.enum as string[];

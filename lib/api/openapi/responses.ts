@@ -369,6 +369,9 @@ export const errorBody = z
         request_id: z.string().regex(/^req_/).describe('The Request-Id header of this response; quote it when asking for help.'),
         rejected_event_id: prefixed('ev', 'insufficient_balance only: the rejected event recorded in place of the charge').optional(),
         decline_code: z.string().nullable().optional().describe('card_declined only, when known: the processor decline code.'),
+        charge_pending: z.literal(true).optional().describe("processor_error only: the processor's answer about a charge is not known yet; the charge is settled automatically, and a retry with the same Idempotency-Key carries on with it."),
+        charge_id: prefixed('ch', 'processor_error with charge_pending only: the pending charge').optional(),
+        account_id: prefixed('a', 'processor_error with charge_pending on a plan charge (account creation or plan change) only: the account that keeps the charge pending').optional(),
       })
       .describe('What went wrong.'),
   })
