@@ -91,6 +91,15 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       expect(spans.map((s) => s.name)).toContain('GET /v1/openapi.json');
       expect(spans.every((s) => s.service === 'billing')).toBe(true);
       expect(spans.find((s) => s.name === 'GET /v1/openapi.json')?.attributes['http.status_code']).toBe(200);
+      // A hosted page's token (a bearer secret) and query values reach no span; the request is still traced.
+      const token = 'pt_secret-token-in-the-path-0123456789abcdef';
+      const portalTrace = '5bf92f3577b34da6a3ce929d0e0e4737';
+      const portal = await fetch(`${on.url}/portal/${token}?from=mail-secret`, { headers: { traceparent: `00-${portalTrace}-00f067aa0ba902b7-01` } });
+      expect(portal.status).toBe(200); // the page saying the link is not valid
+      for (let i = 0; i < 100 && !receiver.spans.some((s) => s.traceId === portalTrace && s.attributes['http.target']); i++) await new Promise((r) => setTimeout(r, 100));
+      const portalSpans = receiver.spans.filter((s) => s.traceId === portalTrace);
+      expect(portalSpans.map((s) => s.attributes['http.target'])).toContain('/portal/[token]?from');
+      expect(JSON.stringify(portalSpans)).not.toMatch(/secret-token|mail-secret/);
       await on.stop();
 
       expect(loadedOpenTelemetry(path.join(dir, 'off.json')), 'OpenTelemetry modules loaded without the variable').toEqual([]);
