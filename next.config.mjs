@@ -35,7 +35,12 @@ const nextConfig = {
     proxyClientMaxBodySize: 64 * 1024,
   },
   async headers() {
-    return [{ source: '/:path*', headers: SECURITY_HEADERS }];
+    return [
+      { source: '/:path*', headers: SECURITY_HEADERS },
+      // A hosted page's token is in its path: no Referer may carry it to another site, whatever
+      // the browser's default (the pages' own meta tag says the same).
+      ...['/collect/:path*', '/portal/:path*'].map((source) => ({ source, headers: [{ key: 'Referrer-Policy', value: 'no-referrer' }] })),
+    ];
   },
   async rewrites() {
     return {

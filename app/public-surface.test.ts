@@ -29,6 +29,10 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
       expect(res.headers.get('content-security-policy'), page).toBe("frame-ancestors 'none'");
       expect(res.headers.get('x-content-type-options'), page).toBe('nosniff');
       expect(res.headers.get('strict-transport-security'), page).toBe('max-age=31536000');
+      // The hosted pages carry their token in the path: nothing of it may leave in a Referer.
+      const hosted = /^\/(collect|portal)\//.test(page);
+      expect(res.headers.get('referrer-policy'), page).toBe(hosted ? 'no-referrer' : null);
+      if (hosted) expect(await res.text(), page).toContain('<meta name="referrer" content="no-referrer"/>');
     }
     const api = await fetch(`${server.url}/v1/openapi.json`);
     expect(api.headers.get('x-content-type-options')).toBe('nosniff');

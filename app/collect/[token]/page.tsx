@@ -4,7 +4,8 @@ import { viewCollector } from '@/lib/billing/accounts/collector';
 import { CollectorForm } from '@/components/collector-form';
 import { setting } from '@/lib/env';
 
-export const metadata: Metadata = { title: 'Add a payment card', robots: { index: false } };
+// The token is in the path: no Referer may carry it to another site.
+export const metadata: Metadata = { title: 'Add a payment card', robots: { index: false }, referrer: 'no-referrer' };
 export const dynamic = 'force-dynamic';
 
 const PROBLEMS = {

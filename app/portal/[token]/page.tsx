@@ -5,7 +5,7 @@ import { viewPortal, PORTAL_CHARGES, type PortalView } from '@/lib/billing/accou
 import { formatCents, formatUnits } from '@/lib/console/format';
 import { PortalCardForm } from '@/components/collector-form';
 
-// The token is in the path: no Referer may carry it to another site (Stripe.js included).
+// The token is in the path: no Referer may carry it to another site.
 export const metadata: Metadata = { title: 'Your account', robots: { index: false }, referrer: 'no-referrer' };
 export const dynamic = 'force-dynamic';
 
