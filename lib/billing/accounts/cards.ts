@@ -27,20 +27,37 @@ export function requireProcessor(company: Pick<Company, 'processorKeyEnc'>): Str
 export async function attachCardToCustomer(args: { stripe: Stripe; accountId: string; customer: string; token: string }): Promise<PaymentMethodSummary> {
   const { stripe, accountId, customer, token } = args;
   const ref = sha256(`${accountId}:${token}`).slice(0, 24);
+  // Which call a refusal came from tells whose it is: the token's, or the account's customer's.
+  let step: 'token' | 'attach' | 'default' = 'token';
   try {
     const pm = token.startsWith('pm_')
       ? await stripe.paymentMethods.retrieve(token)
       : await stripe.paymentMethods.create({ type: 'card', card: { token } }, { idempotencyKey: `pm-create-${ref}` });
+    step = 'attach';
     if (pm.customer !== customer) await stripe.paymentMethods.attach(pm.id, { customer }, { idempotencyKey: `pm-attach-${ref}` });
+    step = 'default';
     await stripe.customers.update(customer, { invoice_settings: { default_payment_method: pm.id } }, { idempotencyKey: `pm-default-${ref}` });
     const card = pm.card;
     return { id: pm.id, brand: card?.brand ?? 'unknown', last4: card?.last4 ?? '', exp_month: card?.exp_month ?? 0, exp_year: card?.exp_year ?? 0 };
   } catch (err) {
     if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+      if (step === 'default' || (step === 'attach' && err.param === 'customer')) throw customerRefused();
       throw new ApiError('invalid_request', `The card token was refused by the payment processor: ${err.message}`, 'token');
     }
     throw processorFailure(err);
   }
+}
+
+/**
+ * The processor refused the account's customer (deleted there, or never there): the company's
+ * to correct, not the card's. Says nothing of the processor's ids, as the card holder may read it.
+ */
+function customerRefused(): ApiError {
+  return new ApiError(
+    'invalid_request',
+    "The payment processor refused this account's customer record (processor_id), so the card was not saved. The company must correct the account's processor customer.",
+    'processor_id',
+  );
 }
 
 /** POST /accounts/{account_id}/card: creates the processor customer if needed, then attaches. */

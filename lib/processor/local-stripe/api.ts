@@ -485,6 +485,14 @@ function createCustomer(req: ApiRequest): Customer {
   return customer;
 }
 
+/** Deletes a customer: later calls naming it answer "No such customer". */
+function deleteCustomer(req: ApiRequest, id: string): { id: string; object: 'customer'; deleted: true } {
+  allowOnly(req.params, []);
+  getCustomer(req.account, id);
+  req.account.customers.delete(id);
+  return { id, object: 'customer', deleted: true };
+}
+
 function updateCustomer(req: ApiRequest, id: string): Customer {
   const { params, account } = req;
   const customer = getCustomer(account, id);
@@ -1152,7 +1160,7 @@ function retrieveCharge(req: ApiRequest, id: string): Charge {
 // Routing
 
 interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   pattern: RegExp;
   /** Publishable keys may call this route (as with Stripe: only tokens and payment methods). */
   publishable?: boolean;
@@ -1168,6 +1176,7 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: /^\/v1\/customers$/, handler: listCustomers },
   { method: 'GET', pattern: new RegExp(`^/v1/customers/${ID}$`), retrieve: true, handler: (r, id) => getCustomer(r.account, id) },
   { method: 'POST', pattern: new RegExp(`^/v1/customers/${ID}$`), handler: updateCustomer },
+  { method: 'DELETE', pattern: new RegExp(`^/v1/customers/${ID}$`), handler: deleteCustomer },
   {
     method: 'GET',
     pattern: new RegExp(`^/v1/customers/${ID}/payment_methods$`),
