@@ -5,9 +5,11 @@ import { collectorLinks } from '../../db/schema';
 import { query } from '../../db/client';
 import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
-import { charges as listCharges, createPlan } from '../../testing/scenario';
+import { advance, charges as listCharges, createPlan } from '../../testing/scenario';
 import { now } from '../../clock';
 
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 const local = useLocalStripe();
 
@@ -64,6 +66,54 @@ describe('a card collector link', () => {
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.data.plan_status).toBe('ACTIVE');
     expect(await charges(co, a.id)).toEqual(['succeeded', 'failed', 'failed', 'failed']);
+  });
+
+  it("does not count a refusal of the account's processor customer against the link, nor name it to the card holder", async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const { processor_id: customer } = (await co.call('GET', `/v1/accounts/${a.id}`)).body.data as { processor_id: string };
+    // The company deleted the customer at the processor: every card is refused through no fault of its own.
+    expect(await local.stripe(co.processorKey).customers.del(customer)).toMatchObject({ id: customer, deleted: true });
+    const from = newAddress();
+    for (let i = 0; i < 6; i++) {
+      const r = await submit(a.path, 'tok_visa', from);
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request', param: 'processor_id' });
+      expect(r.body.error.message).not.toContain(customer);
+    }
+    expect(await linkRow(a.path)).toMatchObject({ failedAttempts: 0, usedAt: null });
+    // The company's own call says the same.
+    const direct = await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_visa' } });
+    expect(direct.status).toBe(400);
+    expect(direct.body.error.param).toBe('processor_id');
+  });
+
+  it('retries a past-due renewal with the new card: a decline is a failed attempt said in plain words, and the link stays for another card', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.data.id as string;
+    expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
+    await advance(Math.ceil((new Date(created.body.data.next_plan_renewal).getTime() - now().getTime()) / 1000));
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+    const link = await co.call('POST', `/v1/accounts/${id}/card_collector`);
+    expect(link.status).toBe(200);
+    const path = new URL(link.body.data.card_collector_url).pathname;
+    const from = newAddress();
+
+    const declined = await submit(path, 'tok_chargeDeclinedInsufficientFunds', from);
+    expect(declined.status, JSON.stringify(declined.body)).toBe(402);
+    expect(declined.body.error).toMatchObject({ type: 'card_declined', param: null });
+    expect(declined.body.error.message).toBe('Your new card is saved, but the overdue payment with it was declined. The card was declined: it has insufficient funds.');
+    expect(await linkRow(path)).toMatchObject({ failedAttempts: 1, usedAt: null, busyUntil: null });
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+
+    const good = await submit(path, 'tok_visa', from);
+    expect(good.status, JSON.stringify(good.body)).toBe(200);
+    expect(good.body.data.plan_status).toBe('ACTIVE');
+    expect(await linkRow(path)).toMatchObject({ usedAt: expect.any(Date) });
+    expect((await listCharges(co, id))[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
   });
 
   it('does not count failures that say nothing about the card, and starts the plan with a good one', async () => {

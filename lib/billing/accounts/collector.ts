@@ -1,6 +1,6 @@
-import { eq, isNull } from 'drizzle-orm';
+import { desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, collectorLinks, companies, plans } from '../../db/schema';
+import { accounts, charges, collectorLinks, companies, plans } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
@@ -16,6 +16,7 @@ import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { periodChargeFor } from '../plans/plans';
 import { setting } from '../../env';
+import { plainDecline } from '../../processor/stripe';
 
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
@@ -57,11 +58,33 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
   return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
 }
 
+/** A past-due renewal retried with a new card: paid, or not tried yet (a decline is a 402); null when none was due. */
+export type OverdueRenewal = { status: 'paid' } | { status: 'failed'; message: string } | null;
+
+/**
+ * A past-due account kept its status after the new card: the renewal retried with it was declined
+ * (a failed card attempt like any other, said in plain words), or could not be tried now (the
+ * worker retries it).
+ */
+async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<OverdueRenewal> {
+  const [last] = await db.select().from(charges).where(eq(charges.accountId, accountId)).orderBy(desc(charges.id)).limit(1);
+  const tried = last && last.createdAt.getTime() >= at.getTime() && last.status === 'failed';
+  if (tried && last.failureCode !== 'processor_error' && last.failureCode !== 'payment_method_required') {
+    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${last.failureMessage ?? plainDecline(last.failureCode)}`, null, {
+      decline_code: last.failureCode,
+    });
+  }
+  return { status: 'failed', message: 'It could not be tried just now and is retried automatically.' };
+}
+
 /**
  * Makes the card the account's default (a past-due renewal is retried with it, see attachCard)
- * and starts a plan that waits for a card. Shared by the collector and the customer portal.
+ * and starts a plan that waits for a card. Shared by the collector and the customer portal: a
+ * past-due renewal the new card was declined for is a 402 like a declined card (the card stays
+ * saved; the holder may try another).
  */
-export async function saveCard({ db, company, account, cardToken, at }: { db: Db; company: Company; account: Account; cardToken: string; at: Date }) {
+export async function saveCard({ db, company, account, cardToken, at }: { db: Db; company: Company; account: Account; cardToken: string; at: Date }): Promise<{ account: Account; renewal: OverdueRenewal }> {
+  const before = account.planStatus;
   const attached = await attachCard({ db, company, account, token: cardToken });
   if (attached.planId && attached.planStatus === 'PENDING_PAYMENT_METHOD') {
     // Under the account's plan lease: another link of the same account may be submitted at once.
@@ -74,7 +97,8 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
     });
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, attached.id));
-  return fresh;
+  if (before !== 'PAST_DUE') return { account: fresh, renewal: null };
+  return { account: fresh, renewal: fresh.planStatus === 'PAST_DUE' ? await overdueOutcome(db, fresh.id, at) : { status: 'paid' } };
 }
 
 /**
@@ -100,7 +124,7 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
   const used = () => db.update(collectorLinks).set({ usedAt: at, busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
   let account;
   try {
-    account = await saveCard({ db, company: row.company, account: row.account, cardToken, at });
+    ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at }));
   } catch (err) {
     // The card was saved and only the plan's charge is still unknown: the link has done its job.
     if (err instanceof ApiError && err.extra.charge_pending === true) {

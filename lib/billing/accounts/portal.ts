@@ -1,6 +1,6 @@
-import { and, desc, eq, or } from 'drizzle-orm';
+import { and, eq, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, charges, companies, plans, portalLinks } from '../../db/schema';
+import { accounts, companies, plans, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
@@ -9,8 +9,7 @@ import { sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
-import { plainDecline } from '../../processor/stripe';
-import { saveCard } from './collector';
+import { saveCard, type OverdueRenewal } from './collector';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
 /** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
@@ -107,24 +106,8 @@ export type PortalCardOutcome = {
   plan_status: string;
   payment_method: { brand: string; last4: string } | null;
   /** A past-due renewal retried with the new card: paid, or not tried yet (a decline is a 402). */
-  renewal: { status: 'paid' } | { status: 'failed'; message: string } | null;
+  renewal: OverdueRenewal;
 };
-
-/**
- * A past-due account kept its status after the new card: the renewal retried with it was declined
- * (a failed card attempt like any other, said in plain words), or could not be tried now (the
- * worker retries it).
- */
-async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<PortalCardOutcome['renewal']> {
-  const [last] = await db.select().from(charges).where(eq(charges.accountId, accountId)).orderBy(desc(charges.id)).limit(1);
-  const tried = last && last.createdAt.getTime() >= at.getTime() && last.status === 'failed';
-  if (tried && last.failureCode !== 'processor_error' && last.failureCode !== 'payment_method_required') {
-    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${last.failureMessage ?? plainDecline(last.failureCode)}`, null, {
-      decline_code: last.failureCode,
-    });
-  }
-  return { status: 'failed', message: 'It could not be tried just now and is retried automatically.' };
-}
 
 /**
  * The end customer replaced the card through the portal. One submission at a time per link (so
@@ -144,14 +127,10 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
     if (current && isSpent(current)) throw linkSpentError(issuer);
     throw submissionBusyError();
   }
-  const before = row.account.planStatus;
   let account;
-  let renewal: PortalCardOutcome['renewal'] = null;
+  let renewal: OverdueRenewal = null;
   try {
-    account = await saveCard({ db, company: row.company, account: row.account, cardToken, at });
-    if (before === 'PAST_DUE') {
-      renewal = account.planStatus === 'PAST_DUE' ? await overdueOutcome(db, account.id, at) : { status: 'paid' };
-    }
+    ({ account, renewal } = await saveCard({ db, company: row.company, account: row.account, cardToken, at }));
   } catch (err) {
     // A charge whose outcome is still unknown frees the link like any other answer: a card saved
     // meanwhile charges nothing more (saveCard and the renewals wait for a pending plan charge),
