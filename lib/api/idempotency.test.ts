@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { newCompany, useTestDatabase } from '../testing/harness';
+import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../testing/harness';
+import { idempotencyTiming } from './idempotency';
 
 const t = useTestDatabase();
+const local = useLocalStripe();
 
 /**
  * Stands for a process that dies right after a request's writes, before its answer is stored:
@@ -112,5 +114,36 @@ describe('Idempotency-Key when the request dies before its answer is stored', ()
     if (statuses[1] === 200) expect(b.body).toEqual(a.body);
     else expect(statuses[1]).toBe(409);
     expect((await ledger('twice')).map((r) => r.amount)).toEqual([4]);
+  });
+});
+
+describe('Idempotency-Key of a request that runs longer than a dead one would stay silent', () => {
+  it('is renewed while the request runs: a retry meanwhile is told to wait, and the card is charged once', async () => {
+    const co = await newPayingCompany(t);
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Slow', email: 'slow@x.io', token: 'tok_visa' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const account = created.body.data.id as string;
+    const body = { denomination: 'credits', amount_to_deposit: 5, amount_to_charge: 500 };
+    const headers = { 'Idempotency-Key': 'slow-deposit' };
+    // A key silent for 0.9 s counts as abandoned; the processor takes 3 s to answer the charge.
+    idempotencyTiming.abandonedMs = 900;
+    try {
+      await local.control('fail', { path_prefix: '/v1/payment_intents', method: 'POST', delay_ms: 3000, count: 1 });
+      const first = co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
+      await new Promise((r) => setTimeout(r, 2000));
+      const retry = await co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(409);
+      expect(retry.body.error.message).toMatch(/still in progress/);
+      const answered = await first;
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      const again = await co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    } finally {
+      idempotencyTiming.abandonedMs = 60_000;
+    }
+    const charges = (await co.call('GET', `/v1/accounts/${account}/charges`)).body.data as { reason: string; status: string }[];
+    expect(charges.filter((c) => c.reason === 'deposit').map((c) => c.status)).toEqual(['succeeded']);
+    expect((await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.amount).toBe(5);
   });
 });

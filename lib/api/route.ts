@@ -7,7 +7,7 @@ import { stringifyJson } from '../money';
 import { log } from '../log';
 import { observed, type Seen } from '../metrics/requests';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
-import { claimIdempotencyKey, finishIdempotencyKey, type Stored } from './idempotency';
+import { claimIdempotencyKey, finishIdempotencyKey, holdIdempotencyKey, idempotencyTiming, type Stored } from './idempotency';
 import { describeIssue } from './zod-errors';
 import { checkStorable } from './input';
 import { parseJsonBody, refuseInexact } from './json';
@@ -149,7 +149,7 @@ function linkHeader(url: URL, after: string): string {
 function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C) => Promise<Reply | Response>) {
   return observed(auth === 'admin', async (req: Request, context: RouteContext, seen: Seen): Promise<Response> => {
     const requestId = newRequestId();
-    let idem: { companyId: string; key: string } | null = null;
+    let idem: { companyId: string; key: string; held: KeyHold } | null = null;
     let db: Db | null = null;
     try {
       const database = await getDatabase();
@@ -246,26 +246,69 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
         const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
         const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
         if (atomic) return await respondAtomically(db, claim, requestId, respond);
-        const stored = await claimIdempotencyKey(db, { ...claim, now: now() });
+        const claimedAt = now();
+        const stored = await claimIdempotencyKey(db, { ...claim, now: claimedAt });
         if (stored) return replay(stored, requestId);
-        idem = { companyId: scope, key };
+        idem = { companyId: scope, key, held: holdWhileRunning(db, scope, key, claimedAt) };
       }
 
       const response = await respond(db);
       if (idem) {
         const text = await response.clone().text();
-        await finishIdempotencyKey(db, idem.companyId, idem.key, { status: response.status, body: text });
+        await finishIdempotencyKey(db, idem.companyId, idem.key, { status: response.status, body: text }, await idem.held.stop());
       }
       return response;
     } catch (err) {
       const apiError = err instanceof ApiError ? err : internal(err, requestId);
       if (idem && db) {
         const stored = { status: apiError.status, body: stringifyJson(errorEnvelope(apiError, requestId)) };
-        await finishIdempotencyKey(db, idem.companyId, idem.key, stored).catch(() => {});
+        const { held, companyId, key } = idem;
+        await held
+          .stop()
+          .then((since) => finishIdempotencyKey(db!, companyId, key, stored, since))
+          .catch(() => {});
       }
       return errorResponse(apiError, requestId);
     }
   });
+}
+
+type KeyHold = { stop: () => Promise<Date> };
+
+/**
+ * Renews a running request's Idempotency-Key (claimed at `since`) every third of the abandonment
+ * time, so a retry while it runs, however long, is told to wait instead of running it again.
+ * `stop` ends the renewals and answers the key's last stamp, which finishing it is guarded by.
+ */
+function holdWhileRunning(db: Db, companyId: string, key: string, since: Date): KeyHold {
+  let stamp = since;
+  let stopped = false;
+  let renewal: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      const at = now();
+      renewal = holdIdempotencyKey(db, companyId, key, stamp, at)
+        .then((held) => {
+          if (held) stamp = at;
+          // Taken over (this request fell silent too long): nothing more to renew.
+          if (held && !stopped) schedule();
+        })
+        .catch(() => {
+          if (!stopped) schedule();
+        });
+    }, idempotencyTiming.abandonedMs / 3);
+    timer.unref();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await renewal;
+      return stamp;
+    },
+  };
 }
 
 function replay(stored: Stored, requestId: string): Response {
