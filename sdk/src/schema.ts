@@ -285,7 +285,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a plan change
-         * @description Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` made right after with the same body charges exactly `charge_amount`. A change `changeplan` would refuse answers the same error.
+         * @description Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` (or another preview) with the same body within 10 minutes (in the same plan period, with no preview of another change of the account in between) charges exactly `charge_amount`: its credit for unused time is reckoned as of the preview. A change `changeplan` would refuse answers the same error, `402 payment_method_required` included when the account has no card for a change that charges.
          */
         post: operations["previewPlanChange"];
         delete?: never;
@@ -3319,6 +3319,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description Payment needed or refused. Types: `payment_method_required`. */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

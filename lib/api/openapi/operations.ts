@@ -213,10 +213,10 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/changeplan/preview', operationId: 'previewPlanChange', tag: 'Accounts', auth: 'company',
     summary: 'Preview a plan change',
     description:
-      'Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` made right after with the same body charges exactly `charge_amount`. A change `changeplan` would refuse answers the same error.',
+      'Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` (or another preview) with the same body within 10 minutes (in the same plan period, with no preview of another change of the account in between) charges exactly `charge_amount`: its credit for unused time is reckoned as of the preview. A change `changeplan` would refuse answers the same error, `402 payment_method_required` included when the account has no card for a change that charges.',
     body: { schema: 'PlanChange', example: { plan_id: ex.IDS.planSmall } },
     response: { schema: 'PlanChangePreview', description: 'What the change would do.', example: ex.planChangePreviewExample },
-    errors: ['conflict'],
+    errors: ['payment_method_required', 'conflict'],
   },
   {
     method: 'get', path: '/v1/accounts/{account_id}/charges', operationId: 'listCharges', tag: 'Charges', auth: 'company',

@@ -236,6 +236,21 @@ export async function resumeCharge<E extends PaidFor>(args: {
   return continueCharge(args.db, args.handlers, args.charge.status === 'pending' ? processorFor(args.company) : null, args.account, args.charge, args.now, false, args.withdraw);
 }
 
+function paymentMethodRequired(hasProcessor: boolean): ApiError {
+  return new ApiError(
+    'payment_method_required',
+    hasProcessor
+      ? 'The account has no card on file: attach one with POST /v1/accounts/{account_id}/card or the card collector.'
+      : 'The company has no payment processor key, so cards cannot be charged.',
+  );
+}
+
+/** The 402 a charge of the account would fail with before reaching the processor (no key, customer or card); null when it can be tried. */
+export function missingPaymentMethod(company: Pick<Company, 'processorKeyEnc'>, account: Pick<typeof accounts.$inferSelect, 'processorId' | 'paymentMethod'>): ApiError | null {
+  const stripe = processorFor(company);
+  return stripe && account.processorId && account.paymentMethod?.id ? null : paymentMethodRequired(!!stripe);
+}
+
 async function continueCharge<E extends PaidFor>(
   db: Db,
   handlers: Handlers<E>,
@@ -250,12 +265,7 @@ async function continueCharge<E extends PaidFor>(
   if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
     // An earlier attempt may have reached the processor: only a charge never tried can fail here.
     if (!fresh) return outcomeOf(charge);
-    const error = new ApiError(
-      'payment_method_required',
-      stripe
-        ? 'The account has no card on file: attach one with POST /v1/accounts/{account_id}/card or the card collector.'
-        : 'The company has no payment processor key, so cards cannot be charged.',
-    );
+    const error = paymentMethodRequired(!!stripe);
     log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
     return failCharge(db, handlers, charge, 'payment_method_required', error, null, now, withdraw);
   }

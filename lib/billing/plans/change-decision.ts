@@ -21,6 +21,8 @@ export type PlanChangeFacts = {
   pendingPlanChargeId: string | null;
   /** The current plan's overage; none when the account has no current plan. */
   overage: Overage;
+  /** The time of this change's preview, when the unused time is credited as of then (see planChangeQuotes). */
+  quotedAt?: Date | null;
 };
 
 /**
@@ -75,7 +77,7 @@ export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   if (f.pendingPlanChargeId) return { kind: 'conflict', error: pendingPlanChargeConflict(f.pendingPlanChargeId) };
   const current = account.planChargeAmount ?? 0;
   if (price < current) return { kind: 'schedule_downgrade' };
-  const credit = computeProrationCredit({ charge: current, periodStart: account.lastPlanRenewal ?? f.at, periodEnd: account.nextPlanRenewal ?? f.at, at: f.at });
+  const credit = computeProrationCredit({ charge: current, periodStart: account.lastPlanRenewal ?? f.at, periodEnd: account.nextPlanRenewal ?? f.at, at: f.quotedAt ?? f.at });
   return { kind: 'upgrade', price, credit, overage: f.overage, charge: Math.max(0, price - credit) + f.overage.cents };
 }
 
@@ -135,6 +137,10 @@ function sortLevels(levels: BalanceLevel[]): BalanceLevel[] {
 }
 
 export function sameChoice(a: unknown, b: Record<string, string> | null): boolean {
-  const norm = (v: unknown) => JSON.stringify(Object.entries((v ?? {}) as Record<string, string>).sort(([x], [y]) => (x < y ? -1 : 1)));
-  return norm(a) === norm(b);
+  return choiceKey(a) === choiceKey(b);
+}
+
+/** Chosen amounts as one text, the same for the same choice whatever its keys' order. */
+export function choiceKey(v: unknown): string {
+  return JSON.stringify(Object.entries((v ?? {}) as Record<string, string>).sort(([x], [y]) => (x < y ? -1 : 1)));
 }

@@ -1,19 +1,22 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, balances, plans } from '../../db/schema';
+import { accounts, balances, planChangeQuotes, plans } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { unitsOut } from '../../money';
 import { getAccount, validateAccountInput, type Account } from '../accounts/accounts';
 import { activatePlan } from './activate';
 import { withAccountLease } from '../accounts/lease';
-import { findRequestCharge } from '../charges/charges';
+import { findRequestCharge, missingPaymentMethod } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import type { Company } from '../companies/companies';
-import { changedMeanwhile, decidePlanChange, describePlanChange, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
+import { changedMeanwhile, choiceKey, decidePlanChange, describePlanChange, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
 import { getPlan, type Plan } from './plans';
 import { overageFor, pendingPlanCharge } from './renewals';
 
 type ChangeRequest = { db: Db; company: Company; accountId: string; planId: string; chosen?: Record<string, string> };
+
+/** How long a preview's price holds for a changeplan with the same body. */
+export const QUOTE_TTL_MS = 10 * 60_000;
 
 /**
  * changeplan: the facts are read, `decidePlanChange` decides (see there for the rules), and the
@@ -23,17 +26,34 @@ type ChangeRequest = { db: Db; company: Company; accountId: string; planId: stri
  * attempt made.
  */
 export async function changePlan({ db, company, accountId, planId, chosen, idempotencyKey = null }: ChangeRequest & { idempotencyKey?: string | null }) {
-  const { account, facts } = await readPlanChange({ db, company, accountId, planId, chosen }, idempotencyKey);
+  const { account, facts } = await readPlanChange({ db, company, accountId, planId, chosen }, idempotencyKey, true);
   await executePlanChange(db, company, account, facts, decidePlanChange(facts), idempotencyKey);
   return getAccount({ db, companyId: company.id, accountId });
 }
 
-/** What changeplan with the same body would do now, without doing it: the figure it would charge. */
+/**
+ * What changeplan with the same body would do now, without doing it: the figure it would charge,
+ * or the error it would answer. An upgrade's credit for unused time depends on the time, so the
+ * preview's time is kept (planChangeQuotes): a changeplan, or another preview, with the same body
+ * within QUOTE_TTL_MS credits as of then, and charges exactly what the preview said.
+ */
 export async function previewPlanChange(req: ChangeRequest): Promise<PlanChangePreview> {
-  const { facts } = await readPlanChange(req, null);
+  const { account, facts } = await readPlanChange(req, null, true);
   const decision = decidePlanChange(facts);
   if (decision.kind === 'conflict') throw decision.error;
   if (decision.kind === 'resume') throw new Error('a preview has no earlier request to resume');
+  if ((decision.kind === 'start' || decision.kind === 'upgrade') && decision.charge > 0) {
+    const missing = missingPaymentMethod(req.company, account);
+    if (missing) throw missing;
+  }
+  if (decision.kind === 'upgrade' && account.planId && account.lastPlanRenewal) {
+    // A preview within the time of an earlier one of the same change keeps that one's time.
+    const quote = { planId: facts.plan.id, chosen: choiceKey(facts.chosen), fromPlanId: account.planId, periodStart: account.lastPlanRenewal, quotedAt: facts.quotedAt ?? facts.at };
+    await req.db
+      .insert(planChangeQuotes)
+      .values({ accountId: account.id, ...quote })
+      .onConflictDoUpdate({ target: planChangeQuotes.accountId, set: quote });
+  }
   const current = await req.db
     .select({ denomination: balances.denomination, amount: balances.amount, managedByPlanId: balances.managedByPlanId })
     .from(balances)
@@ -41,19 +61,29 @@ export async function previewPlanChange(req: ChangeRequest): Promise<PlanChangeP
   return describePlanChange(facts, decision, current);
 }
 
-/** The reads a plan change decides on. */
-async function readPlanChange({ db, company, accountId, planId, chosen }: ChangeRequest, idempotencyKey: string | null) {
+/** The reads a plan change decides on; `quoted`: credit as of a recent preview of the same change. */
+async function readPlanChange({ db, company, accountId, planId, chosen }: ChangeRequest, idempotencyKey: string | null, quoted: boolean) {
   const account = await getAccount({ db, companyId: company.id, accountId });
   const plan = await getPlan({ db, companyId: company.id, planId });
   await validateAccountInput({ db, companyId: company.id, input: { name: account.name, email: account.email, plan_id: planId, plan_variable_amounts: chosen } });
   const at = clockNow();
   const earlier = (await findRequestCharge(db, company.id, idempotencyKey, 'plan_change', at)) ?? (await findRequestCharge(db, company.id, idempotencyKey, 'plan_start', at));
-  return { account, facts: await factsFor(db, account, plan, chosen ?? null, earlier, at) };
+  return { account, facts: await factsFor(db, account, plan, chosen ?? null, earlier, at, quoted) };
 }
 
-async function factsFor(db: Db, account: Account, plan: Plan, chosen: Record<string, string> | null, earlier: PlanChangeFacts['earlier'], at: Date): Promise<PlanChangeFacts> {
+async function factsFor(db: Db, account: Account, plan: Plan, chosen: Record<string, string> | null, earlier: PlanChangeFacts['earlier'], at: Date, quoted: boolean): Promise<PlanChangeFacts> {
   const pending = await pendingPlanCharge(db, account.id);
-  return { at, account, plan, chosen, earlier, pendingPlanChargeId: pending?.id ?? null, overage: await currentOverage(db, account) };
+  const quotedAt = quoted ? await quoteTime(db, account, plan, chosen, at) : null;
+  return { at, account, plan, chosen, earlier, pendingPlanChargeId: pending?.id ?? null, overage: await currentOverage(db, account), quotedAt };
+}
+
+/** When the account's latest preview priced this same change, if that was within QUOTE_TTL_MS and in the same plan period. */
+async function quoteTime(db: Db, account: Account, plan: Plan, chosen: Record<string, string> | null, at: Date): Promise<Date | null> {
+  const [quote] = await db.select().from(planChangeQuotes).where(eq(planChangeQuotes.accountId, account.id));
+  if (!quote || quote.planId !== plan.id || quote.chosen !== choiceKey(chosen)) return null;
+  if (quote.fromPlanId !== account.planId || quote.periodStart.getTime() !== account.lastPlanRenewal?.getTime()) return null;
+  const age = at.getTime() - quote.quotedAt.getTime();
+  return age >= 0 && age <= QUOTE_TTL_MS ? quote.quotedAt : null;
 }
 
 /** Postpaid overage of the account's current plan, relative to the balances measured here. */
@@ -87,7 +117,7 @@ async function executePlanChange(db: Db, company: Company, account: Account, fac
       await withAccountLease(db, account.id, at, async (fresh) => {
         if (fresh.planId !== account.planId || fresh.planStatus !== account.planStatus || fresh.planChargeAmount !== account.planChargeAmount) throw changedMeanwhile();
         // Decided again on what the lease holder reads: the overage measured here is what the new period starts from.
-        const final = decidePlanChange(await factsFor(db, fresh, plan, chosen, null, at));
+        const final = decidePlanChange(await factsFor(db, fresh, plan, chosen, null, at, true));
         if (final.kind === 'conflict') throw final.error;
         if (final.kind === 'start') {
           await activatePlan({ db, company, account: fresh, plan, chosen, charge: final.charge, reason: 'start', idempotencyKey });

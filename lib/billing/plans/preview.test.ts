@@ -96,4 +96,53 @@ describe('changeplan/preview', () => {
     expect(get.status).toBe(404);
     expect(get.body.error.message).toMatch(/answers POST/);
   });
+
+  it('answers the 402 changeplan gives for a change that charges an account without a card, and records no charge', async () => {
+    const co = await newPayingCompany(t);
+    const toId = await createSpecPlan(co, { charge: 2500, period: 'month', tokens: 100, gb: undefined, tokenOverage: 0 });
+    const id = await createAccount(co);
+    const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(402);
+    expect(preview.body.error).toMatchObject({ type: 'payment_method_required', message: expect.stringMatching(/no card on file/) });
+    expect(await charges(co, id)).toEqual([]);
+    const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: toId } });
+    expect(changed.status).toBe(402);
+    expect(changed.body.error).toEqual({ ...preview.body.error, request_id: changed.body.error.request_id });
+    // A change that charges nothing is previewed as before.
+    const freeId = await createSpecPlan(co, { charge: 0, period: 'month', tokens: 10, gb: undefined, tokenOverage: 0 });
+    expect((await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: freeId } })).status).toBe(200);
+  });
+
+  it('charges what the preview said when the clock moved on after it; ten minutes later, the credit is reckoned anew', async () => {
+    const co = await newPayingCompany(t);
+    // Large enough that seconds move the credit by cents: 100,000 USD a month for the old plan.
+    const fromId = await createSpecPlan(co, { charge: 10_000_000, period: 'month', tokens: 100, gb: undefined, tokenOverage: 0 });
+    const toId = await createSpecPlan(co, { charge: 20_000_000, period: 'month', tokens: 900, gb: undefined, tokenOverage: 0 });
+    const changeAfter = async (gapMs: number) => {
+      const id = await createAccount(co, { plan_id: fromId, token: 'tok_visa' });
+      const { last_plan_renewal, next_plan_renewal } = (await co.call('GET', `/v1/accounts/${id}`)).body.data as Record<string, string>;
+      const [start, end] = [Date.parse(last_plan_renewal), Date.parse(next_plan_renewal)];
+      setTestTime(start + 10 * 86_400_000 + 123);
+      const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } });
+      expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+      setTestTime(now().getTime() + gapMs / 2);
+      // Another preview meanwhile (the console previews again on confirming) says the same.
+      const again = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } });
+      const held = again.body.data.charge_amount === preview.body.data.charge_amount;
+      setTestTime(now().getTime() + gapMs / 2);
+      const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: toId } });
+      expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+      // The credit as of the change itself: charge × unused / period, half up.
+      const total = BigInt(end - start);
+      const asOfChange = Number((10_000_000n * BigInt(end - now().getTime()) * 2n + total) / (2n * total));
+      return { previewed: preview.body.data.charge_amount as number, held, charged: (await charges(co, id))[0].amount as number, asOfChange: 20_000_000 - asOfChange };
+    };
+    const soon = await changeAfter(7_000);
+    expect(soon.charged).toBe(soon.previewed);
+    expect(soon.held).toBe(true);
+    expect(soon.asOfChange).not.toBe(soon.previewed);
+    const late = await changeAfter(10 * 60_000 + 2_000);
+    expect(late.charged).toBe(late.asOfChange);
+    expect(late.charged).not.toBe(late.previewed);
+  });
 });

@@ -131,3 +131,22 @@ export const portalLinks = pgTable(
     check('portal_links_failed_attempts_nonneg', sql`${t.failedAttempts} >= 0`),
   ],
 );
+
+/**
+ * The latest changeplan preview of an account that credits unused time: a changeplan with the
+ * same plan and chosen amounts soon after it, from the same plan period, is priced as of the
+ * preview's time, so it charges exactly what the preview said (the credit depends on the time).
+ * One row per account: each preview replaces it.
+ */
+export const planChangeQuotes = pgTable('plan_change_quotes', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  planId: text('plan_id').notNull(),
+  // The chosen amounts as sorted JSON text ('{}' for none): compared as written.
+  chosen: text('chosen').notNull(),
+  // The plan and period the credit was for: a quote outlives neither.
+  fromPlanId: text('from_plan_id').notNull(),
+  periodStart: timestamp('period_start', { withTimezone: true, mode: 'date' }).notNull(),
+  quotedAt: timestamp('quoted_at', { withTimezone: true, mode: 'date' }).notNull(),
+});
