@@ -233,7 +233,7 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     summary: 'A gated event lacks available balance',
     error: {
       type: 'insufficient_balance',
-      message: 'The credits balance lacks 4.5 available for this event; it was recorded as rejected and nothing was charged.',
+      message: 'This event costs 4.5 credits, more than the balance has available; it was recorded as rejected and nothing was charged.',
       param: null,
       rejected_event_id: IDS.event,
     },

@@ -295,7 +295,7 @@ export async function recordEvent({ db, companyId, accountId, input, now, group 
   if (row.state === 'rejected') {
     throw new ApiError(
       'insufficient_balance',
-      `The ${row.costDenomination} balance lacks ${unitsOut(row.costAmount)} available for this event; it was recorded as rejected and nothing was charged.`,
+      `This event costs ${unitsOut(row.costAmount)} ${row.costDenomination}, more than the balance has available; it was recorded as rejected and nothing was charged.`,
       null,
       { rejected_event_id: row.id },
     );
@@ -317,9 +317,14 @@ async function recordAlone({ db, companyId, accountId, input, now }: { db: Db; c
   const fast = await recordSingleEvent({ db, companyId, accountId, input, now });
   if (fast === 'not_found') throw notFound('account', 'account_id');
   if (fast) return fast;
-  const [event] = await recordEvents({ db, companyId, items: [{ ...input, account_id: accountId }], now });
-  const balance = event.costDenomination ? await findBalance({ db, accountId, denomination: event.costDenomination, now }) : null;
-  return { event, balance };
+  // The balance is read in the event's transaction, while the event still holds it locked: read
+  // after the commit, it could already include what another writer did since. An idempotent
+  // repeat answers the first record, whichever of the company's accounts it was for, with its balance.
+  return db.transaction(async (tx) => {
+    const [event] = await recordEvents({ db: tx, companyId, items: [{ ...input, account_id: accountId }], now });
+    const balance = event.costDenomination ? await findBalance({ db: tx, accountId: event.accountId, denomination: event.costDenomination, now }) : null;
+    return { event, balance };
+  });
 }
 
 export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: string; eventId: string }) {
