@@ -33,6 +33,10 @@ const nextConfig = {
   experimental: {
     // Next.js copies the body of each request proxy.ts sees; pages take none worth more.
     proxyClientMaxBodySize: 64 * 1024,
+    // Server actions are posted to any page, the hosted ones included, and Next.js reads the body
+    // before the action can check its session: held to the 64 KiB of every unauthenticated route
+    // (the console's forms send a few hundred bytes).
+    serverActions: { bodySizeLimit: '64kb' },
   },
   async headers() {
     return [

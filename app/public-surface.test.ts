@@ -94,4 +94,24 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
     expect((await signIn.json()).url).not.toContain('error');
     expect(signIn.headers.getSetCookie().some((c) => /session-token=/.test(c))).toBe(true);
   });
+
+  it('reads no server action body over 64 KiB, on the hosted pages or anywhere', async () => {
+    // A real action id of the build (the console's, whose ids reach its pages' bundles).
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../.next/server/server-reference-manifest.json'), 'utf8')) as { node: Record<string, { filename: string }> };
+    const [actionId] = Object.entries(manifest.node).find(([, a]) => a.filename.startsWith('app/console/'))!;
+    const refusals = () => server.output().split('Body exceeded 64kb limit').length - 1;
+    for (const page of ['/collect/no-such-link', '/portal/no-such-link', '/console/sign-in']) {
+      // A fetch action's failure is answered inside its 200 (the page's own script reads it); the server's log says why.
+      const post = async (size: number) => {
+        const res = await fetch(`${server.url}${page}`, { method: 'POST', headers: { 'next-action': actionId, 'content-type': 'text/plain;charset=UTF-8' }, body: `["${'x'.repeat(size)}"]` });
+        await res.arrayBuffer();
+        await new Promise((r) => setTimeout(r, 100));
+        return refusals();
+      };
+      const before = refusals();
+      expect(await post(100 * 1024), page).toBe(before + 1);
+      // A small one is read (and refused by the action itself, without a session).
+      expect(await post(1024), page).toBe(before + 1);
+    }
+  });
 });
