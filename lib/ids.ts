@@ -41,6 +41,17 @@ export function idBeside(prefix: IdPrefix, id: SQL): SQL {
   return sql`${sql.raw(`'${prefix}_'`)} || split_part(${id}, '_', 2)`;
 }
 
+/**
+ * As SQL, a ledger row's id: `stamp` (what the database's `ledger_stamp()` answered, once per
+ * statement, after the statement took its balances' locks: 'tx_', the time to the microsecond,
+ * then randomness) with the row's ordinal in the statement (1 to 32767) between the time and the
+ * randomness. Ids so made list a balance's rows in the order it moved (migration 0017).
+ */
+export function ledgerId(stamp: SQL, ord: SQL): SQL {
+  const digit = (shift: number) => sql`substr(${sql.raw(`'${ALPHABET}'`)}, (((${ord})::bigint >> ${sql.raw(String(shift))}) & 31)::int + 1, 1)`;
+  return sql`(left(${stamp}, 15) || ${digit(10)} || ${digit(5)} || ${digit(0)} || right(${stamp}, 11))`;
+}
+
 function encodeTime(ms: number): string {
   let time = '';
   let t = Math.max(0, Math.floor(ms));

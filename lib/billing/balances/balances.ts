@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions, type StoredRefillChange } from '../../db/schema';
-import { newId } from '../../ids';
+import { ledgerId, newId } from '../../ids';
 import { notFound } from '../../errors';
 import { add, sub, unitsOut, type Units } from '../../money';
 import { afterBalancesMoved, type Moved } from './crossings';
@@ -132,7 +132,6 @@ export type Change = {
  */
 export async function applyChange(db: Db, change: Change, now: Date): Promise<LedgerRow> {
   await ensureBalances(db, [change], now);
-  const id = newId('tx');
   const rows = await query(
     db,
     sql`with upd as (
@@ -141,9 +140,10 @@ export async function applyChange(db: Db, change: Change, now: Date): Promise<Le
       returning id, amount
     )
     insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-    select ${id}, ${change.accountId}, ${change.companyId}, upd.id, ${change.denomination}, ${change.type}, ${change.description},
+    -- The id is stamped once the balance is locked and moved (lib/ids.ts ledgerId).
+    select ${ledgerId(sql`st.s`, sql`1`)}, ${change.accountId}, ${change.companyId}, upd.id, ${change.denomination}, ${change.type}, ${change.description},
       ${change.amount}::numeric, upd.amount - ${change.amount}::numeric, upd.amount, ${change.eventId ?? null}, ${change.chargeId ?? null}, ${now.toISOString()}::timestamptz
-    from upd
+    from upd cross join lateral (select ledger_stamp() as s where upd.id is not null) st
     returning id`,
   );
   const [row] = await db.select().from(transactions).where(eq(transactions.id, (rows[0] as { id: string }).id));

@@ -194,7 +194,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         for (const r of earlyRows) {
           if (r.state === 'complete' && r.costAmount && r.costDenomination) {
             const pair = pairIndex.get(key(r.accountId, r.costDenomination))!;
-            moves.push({ pair, cost: r.costAmount, eventId: r.id, txId: newId('tx'), type: r.type });
+            moves.push({ pair, cost: r.costAmount, eventId: r.id, type: r.type });
             const total = totals[pair];
             totals[pair] = total === null ? r.costAmount : add(total, r.costAmount);
           }
@@ -226,7 +226,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     }
 
     if (!moved) {
-      const ledger: Omit<LedgerInsert, 'companyId' | 'createdAt'>[] = [];
+      const ledger: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[] = [];
       const lateRows: EventRow[] = [];
       for (const [i, p] of toInsert.entries()) {
         const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
@@ -247,7 +247,6 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
           const starting = st.amount;
           st.amount = sub(st.amount, p.cost.amount);
           ledger.push({
-            id: newId('tx'),
             accountId: p.item.account_id,
             balanceId: st.id,
             denomination: p.cost.denomination,

@@ -1,5 +1,5 @@
 import { compile, runCompiled, sql, type Compiled, type Db } from '../../db/client';
-import { newId } from '../../ids';
+import { ledgerId, newId } from '../../ids';
 import { add, type Units } from '../../money';
 import type { events, EventState, PricedBy, StoredRefillChange } from '../../db/schema';
 import type { Balance } from '../balances/balances';
@@ -124,8 +124,9 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
         returning b.amount
       ), led as (
         insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-        select ${v('txId')}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, ${v('at')}::timestamptz
-        from upd, flags f
+        select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, ${v('at')}::timestamptz
+        -- The id is stamped per moved row, so once the balance is locked and moved.
+        from upd cross join lateral (select ledger_stamp() as s where upd.amount is not null) st, flags f
         returning id
       ), hook as (
         ${insertDeliveries(
@@ -157,7 +158,6 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       metadata: JSON.stringify(metadata),
       idem,
       expires,
-      txId: newId('tx'),
       description: `Event ${input.type}`,
       deliveryId: newId('whd'),
     });

@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../client';
-import { idBeside } from '../../ids';
+import { idBeside, ledgerId } from '../../ids';
 import type { events, transactions } from '../schema';
 
 // The set-based statements of event ingestion: one parameter per column, whatever the number of rows.
@@ -29,18 +29,21 @@ export async function insertEvents(db: Db, { companyId, now }: { companyId: stri
 
 /**
  * Ledger rows whose starting and ending balances were computed under the balances' locks. They
- * share the company and the time, sent once, as `insertEvents` does.
+ * share the company and the time, sent once, as `insertEvents` does; their ids are made here,
+ * under those locks, in the rows' order (lib/ids.ts ledgerId).
  */
-export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'companyId' | 'createdAt'>[]): Promise<void> {
+export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[]): Promise<void> {
   const col = (f: (t: (typeof rows)[number]) => string | null) => textArray(rows.map(f));
   await query(
     db,
-    sql`insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-      select id, account_id, ${companyId}, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, ${now.toISOString()}::timestamptz
-      from unnest(${col((t) => t.id)}, ${col((t) => t.accountId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
+    sql`with stamp as materialized (select ledger_stamp() as s)
+      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
+      select ${ledgerId(sql`stamp.s`, sql`u.ord`)}, account_id, ${companyId}, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, ${now.toISOString()}::timestamptz
+      from unnest(${col((t) => t.accountId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
         ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
         ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)})
-      as u(id, account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id)`,
+        with ordinality as u(account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, ord)
+      cross join stamp`,
   );
 }
 
@@ -112,10 +115,10 @@ export async function setBalanceAmounts(db: Db, moved: { id: string; amount: str
 
 /**
  * A ledger row of a completed, billed event, in request order: the balance of `pairs[pair]` moves
- * by `cost`. Its description is the event's type's. Its id is made once the balances' turn is
- * taken, so a company's ledger reads in the order its balances moved.
+ * by `cost`. Its description is the event's type's. Its id is made by the statement once it holds
+ * the balances' locks, so a balance's ledger reads in the order it moved.
  */
-export type LedgerMove = { pair: number; cost: string; eventId: string; txId: string; type: string };
+export type LedgerMove = { pair: number; cost: string; eventId: string; type: string };
 
 /** A balance `moveBalancesForEvents` locked that its caller must see to: what it was, what it is now, and what it crossed. */
 export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; plan_period: string | null };
@@ -173,21 +176,25 @@ export async function moveBalancesForEvents(
 ): Promise<MovedBalance[]> {
   const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
   const at = now.toISOString();
-  // Each pair's first ledger row, whose id its balance_change delivery is made beside.
-  const firstTx: (string | null)[] = pairs.map(() => null);
-  for (const m of moves) firstTx[m.pair] ??= m.txId;
   return query<MovedBalance>(
     db,
     sql`with ${lockedPairs(pairs)}, holds as (
-      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}, ${textArray(firstTx)})
-        with ordinality as h(account_id, denomination, own_holds, total, first_tx, ord)
-    ), run as (
-      select m.tx_id, m.event_id, h.account_id, h.denomination, 'Event ' || m.type as description, m.cost::numeric as cost,
+      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)})
+        with ordinality as h(account_id, denomination, own_holds, total, ord)
+    ), stamp as materialized (
+      -- Taken once every balance is locked (the count reads them all), for the ledger ids.
+      select ledger_stamp() as s from (select count(*) from locked) k
+    ), run as materialized (
+      select ${ledgerId(sql`stamp.s`, sql`m.ord`)} as tx_id, m.event_id, h.account_id, h.denomination, 'Event ' || m.type as description, m.cost::numeric as cost,
         l.id as balance_id, l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
-      from unnest(${col((m) => String(m.pair + 1))}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.txId)}, ${col((m) => m.type)})
-        with ordinality as m(pair, cost, event_id, tx_id, type, ord)
+      from unnest(${col((m) => String(m.pair + 1))}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.type)})
+        with ordinality as m(pair, cost, event_id, type, ord)
       join holds h on h.ord = m.pair::bigint
       join locked l on l.account_id = h.account_id and l.denomination = h.denomination
+      cross join stamp
+    ), first_tx as (
+      -- Each balance's first ledger row, whose id its balance_change delivery is made beside.
+      select balance_id, min(tx_id) as first_tx from run group by balance_id
     ), led as (
       insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
       select r.tx_id, r.account_id, ${companyId}, r.balance_id, r.denomination, 'event', r.description, -r.cost, r.ending + r.cost, r.ending, r.event_id, null, ${at}::timestamptz
@@ -202,9 +209,10 @@ export async function moveBalancesForEvents(
         l.amount - (coalesce(p.pending, 0) - h.own_holds::numeric) as before, l.amount - coalesce(h.total::numeric, 0) - coalesce(p.pending, 0) as after,
         pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
         exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
-        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, h.first_tx, h.ord
+        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, ft.first_tx, h.ord
       from locked l
       join holds h on h.account_id = l.account_id and h.denomination = l.denomination
+      left join first_tx ft on ft.balance_id = l.id
       ${lockedContext(now)}
     ), d as (
       select c.*, coalesce(${crossings.belowZero}, false) as below_zero, coalesce(${crossings.belowRefillThreshold}, false) as below_refill_threshold,
