@@ -1,7 +1,10 @@
+process.env.BILLING_TEST_CLOCK = '1';
+
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../testing/harness';
 import { idempotencyTiming } from './idempotency';
+import { now, setTestTime } from '../clock';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
@@ -24,7 +27,7 @@ async function breakAnswerStorage() {
 async function repairAnswerStorage() {
   await t.database.db.execute(sql.raw('drop trigger if exists fail_answer_storage on idempotency_keys'));
   // A key its request left "in progress" is run again a minute later: let that minute pass.
-  await t.database.db.execute(sql.raw(`update idempotency_keys set created_at = created_at - interval '2 minutes' where key like 'crash-%'`));
+  await t.database.db.execute(sql.raw(`update idempotency_keys set created_at = created_at - interval '2 minutes', alive_at = alive_at - interval '2 minutes' where key like 'crash-%'`));
 }
 
 describe('Idempotency-Key when the request dies before its answer is stored', () => {
@@ -131,6 +134,8 @@ describe('Idempotency-Key of a request that runs longer than a dead one would st
       await local.control('fail', { path_prefix: '/v1/payment_intents', method: 'POST', delay_ms: 3000, count: 1 });
       const first = co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
       await new Promise((r) => setTimeout(r, 2000));
+      // The service clock jumps two hours (a test clock's advance) just before the retry: the request is alive all the same.
+      setTestTime(now().getTime() + 2 * 3_600_000);
       const retry = await co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
       expect(retry.status, JSON.stringify(retry.body)).toBe(409);
       expect(retry.body.error.message).toMatch(/still in progress/);
@@ -145,5 +150,28 @@ describe('Idempotency-Key of a request that runs longer than a dead one would st
     const charges = (await co.call('GET', `/v1/accounts/${account}/charges`)).body.data as { reason: string; status: string }[];
     expect(charges.filter((c) => c.reason === 'deposit').map((c) => c.status)).toEqual(['succeeded']);
     expect((await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.amount).toBe(5);
+  });
+});
+
+describe('Idempotency-Key of a request answered "try again in a moment"', () => {
+  it('keeps no such answer: the retry with the key runs the request once the other work is done', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Pro', charge_amount: 1000, balances: [{ amount: 10, denomination: 'calls' }] } });
+    const max = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Max', charge_amount: 3000, balances: [{ amount: 50, denomination: 'calls' }] } });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Busy', email: 'busy@x.io', token: 'tok_visa', plan_id: pro.body.data.id } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const account = created.body.data.id as string;
+    // A renewal of the account is under way (its plan lease is taken).
+    await t.database.db.execute(sql`update accounts set renewal_locked_until = ${new Date(now().getTime() + 60_000).toISOString()}::timestamptz where id = ${account}`);
+    const headers = { 'Idempotency-Key': 'upgrade-while-busy' };
+    const busy = await co.call('POST', `/v1/accounts/${account}/changeplan`, { body: { plan_id: max.body.data.id }, headers });
+    expect(busy.status).toBe(409);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(busy.body.error.message).toMatch(/in progress; try again in a moment/);
+    await t.database.db.execute(sql`update accounts set renewal_locked_until = null where id = ${account}`);
+    const retry = await co.call('POST', `/v1/accounts/${account}/changeplan`, { body: { plan_id: max.body.data.id }, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body.data.plan_id).toBe(max.body.data.id);
   });
 });

@@ -1,8 +1,9 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
 import { decrypt, encrypt, sha256 } from '../crypto';
 import { ApiError } from '../errors';
+import { wallClock } from '../clock';
 
 import { IDEMPOTENCY_TTL_MS } from '../db/retention';
 
@@ -11,22 +12,26 @@ export { IDEMPOTENCY_TTL_MS };
 /**
  * A key whose request shows no sign of life for this long was left by a process that died, and
  * its retry runs the request again. A running request renews its key every third of it
- * (`holdIdempotencyKey`), so however long it runs, a retry meanwhile is told to wait. Mutable for
- * tests only.
+ * (`holdIdempotencyKey`), in real time, so however long it runs (and however far a test clock
+ * jumps meanwhile), a retry is told to wait. Mutable for tests only.
  */
 export const idempotencyTiming = { abandonedMs: 60_000 };
 
-export type Stored = { status: number; body: string };
+/** An answer to keep under a key; `retry`: it asks to be retried, so it is not kept. */
+export type Stored = { status: number; body: string; retry?: boolean };
 
 /**
- * Claims an Idempotency-Key for a request. Returns the stored response of an earlier identical
+ * Claims an Idempotency-Key for a request, under `token` (the claim's own, which renewing and
+ * finishing the key are guarded by). Returns the stored response of an earlier identical
  * request, or null when this request should run (and later call `finish`).
  */
 export async function claimIdempotencyKey(
   db: Db,
-  args: { companyId: string; key: string; method: string; path: string; rawBody: string; now: Date },
+  args: { companyId: string; key: string; method: string; path: string; rawBody: string; now: Date; token?: string },
 ): Promise<Stored | null> {
   const requestHash = sha256(`${args.method} ${args.path}\n${args.rawBody}`);
+  const token = args.token ?? null;
+  const aliveAt = wallClock();
   const inserted = await db
     .insert(idempotencyKeys)
     .values({
@@ -37,6 +42,8 @@ export async function claimIdempotencyKey(
       requestHash,
       status: 'running',
       createdAt: args.now,
+      claimToken: token,
+      aliveAt,
     })
     .onConflictDoNothing()
     .returning({ key: idempotencyKeys.key });
@@ -47,12 +54,23 @@ export async function claimIdempotencyKey(
     .where(and(eq(idempotencyKeys.companyId, args.companyId), eq(idempotencyKeys.key, args.key)));
   if (!row) return claimIdempotencyKey(db, args);
   const age = args.now.getTime() - row.createdAt.getTime();
-  if (age > IDEMPOTENCY_TTL_MS || (row.status === 'running' && age > idempotencyTiming.abandonedMs)) {
+  // Silence in real time; a key from before claims were renewed counts from its start.
+  const silent = row.aliveAt ? aliveAt.getTime() - row.aliveAt.getTime() : age;
+  // A stored answer lasts its 24 hours; a running request keeps its key while it shows it is alive.
+  if (row.status === 'running' ? silent > idempotencyTiming.abandonedMs : age > IDEMPOTENCY_TTL_MS) {
     // Only over the row as it was read: of two retries taking over at once, one runs.
     const taken = await db
       .update(idempotencyKeys)
-      .set({ requestHash, method: args.method, path: args.path, status: 'running', createdAt: args.now, responseBody: null, responseStatus: null })
-      .where(and(eq(idempotencyKeys.companyId, args.companyId), eq(idempotencyKeys.key, args.key), eq(idempotencyKeys.status, row.status), eq(idempotencyKeys.createdAt, row.createdAt)))
+      .set({ requestHash, method: args.method, path: args.path, status: 'running', createdAt: args.now, claimToken: token, aliveAt, responseBody: null, responseStatus: null })
+      .where(
+        and(
+          eq(idempotencyKeys.companyId, args.companyId),
+          eq(idempotencyKeys.key, args.key),
+          eq(idempotencyKeys.status, row.status),
+          eq(idempotencyKeys.createdAt, row.createdAt),
+          row.aliveAt ? eq(idempotencyKeys.aliveAt, row.aliveAt) : isNull(idempotencyKeys.aliveAt),
+        ),
+      )
       .returning({ key: idempotencyKeys.key });
     if (!taken.length) return claimIdempotencyKey(db, args);
     return null;
@@ -66,32 +84,28 @@ export async function claimIdempotencyKey(
   return { status: Number(row.responseStatus), body: row.responseBody ? decrypt(row.responseBody) : '' };
 }
 
-/**
- * Renews a running request's key, claimed (or last renewed) at `since`, to `at`: a sign of life.
- * False when the key is no longer this request's (taken over after it fell silent).
- */
-export async function holdIdempotencyKey(db: Db, companyId: string, key: string, since: Date, at: Date): Promise<boolean> {
+/** Shows the request that claimed the key under `token` is alive. False when the key is no longer its own. */
+export async function holdIdempotencyKey(db: Db, companyId: string, key: string, token: string): Promise<boolean> {
   const held = await db
     .update(idempotencyKeys)
-    .set({ createdAt: at })
-    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.createdAt, since)))
+    .set({ aliveAt: wallClock() })
+    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.claimToken, token)))
     .returning({ key: idempotencyKeys.key });
   return held.length > 0;
 }
 
 /**
- * Stores a request's answer under its key (a 5xx or none deletes the key, so a retry runs
- * afresh). With `since` (when the request claimed or last renewed the key), only while the key
- * is still that request's.
+ * Stores a request's answer under its key. None, a 5xx, or an answer that asks to be retried
+ * (Retry-After: work on the same thing was under way) deletes the key instead, so a retry runs
+ * afresh. With `token`, only while the key is still that claim's.
  */
-export async function finishIdempotencyKey(db: Db, companyId: string, key: string, response: Stored | null, since?: Date): Promise<void> {
+export async function finishIdempotencyKey(db: Db, companyId: string, key: string, response: Stored | null, token?: string): Promise<void> {
   const where = and(
     eq(idempotencyKeys.companyId, companyId),
     eq(idempotencyKeys.key, key),
-    ...(since ? [eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.createdAt, since)] : []),
+    ...(token ? [eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.claimToken, token)] : []),
   );
-  // A server error is not remembered, so the caller's retry runs again.
-  if (!response || response.status >= 500) {
+  if (!response || response.status >= 500 || response.retry) {
     await db.delete(idempotencyKeys).where(where);
     return;
   }

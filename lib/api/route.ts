@@ -149,7 +149,7 @@ function linkHeader(url: URL, after: string): string {
 function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C) => Promise<Reply | Response>) {
   return observed(auth === 'admin', async (req: Request, context: RouteContext, seen: Seen): Promise<Response> => {
     const requestId = newRequestId();
-    let idem: { companyId: string; key: string; held: KeyHold } | null = null;
+    let idem: { companyId: string; key: string; token: string; held: KeyHold } | null = null;
     let db: Db | null = null;
     try {
       const database = await getDatabase();
@@ -246,26 +246,26 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
         const claim = { companyId: scope, key, method: req.method, path: url.pathname.replace(/^\/v1(?=\/)/, ''), rawBody: raw };
         const atomic = typeof opts.atomic === 'function' ? opts.atomic(parsedBody as B) : opts.atomic === true;
         if (atomic) return await respondAtomically(db, claim, requestId, respond);
-        const claimedAt = now();
-        const stored = await claimIdempotencyKey(db, { ...claim, now: claimedAt });
+        const token = randomBytes(12).toString('base64url');
+        const stored = await claimIdempotencyKey(db, { ...claim, now: now(), token });
         if (stored) return replay(stored, requestId);
-        idem = { companyId: scope, key, held: holdWhileRunning(db, scope, key, claimedAt) };
+        idem = { companyId: scope, key, token, held: holdWhileRunning(db, scope, key, token) };
       }
 
       const response = await respond(db);
       if (idem) {
-        const text = await response.clone().text();
-        await finishIdempotencyKey(db, idem.companyId, idem.key, { status: response.status, body: text }, await idem.held.stop());
+        await idem.held.stop();
+        await finishIdempotencyKey(db, idem.companyId, idem.key, await storable(response), idem.token);
       }
       return response;
     } catch (err) {
       const apiError = err instanceof ApiError ? err : internal(err, requestId);
       if (idem && db) {
-        const stored = { status: apiError.status, body: stringifyJson(errorEnvelope(apiError, requestId)) };
-        const { held, companyId, key } = idem;
+        const stored = { status: apiError.status, body: stringifyJson(errorEnvelope(apiError, requestId)), retry: 'Retry-After' in apiError.headers };
+        const { held, companyId, key, token } = idem;
         await held
           .stop()
-          .then((since) => finishIdempotencyKey(db!, companyId, key, stored, since))
+          .then(() => finishIdempotencyKey(db!, companyId, key, stored, token))
           .catch(() => {});
       }
       return errorResponse(apiError, requestId);
@@ -273,25 +273,22 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
   });
 }
 
-type KeyHold = { stop: () => Promise<Date> };
+type KeyHold = { stop: () => Promise<void> };
 
 /**
- * Renews a running request's Idempotency-Key (claimed at `since`) every third of the abandonment
- * time, so a retry while it runs, however long, is told to wait instead of running it again.
- * `stop` ends the renewals and answers the key's last stamp, which finishing it is guarded by.
+ * Renews a running request's Idempotency-Key (claimed under `token`) every third of the
+ * abandonment time, in real time, so a retry while it runs, however long, is told to wait
+ * instead of running it again. `stop` ends the renewals once any under way has ended.
  */
-function holdWhileRunning(db: Db, companyId: string, key: string, since: Date): KeyHold {
-  let stamp = since;
+function holdWhileRunning(db: Db, companyId: string, key: string, token: string): KeyHold {
   let stopped = false;
   let renewal: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
     timer = setTimeout(() => {
-      const at = now();
-      renewal = holdIdempotencyKey(db, companyId, key, stamp, at)
+      renewal = holdIdempotencyKey(db, companyId, key, token)
+        // Not held: taken over after this request fell silent; nothing more to renew.
         .then((held) => {
-          if (held) stamp = at;
-          // Taken over (this request fell silent too long): nothing more to renew.
           if (held && !stopped) schedule();
         })
         .catch(() => {
@@ -306,9 +303,13 @@ function holdWhileRunning(db: Db, companyId: string, key: string, since: Date): 
       stopped = true;
       clearTimeout(timer);
       await renewal;
-      return stamp;
     },
   };
+}
+
+/** The answer as a key keeps it: one that asks to be retried (Retry-After) is not kept. */
+async function storable(response: Response): Promise<Stored> {
+  return { status: response.status, body: await response.clone().text(), retry: response.headers.has('retry-after') };
 }
 
 function replay(stored: Stored, requestId: string): Response {
@@ -339,9 +340,10 @@ async function respondAtomically(db: Db, claim: Claim, requestId: string, respon
         response = errorResponse(err, requestId);
         refused = true;
       }
-      if (response.status >= 500) throw new RolledBack(response);
+      // A server error, or an answer that asks to be retried, commits nothing, the key included.
+      if (response.status >= 500 || response.headers.has('retry-after')) throw new RolledBack(response);
       try {
-        await finishIdempotencyKey(tx, claim.companyId, claim.key, { status: response.status, body: await response.clone().text() });
+        await finishIdempotencyKey(tx, claim.companyId, claim.key, await storable(response));
       } catch (err) {
         // The handler refused over a statement that failed (a unique violation it answers with
         // 409): PostgreSQL has aborted the transaction, so nothing of it can commit.

@@ -1,7 +1,7 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts } from '../../db/schema';
-import { conflict } from '../../errors';
+import { ApiError } from '../../errors';
 import type { Account } from '../../db/schema';
 
 const LEASE_MS = 10 * 60_000;
@@ -19,7 +19,8 @@ export async function withAccountLease<T>(db: Db, accountId: string, at: Date, r
     .set({ renewalLockedUntil: new Date(at.getTime() + LEASE_MS) })
     .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
     .returning();
-  if (!taken.length) throw conflict('A renewal or another plan change of this account is in progress; try again in a moment.', 'plan_id');
+  // Retry-After: the answer is not kept under the request's Idempotency-Key, so a retry runs again.
+  if (!taken.length) throw new ApiError('conflict', 'A renewal or another plan change of this account is in progress; try again in a moment.', 'plan_id', {}, { 'Retry-After': '1' });
   try {
     return await run(taken[0]);
   } finally {

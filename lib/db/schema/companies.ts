@@ -99,6 +99,10 @@ export const idempotencyKeys = pgTable(
     responseStatus: text('response_status'),
     responseBody: text('response_body'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    // The request running under the key: a token of its claim, and when it last showed it was
+    // alive, in real time (the service clock may be a test clock that jumps days at once).
+    claimToken: text('claim_token'),
+    aliveAt: timestamp('alive_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     uniqueIndex('idempotency_keys_pk').on(t.companyId, t.key),
