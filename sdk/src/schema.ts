@@ -285,7 +285,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a plan change
-         * @description Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` (or another preview) with the same body within 10 minutes (in the same plan period, with no preview of another change of the account in between) charges exactly `charge_amount`: its credit for unused time is reckoned as of the preview. A change `changeplan` would refuse answers the same error, `402 payment_method_required` included when the account has no card for a change that charges.
+         * @description Takes the `changeplan` body and changes nothing: answers what `changeplan` would do now, `charge_amount` (cents charged now: the new period charge less `credit_amount`, plus `overage_amount`), when it takes effect, and the balances as they would be. A `changeplan` (or another preview) with the same body within 10 minutes (in the same plan period, with no preview of another change of the account in between) charges exactly `charge_amount`, provided no usage is recorded meanwhile (the old plan's overage is measured at the change): its credit for unused time is reckoned as of the preview. A change `changeplan` would refuse answers the same error, `402 payment_method_required` included when the account has no card for a change that charges.
          */
         post: operations["previewPlanChange"];
         delete?: never;

@@ -53,6 +53,9 @@ export async function previewPlanChange(req: ChangeRequest): Promise<PlanChangeP
       .insert(planChangeQuotes)
       .values({ accountId: account.id, ...quote })
       .onConflictDoUpdate({ target: planChangeQuotes.accountId, set: quote });
+  } else {
+    // The account's latest preview is of another change: no earlier one holds any more.
+    await req.db.delete(planChangeQuotes).where(eq(planChangeQuotes.accountId, account.id));
   }
   const current = await req.db
     .select({ denomination: balances.denomination, amount: balances.amount, managedByPlanId: balances.managedByPlanId })

@@ -142,6 +142,15 @@ describe('changeplan/preview', () => {
     expect(soon.held).toBe(true);
     expect(soon.asOfChange).not.toBe(soon.previewed);
     const late = await changeAfter(10 * 60_000 + 2_000);
+    // A preview of another change of the account (a downgrade) in between: the first no longer holds.
+    const cheapId = await createSpecPlan(co, { charge: 5_000_000, period: 'month', tokens: 10, gb: undefined, tokenOverage: 0 });
+    const id = await createAccount(co, { plan_id: fromId, token: 'tok_visa' });
+    setTestTime(now().getTime() + 3 * 86_400_000 + 77);
+    const first = (await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: toId } })).body.data.charge_amount as number;
+    expect((await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: cheapId } })).body.data.effective).toBe('next_renewal');
+    setTestTime(now().getTime() + 7_000);
+    expect((await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: toId } })).status).toBe(200);
+    expect((await charges(co, id))[0].amount).not.toBe(first);
     expect(late.charged).toBe(late.asOfChange);
     expect(late.charged).not.toBe(late.previewed);
   });
