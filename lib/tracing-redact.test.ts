@@ -24,15 +24,20 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('span redaction', () => {
     tracer.startSpan('GET', { attributes: { 'http.method': 'GET', 'http.target': `/portal/${TOKEN}?from=mail` } }).end();
     const fetchSpan = tracer.startSpan(`fetch POST https://u:p@hooks.example.com/x/${TOKEN}?k=v`, { attributes: { 'http.url': `https://u:p@hooks.example.com/x?k=${TOKEN}` } });
     fetchSpan.setAttribute('url.full', `https://hooks.example.com/portal/${TOKEN}`);
+    fetchSpan.setAttribute('url.query', 'from=mail-secret&x=1');
+    fetchSpan.setAttribute('next.span_name', `fetch POST https://u:p@hooks.example.com/x?k=v`);
     fetchSpan.end();
     await provider.forceFlush();
     const spans = exporter.getFinishedSpans();
     expect(spans.map((s) => [s.name, s.attributes])).toEqual([
       ['GET', { 'http.method': 'GET', 'http.target': '/portal/[token]?from' }],
-      [`fetch POST https://hooks.example.com/x/${TOKEN}?k`, { 'http.url': 'https://hooks.example.com/x?k', 'url.full': 'https://hooks.example.com/portal/[token]' }],
+      [
+        `fetch POST https://hooks.example.com/x/${TOKEN}?k`,
+        { 'http.url': 'https://hooks.example.com/x?k', 'url.full': 'https://hooks.example.com/portal/[token]', 'url.query': 'from&x', 'next.span_name': 'fetch POST https://hooks.example.com/x?k' },
+      ],
     ]);
     // Only a hosted page's path segment is a token; other paths are kept as they are.
-    expect(JSON.stringify(spans.map((s) => [s.name, s.attributes]))).not.toMatch(/u:p@|from=mail|k=/);
+    expect(JSON.stringify(spans.map((s) => [s.name, s.attributes]))).not.toMatch(/u:p@|mail-secret|k=/);
     await provider.shutdown();
   });
 });

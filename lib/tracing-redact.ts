@@ -9,7 +9,24 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
  * which the logs and metric labels never see (they carry the route pattern).
  */
 const TOKEN_PATH = /^(\/(?:v1\/)?(?:collect|portal)\/)[^/?#]+/;
-const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.path', 'url.query'];
+const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.path'];
+/** Attributes that hold a span name (Next.js copies its spans' first names into `next.span_name`). */
+const NAME_ATTRIBUTES = ['next.span_name'];
+
+/** A query string (without its `?`) with its values left out: `a=1&b=2` reads `a&b`. */
+export function redactQuery(query: string): string {
+  return query
+    .split('&')
+    .filter(Boolean)
+    .map((p) => p.split('=')[0])
+    .join('&');
+}
+
+/** A span name that ends in a URL (`fetch GET https://…`) with the URL redacted; any other name as it is. */
+export function redactName(name: string): string {
+  const named = /^(\S+ \S+ )(\S+:\/\/\S+)$/.exec(name);
+  return named ? named[1] + redactTarget(named[2]) : name;
+}
 
 /** A request target or URL with a hosted page's token replaced, no query values, and no credentials. */
 export function redactTarget(value: string): string {
@@ -28,25 +45,24 @@ export function redactTarget(value: string): string {
   const query = q >= 0 ? rest.slice(q + 1) : null;
   path = path.replace(TOKEN_PATH, '$1[token]');
   // Parameter names stay (they tell what was asked), their values do not.
-  const names = query === null ? '' : `?${query.split('&').filter(Boolean).map((p) => p.split('=')[0]).join('&')}`;
+  const names = query === null ? '' : `?${redactQuery(query)}`;
   return origin + path + names;
 }
 
 /** Rewrites the URL attributes and a name that holds a URL; leaves the span otherwise as it is. */
 function redactSpan(span: Span): void {
-  for (const key of URL_ATTRIBUTES) {
+  const rewrite = (key: string, clean: (value: string) => string) => {
     const value = span.attributes[key];
-    if (typeof value === 'string') {
-      const clean = redactTarget(value);
-      if (clean !== value) span.setAttribute(key, clean);
-    }
-  }
+    if (typeof value !== 'string') return;
+    const cleaned = clean(value);
+    if (cleaned !== value) span.setAttribute(key, cleaned);
+  };
+  for (const key of URL_ATTRIBUTES) rewrite(key, redactTarget);
+  rewrite('url.query', redactQuery);
+  for (const key of NAME_ATTRIBUTES) rewrite(key, redactName);
   // Fetch spans are named `fetch <METHOD> <url>`.
-  const named = /^(\S+ \S+ )(\S+:\/\/\S+)$/.exec(span.name);
-  if (named) {
-    const clean = named[1] + redactTarget(named[2]);
-    if (clean !== span.name) span.updateName(clean);
-  }
+  const name = redactName(span.name);
+  if (name !== span.name) span.updateName(name);
 }
 
 /**
