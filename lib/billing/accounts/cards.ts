@@ -41,7 +41,9 @@ export async function attachCardToCustomer(args: { stripe: Stripe; accountId: st
     return { id: pm.id, brand: card?.brand ?? 'unknown', last4: card?.last4 ?? '', exp_month: card?.exp_month ?? 0, exp_year: card?.exp_year ?? 0 };
   } catch (err) {
     if (err instanceof Stripe.errors.StripeInvalidRequestError) {
-      if (step === 'default' || (step === 'attach' && err.param === 'customer')) throw customerRefused();
+      // At the default step, a refusal naming the payment method is the card's; any other is the customer's.
+      const aboutCard = err.param?.startsWith('invoice_settings') ?? false;
+      if ((step === 'default' && !aboutCard) || (step === 'attach' && err.param === 'customer')) throw customerRefused();
       throw new ApiError('invalid_request', `The card token was refused by the payment processor: ${err.message}`, 'token');
     }
     throw processorFailure(err);
