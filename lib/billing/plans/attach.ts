@@ -145,7 +145,11 @@ export async function completeRenewal(
     .for('update');
   if (!account) return;
   const [plan] = await db.select().from(plans).where(eq(plans.id, args.planId));
-  const switching = plan.id !== account.planId;
+  // A plan switched at the renewal (a downgrade taking effect) with another period length starts
+  // its own cadence at the due date. With the same length it keeps the account's: the due date
+  // may be cut short to a month's end (Feb 28 of a Jan 31 start), and anchoring there would move
+  // every later renewal to the 28th.
+  const newCadence = plan.id !== account.planId && CADENCE[plan.billingPeriod as BillingPeriod] !== account.planRenewalCadence;
   // The charge was priced with these amounts; older effects without them fall back to the account.
   const chosen =
     args.chosen !== undefined
@@ -160,6 +164,6 @@ export async function completeRenewal(
     reason: 'renewal',
     now: args.now,
     measured: args.measured,
-    schedule: switching ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
+    schedule: newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
   });
 }
