@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
@@ -89,6 +90,47 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect((await balance(co, a.id)).amount).toBe(100);
     expect(await charges(co, a.id)).toMatchObject([{ amount: 900, status: 'succeeded', reason: 'refill_threshold' }]);
     expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill_threshold', amount: 100 }]);
+  });
+
+  it('stores a threshold setting together with the refill it calls for, or neither', async () => {
+    const a = await account(co);
+    // Queuing the refill fails, as if the process died right after storing the setting.
+    const db = t.database.db;
+    await db.execute(sql.raw(`create function refuse_refill_job() returns trigger language plpgsql as $$ begin raise exception 'connection to the database lost'; end $$`));
+    await db.execute(sql.raw(`create trigger refuse_refill_job before insert on jobs for each row when (new.kind = 'threshold_refill') execute function refuse_refill_job()`));
+    try {
+      const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 10 } });
+      expect(r.status).toBe(500);
+    } finally {
+      await db.execute(sql.raw('drop trigger refuse_refill_job on jobs'));
+      await db.execute(sql.raw('drop function refuse_refill_job()'));
+    }
+    expect(await balance(co, a.id)).toMatchObject({ refill_threshold: 0, refill_amount: 0 });
+    // Sent again, it is stored and refills.
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 10 } })).status).toBe(200);
+    await advance(0);
+    expect((await balance(co, a.id)).amount).toBe(100);
+  });
+
+  it("queues no second threshold refill while the first one's charge is still unknown, even when the setting is sent again", async () => {
+    const a = await account(co);
+    const intentsBefore = await intents(co);
+    // The processor takes the charge but its answer is lost, and the look-up fails too: pending.
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const body = { amount: 100, usd_charge: 900, threshold: 10 };
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body })).status).toBe(200);
+    await advance(0);
+    expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([['refill_threshold', 'pending']]);
+    // The same setting again: the balance is still below, but a refill is on its way.
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body })).status).toBe(200);
+    await advance(0);
+    expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([['refill_threshold', 'pending']]);
+    expect((await intents(co)) - intentsBefore).toBe(1);
+    // Once the processor is asked again (the reconciler, within the hour), the one charge is found paid: one refill's units.
+    await advance(3600);
+    expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([['refill_threshold', 'succeeded']]);
+    expect((await balance(co, a.id)).amount).toBe(100);
   });
 
   it('monthly and threshold together: a first refill that leaves the balance below the threshold queues a threshold refill', async () => {

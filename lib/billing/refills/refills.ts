@@ -66,6 +66,15 @@ async function pendingSettingsCharge(db: Db, accountId: string, balanceId: strin
   return rows.find((c) => c.id !== own && effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId && e.config))?.id ?? null;
 }
 
+/** A threshold refill charge of the balance still pending, other than the one made under `ownWorkKey`. */
+async function pendingThresholdRefill(db: Db, accountId: string, balanceId: string, ownWorkKey: string): Promise<string | null> {
+  const rows = await db
+    .select({ id: charges.id, metadata: charges.metadata, workKey: charges.workKey })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, 'refill_threshold')));
+  return rows.find((c) => c.workKey !== ownWorkKey && effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId))?.id ?? null;
+}
+
 /** Refuses a refill-settings change while such a charge is pending (409). */
 async function refuseWhileSettingsPending(db: Db, accountId: string, balanceId: string, own: string | null = null): Promise<void> {
   const pending = await pendingSettingsCharge(db, accountId, balanceId, own);
@@ -112,11 +121,17 @@ export async function setAutoRefill({
     const { amount, charge, description, columns } = decision;
     const outcome = await chargeRefill({ db, company, account, balance, amount, usd: charge, periodic: true, description, now, config: columns, idempotencyKey });
     if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
+    const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+    if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(db, balance.id, now);
   } else {
-    await db.update(balances).set({ ...decision.columns, updatedAt: now }).where(eq(balances.id, balance.id));
+    // The setting and the refill it calls for at once commit together: a process that died
+    // between them would leave a balance below its threshold that no later event crosses again.
+    await db.transaction(async (tx) => {
+      await tx.update(balances).set({ ...decision.columns, updatedAt: now }).where(eq(balances.id, balance.id));
+      const after = (await findBalance({ db: tx, accountId: account.id, denomination, now }))!;
+      if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(tx, balance.id, now);
+    });
   }
-  const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
-  if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(db, balance.id, now);
   return (await findBalance({ db, accountId: account.id, denomination, now }))!;
 }
 
@@ -253,6 +268,9 @@ export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<v
   if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null) return;
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
   if (!isBelowThreshold(balance, row.balance.refillThreshold)) return;
+  // A threshold refill of this balance whose outcome is not known yet may still add its units:
+  // another now could buy two for one crossing. This job's own (a retry of it) carries on.
+  if (await pendingThresholdRefill(db, row.account.id, row.balance.id, `job:${job.id}`)) return;
   await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
