@@ -35,7 +35,7 @@ export async function applyRenewal(db: Db, charge: Charge, effect: RenewPlanEffe
   await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now });
 }
 
-/** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted carry none). */
+/** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted, and a new card's try outside the schedule, carry none). */
 export async function applyRenewalFailure(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
   if (effect.attempt !== undefined) await failRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), attempt: effect.attempt, now });
 }

@@ -42,7 +42,7 @@ export async function retryPastDueRenewal(db: Db, accountId: string, now: Date):
   );
   if (!claimed.length) return false;
   try {
-    await renewOne(db, accountId, now);
+    await renewOne(db, accountId, now, { withNewCard: true });
   } finally {
     await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, accountId));
   }
@@ -129,7 +129,12 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
   return claimed.length;
 }
 
-async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
+/**
+ * One renewal attempt. `withNewCard`: tried at once because a card was just attached, outside
+ * the retry schedule; its failure leaves the schedule (the attempt count and the next retry) as
+ * it was, and each card gets its own charge.
+ */
+async function renewOne(db: Db, accountId: string, now: Date, { withNewCard = false }: { withNewCard?: boolean } = {}): Promise<void> {
   const [row] = await db
     .select({ account: accounts, company: companies })
     .from(accounts)
@@ -163,14 +168,15 @@ async function renewOne(db: Db, accountId: string, now: Date): Promise<void> {
     amount: total,
     reason: 'plan_renewal',
     description,
-    effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen, attempt, measured: overage.measured }],
+    // An effect without `attempt` does not move the schedule when it fails (applyRenewalFailure).
+    effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen, ...(!withNewCard && { attempt }), measured: overage.measured }],
     now,
     // One charge per due date and attempt: a worker that dies mid-renewal and a later claim
     // reuse it (same processor idempotency key), so a renewal is never charged twice. Only a
-    // failed charge moves to the next attempt.
-    workKey: `renewal:${account.id}:${due.toISOString()}:${attempt}`,
+    // failed charge moves to the next attempt. A new card's try is one per card and attempt.
+    workKey: `renewal:${account.id}:${due.toISOString()}:${attempt}${withNewCard ? `:${account.paymentMethod?.id ?? 'none'}` : ''}`,
   });
-  if (outcome.charge.status === 'failed') {
+  if (outcome.charge.status === 'failed' && !withNewCard) {
     // Normally done with the charge's failure already (same transaction); harmless to repeat.
     await failRenewal(db, { accountId, due, attempt, now });
   } else if (outcome.charge.status === 'pending') {

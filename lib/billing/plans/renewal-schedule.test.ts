@@ -3,7 +3,8 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { setTestTime } from '../../clock';
+import { now, setTestTime } from '../../clock';
+import { query, sql } from '../../db/client';
 import { advance, advanceTo, charges, createAccount, createPlan } from '../../testing/scenario';
 
 const t = useTestDatabase();
@@ -38,5 +39,35 @@ describe('a plan switched at a renewal', () => {
     // Another period length starts its own cadence at the switch.
     expect(await renewalDays(toYearly)).toEqual(['2027-02-28']);
     expect((await co.call('GET', `/v1/accounts/${toYearly}`)).body.data).toMatchObject({ plan_id: yearly.id, next_plan_renewal: at(2028, 2, 28).toISOString() });
+  });
+});
+
+describe('a past-due renewal tried with each new card', () => {
+  it('leaves the retry schedule as it was when the card is declined, and renews with a good one', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, billing_period: 'month', balances: [{ amount: 100, denomination: 'tokens' }] });
+    const id = await createAccount(co, { plan_id: pro.id, token: 'tok_visa' });
+    expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
+    const due = new Date((await co.call('GET', `/v1/accounts/${id}`)).body.data.next_plan_renewal);
+    await advanceTo(due);
+    const schedule = async () => (await query<{ attempts: number; retry_at: string }>(t.database.db, sql`select renewal_attempts as attempts, renewal_retry_at::text as retry_at from accounts where id = ${id}`))[0];
+    const before = await schedule();
+    expect(before.attempts).toBe(1);
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+    // Declined cards in a row: each new one is tried at once (the same card again is not), none moves the schedule.
+    for (const token of ['tok_chargeDeclined', 'tok_chargeDeclinedInsufficientFunds', 'tok_chargeDeclined']) {
+      expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token } })).status).toBe(200);
+      expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+    }
+    expect(await schedule()).toEqual(before);
+    const tried = ((await charges(co, id)) as unknown as { reason: string; status: string }[]).filter((c) => c.reason === 'plan_renewal');
+    // The scheduled attempt, then one per distinct card.
+    expect(tried.map((c) => c.status)).toEqual(['failed', 'failed', 'failed']);
+    // The scheduled retry still comes on its day and charges the card on file.
+    expect(new Date(before.retry_at).getTime()).toBeGreaterThan(now().getTime());
+    expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);
+    const renewed = (await co.call('GET', `/v1/accounts/${id}`)).body.data;
+    expect(renewed.plan_status).toBe('ACTIVE');
+    expect(new Date(renewed.next_plan_renewal).getTime()).toBeGreaterThan(due.getTime());
   });
 });
