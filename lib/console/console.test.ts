@@ -12,6 +12,7 @@ import { effectiveState, listEvents } from '../billing/events/events';
 import type { EventListQuery } from '../api/schemas/events';
 import { accountTotals, clearDashboardCache, dailyTotals, EXACT_LIMIT } from './dashboard';
 import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
+import { dollarsToCents } from './format';
 import { listAccountsOnPlan, planChoices } from './queries';
 import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
 import { findSessionUser } from '../auth';
@@ -42,6 +43,23 @@ describe('form values', () => {
     fd.set('flags.beta', 'on');
     fd.set('empty', '  ');
     expect(formValues(fd)).toEqual({ name: 'Pro', balances: [{ denomination: 'tokens', amount: '10' }, { denomination: 'gb' }], flags: { beta: 'on' } });
+  });
+
+  it("never reaches an object's prototype or an inherited member, whatever the field names", () => {
+    const fd = new FormData();
+    for (const name of ['__proto__.polluted', 'constructor.prototype.polluted', '__proto__[polluted]', 'toString.polluted', 'balances[0].__proto__.polluted']) fd.set(name, 'yes');
+    fd.set('name', 'Pro');
+    const values = formValues(fd);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((Object.prototype.toString as unknown as Record<string, unknown>).polluted).toBeUndefined();
+    expect(values).toEqual({ name: 'Pro', toString: { polluted: 'yes' } });
+  });
+});
+
+describe('dollars typed into a form', () => {
+  it('reads plain amounts as cents and refuses every other form of number', () => {
+    expect(['10', '10.5', '$1,000.25', '.5', '0', '1,234,567'].map(dollarsToCents)).toEqual(['1000', '1050', '100025', '50', '0', '123456700']);
+    for (const odd of ['9,99', '29,99', '+25', '2.5e1', '-5', '1,00', '12,3456', '', 'ten']) expect(dollarsToCents(odd), odd).toBe('not a dollar amount');
   });
 });
 

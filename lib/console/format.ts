@@ -37,15 +37,19 @@ export function formatDate(d: Date | string | null | undefined): string {
   return date.toISOString().slice(0, 10);
 }
 
+/** A dollar amount as people type it: digits, commas only between groups of three, a decimal point. */
+const DOLLARS = /^(\d+|\d{1,3}(,\d{3})+)(\.\d*)?$|^\.\d+$/;
+
 /**
  * Dollars typed into a form ("10", "10.5", "$1,000.25") as cents, exactly, as a string, so the
- * API's own schemas still do the validating (whole cents where they need them). Anything that is
- * not a plain amount passes through unchanged for those schemas to reject.
+ * API's own schemas still do the validating (whole cents where they need them). Anything else
+ * ("9,99", "+25", "2.5e1", "-5") is answered with a value every amount schema refuses, so the
+ * form says "enter a dollar amount" rather than read it as some other number of cents.
  */
 export function dollarsToCents(input: string): string {
-  const text = input.trim().replace(/^\$/, '').replace(/,/g, '');
-  if (!/^\d+(\.\d*)?$|^\.\d+$/.test(text)) return input;
-  return new Decimal(text).times(100).toFixed();
+  const text = input.trim().replace(/^\$/, '');
+  if (!DOLLARS.test(text)) return 'not a dollar amount';
+  return new Decimal(text.replace(/,/g, '')).times(100).toFixed();
 }
 
 export function centsToDollarsInput(cents: number | string | null | undefined): string {

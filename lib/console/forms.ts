@@ -37,6 +37,8 @@ export class FormInvalid extends Error {
   }
 }
 
+const UNSAFE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
 /**
  * FormData as the object the API would receive: `balances[0].amount` style names become nested
  * arrays and objects (the same paths the API's error `param` uses, so errors land on the field
@@ -50,6 +52,8 @@ export function formValues(fd: FormData): Record<string, unknown> {
     const value = raw.trim();
     if (value === '') continue;
     const path = key.match(/[^.[\]]+/g) ?? [];
+    // A name that would reach an object's prototype (`__proto__.x`) is no field of any form.
+    if (path.some((part) => UNSAFE_NAMES.has(part))) continue;
     let node: Record<string, unknown> | unknown[] = out;
     path.forEach((part, i) => {
       const last = i === path.length - 1;
@@ -58,7 +62,8 @@ export function formValues(fd: FormData): Record<string, unknown> {
       if (last) {
         container[index] = value;
       } else {
-        if (container[index] === undefined) container[index] = /^\d+$/.test(path[i + 1]) ? [] : {};
+        // Only the form's own fields: never an inherited member (`toString.x`).
+        if (!Object.hasOwn(container, index)) container[index] = /^\d+$/.test(path[i + 1]) ? [] : {};
         node = container[index] as Record<string, unknown>;
       }
     });

@@ -10,7 +10,7 @@ export default async function SignIn({ searchParams }: { searchParams: Promise<{
   const { callbackUrl, notice } = await searchParams;
   // Only paths of this site: `//host` and `/\host` would leave it.
   const target = callbackUrl && /^\/(?![/\\])/.test(callbackUrl) ? callbackUrl : '/console';
-  const message = notice ? NOTICES[notice] : undefined;
+  const message = notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice] : undefined;
   return (
     <main className="mx-auto mt-16 max-w-sm rounded-lg border border-slate-200 bg-white p-8 shadow-sm">
       <h1 className="text-xl font-semibold">Sign in to the billing console</h1>
