@@ -14,7 +14,7 @@ export type Answer = { status: number; headers?: Record<string, string>; delayMs
  * A real HTTP server on 127.0.0.1 (port 0) that records every request: the tests send
  * webhooks over loopback, never through a fetch mock.
  */
-export async function startReceiver(answer: (n: number, req: Received) => Answer = () => ({ status: 200 })) {
+export async function startReceiver(answer: (n: number, req: Received) => Answer = () => ({ status: 200 }), port = 0) {
   const requests: Received[] = [];
   const hanging: (() => void)[] = [];
   let behaviour = answer;
@@ -47,11 +47,11 @@ export async function startReceiver(answer: (n: number, req: Received) => Answer
       else reply(a.status, a.headers);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    port,
+    url: `http://127.0.0.1:${bound}/hook`,
+    port: bound,
     requests,
     /** Changes how later requests are answered. */
     answer(fn: (n: number, req: Received) => Answer) {

@@ -697,3 +697,52 @@ describe('sharing the sender', () => {
     }
   });
 });
+
+describe("a success to a webhook and its other deliveries' retries", () => {
+  it('pulls forward the ones the receiver could not be reached for, and leaves the ones it answered with an error on their schedule', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((_n, req) => ({ status: (req.json as { topic: string }).topic === 'negative_balance' ? 500 : 200 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance', 'balance_change']);
+    const account = await createAccount(co);
+    await grant(co, account, 1);
+    await advance(0);
+    // The receiver refuses negative_balance: its first attempt failed, the next is 30 s away.
+    await spend(co, account, 2);
+    await advance(0);
+    const refused = (await deliveries(co, hook.id)).find((d) => d.topic === 'negative_balance');
+    expect(refused).toMatchObject({ status: 'pending', attempts: 1 });
+    // balance_change deliveries succeed meanwhile, again and again.
+    for (let i = 0; i < 5; i++) {
+      await grant(co, account, 1);
+      await advance(1);
+    }
+    const still = (await deliveries(co, hook.id)).find((d) => d.id === refused.id);
+    expect(still).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(topics(r).filter((x) => x === 'negative_balance')).toHaveLength(1);
+
+    // A receiver that could not be reached at all gets its backlog once it answers again.
+    const down = await receiver();
+    const hook2 = await topicWebhook(co, down.url, ['balance_change']);
+    await down.close();
+    const [x, y] = [await createAccount(co), await createAccount(co)];
+    await grant(co, x, 1);
+    await advance(0);
+    await advance(20);
+    await grant(co, y, 1);
+    await advance(0);
+    // Both failed once, unanswered: x is due again 30 s after its attempt, y 20 s later.
+    expect((await deliveries(co, hook2.id)).map((d) => [d.account_id, d.status, d.attempts])).toEqual([
+      [y, 'pending', 1],
+      [x, 'pending', 1],
+    ]);
+    // Back up on the same port: x's retry succeeds and pulls y's forward.
+    const up = await receiver(undefined, down.port);
+    await advance(11);
+    await advance(0);
+    expect((await deliveries(co, hook2.id)).map((d) => [d.account_id, d.status, d.attempts])).toEqual([
+      [y, 'succeeded', 2],
+      [x, 'succeeded', 2],
+    ]);
+    expect(up.requests.map((q) => (q.json as { account_id: string }).account_id)).toEqual([x, y]);
+  });
+});

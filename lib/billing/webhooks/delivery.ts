@@ -156,8 +156,11 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
  * Logs the attempt and moves the delivery on, in one statement: succeeded; or pending again at
  * the next step of the schedule; or failed when the schedule is used up. Guarded by the claim
  * (still `sending`, same attempt number), so a worker whose lease was taken over cannot undo
- * the newer outcome. A success also pulls the webhook's waiting retries forward: a receiver
- * that was down for hours gets its backlog as soon as it answers again.
+ * the newer outcome. A success also pulls forward the webhook's retries that are waiting
+ * because the receiver could not be reached (no answer at all): a receiver that was down for
+ * hours gets its backlog as soon as it answers again. A delivery the receiver answered with an
+ * error keeps its schedule: the receiver is up and refused that one, and sending it again after
+ * every success would spend its attempts in seconds.
  */
 async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> {
   const ok = o.status !== null && o.status >= 200 && o.status < 300;
@@ -167,7 +170,8 @@ async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> 
   const endIso = end.toISOString();
   const pullForward = ok
     ? sql`update webhook_deliveries set next_attempt_at = ${endIso}::timestamptz, updated_at = ${endIso}::timestamptz
-        where webhook_id = ${d.webhookId} and status = 'pending' and next_attempt_at > ${endIso}::timestamptz`
+        where webhook_id = ${d.webhookId} and status = 'pending' and next_attempt_at > ${endIso}::timestamptz
+          and (select a.response_status from webhook_attempts a where a.delivery_id = webhook_deliveries.id order by a.created_at desc, a.id desc limit 1) is null`
     : sql`select 1`;
   await query(
     db,
