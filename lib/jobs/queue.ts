@@ -24,13 +24,15 @@ const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_MS).toISOString()
 const claimed = (job: Pick<Job, 'id' | 'attempts'>) => sql`id = ${job.id} and status = 'running' and attempts = ${job.attempts}`;
 
 /**
- * Claims due jobs. SKIP LOCKED lets any number of workers claim side by side without waiting
- * on or double-taking a row; a lease lets another worker take over a job whose worker died.
+ * Claims due jobs (due by `now`). SKIP LOCKED lets any number of workers claim side by side
+ * without waiting on or double-taking a row; a lease, counted from `leaseFrom` (the time of the
+ * claim itself, when `now` is a run's earlier time), lets another worker take over a job whose
+ * worker died.
  */
-export async function claimJobs(db: Db, now: Date, limit = 20): Promise<Job[]> {
+export async function claimJobs(db: Db, now: Date, limit = 20, leaseFrom: Date = now): Promise<Job[]> {
   return query<Job>(
     db,
-    sql`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseEnd(now)}::timestamptz,
+    sql`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseEnd(leaseFrom)}::timestamptz,
         updated_at = ${now.toISOString()}::timestamptz
       where id in (
         select id from jobs

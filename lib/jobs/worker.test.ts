@@ -148,3 +148,21 @@ describe('a task that fails', () => {
     }
   });
 });
+
+describe("a claimed job's lease", () => {
+  it('counts from the claim, not from the start of a run that has gone on for a while', async () => {
+    const { db } = t.database;
+    let leased: Date | null = null;
+    registerJobHandler('lease_test', async (_db, job) => {
+      const [row] = await query<{ locked_until: string | Date }>(db, sql`select locked_until from jobs where id = ${job.id}`);
+      leased = new Date(row.locked_until);
+    });
+    const runStarted = new Date(Date.now() - 10 * 60_000);
+    await enqueueJob(db, { kind: 'lease_test', dedupeKey: 'lease-1', payload: {}, runAt: new Date(runStarted.getTime() - 1000) }, runStarted);
+    // A run that began ten minutes ago reaches the job only now.
+    await runDueWork(db, runStarted);
+    expect(leased).not.toBeNull();
+    // Its lease lasts from now: no other worker may take it while it runs.
+    expect(leased!.getTime()).toBeGreaterThan(Date.now());
+  });
+});

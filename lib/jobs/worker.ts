@@ -42,7 +42,8 @@ const JOBS_TASK = 'jobs';
 registerTask({
   name: JOBS_TASK,
   run: async (db, now, opts) => {
-    const jobs = await claimJobs(db, now);
+    // `now` is the run's time, which a long run of rounds leaves behind: the lease counts from the claim.
+    const jobs = await claimJobs(db, now, 20, laterOf(now, clockNow()));
     for (const [i, job] of jobs.entries()) {
       if (opts?.stopping?.()) {
         await releaseJobs(db, jobs.slice(i), now);
@@ -64,6 +65,10 @@ registerTask({
   },
   nextDue: async (db, after) => minDate(db, sql`select min(run_at) as at from jobs where status = 'queued' and run_at > ${after.toISOString()}::timestamptz`),
 });
+
+function laterOf(a: Date, b: Date): Date {
+  return a.getTime() >= b.getTime() ? a : b;
+}
 
 export async function minDate(db: Db, statement: ReturnType<typeof sql>): Promise<Date | null> {
   const [row] = await query<{ at: string | Date | null }>(db, statement);
