@@ -147,6 +147,18 @@ async function saveTestClock(db: Db, ms: number): Promise<void> {
  * (a year of monthly renewals happens month by month), and returns when all is done.
  */
 export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
+  // The process's own background tick neither runs beside the advance nor is overtaken by it:
+  // stepping the clock past the leases of work it is doing would let the advance run that work again.
+  loop.advancing++;
+  try {
+    await loop.current;
+    return await advanceSteps(db, seconds);
+  } finally {
+    loop.advancing--;
+  }
+}
+
+async function advanceSteps(db: Db, seconds: number): Promise<Date> {
   await syncTestClock(db);
   const target = clockNow().getTime() + seconds * 1000;
   for (let step = 0; step < 100_000; step++) {
@@ -162,8 +174,9 @@ export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
   return clockNow();
 }
 
-type LoopState = { timer?: NodeJS.Timeout; running: boolean; stopping: boolean; migrated: boolean; current?: Promise<void> };
-const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false, stopping: false, migrated: false });
+type LoopState = { timer?: NodeJS.Timeout; running: boolean; stopping: boolean; migrated: boolean; current?: Promise<void>; advancing: number };
+const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false, stopping: false, migrated: false, advancing: 0 });
+loop.advancing ??= 0;
 
 /** The in-process worker loop: ticks every WORKER_INTERVAL_MS (default 1 s). */
 export function startWorker(): void {
@@ -193,7 +206,7 @@ async function schemaReady(db: Db): Promise<boolean> {
 }
 
 export async function tick(): Promise<void> {
-  if (loop.running || loop.stopping) return;
+  if (loop.running || loop.stopping || loop.advancing > 0) return;
   loop.running = true;
   loop.current = (async () => {
     try {
