@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
 import { decrypt, encrypt, sha256 } from '../crypto';
 import { ApiError } from '../errors';
-import { wallClock } from '../clock';
+import { now as clockNow } from '../clock';
 
 import { IDEMPOTENCY_TTL_MS } from '../db/retention';
 
@@ -12,8 +12,10 @@ export { IDEMPOTENCY_TTL_MS };
 /**
  * A key whose request shows no sign of life for this long was left by a process that died, and
  * its retry runs the request again. A running request renews its key every third of it
- * (`holdIdempotencyKey`), in real time, so however long it runs (and however far a test clock
- * jumps meanwhile), a retry is told to wait. Mutable for tests only.
+ * (`holdIdempotencyKey`), so however long it runs, a retry is told to wait. Counted on the
+ * service clock, as the key's 24 hours and the reuse of its charges are: under a test clock that
+ * jumps, a retry right after a jump of over a minute may run a request still running (its charge
+ * is still reused: never a second payment). Mutable for tests only.
  */
 export const idempotencyTiming = { abandonedMs: 60_000 };
 
@@ -31,7 +33,7 @@ export async function claimIdempotencyKey(
 ): Promise<Stored | null> {
   const requestHash = sha256(`${args.method} ${args.path}\n${args.rawBody}`);
   const token = args.token ?? null;
-  const aliveAt = wallClock();
+  const aliveAt = args.now;
   const inserted = await db
     .insert(idempotencyKeys)
     .values({
@@ -54,8 +56,8 @@ export async function claimIdempotencyKey(
     .where(and(eq(idempotencyKeys.companyId, args.companyId), eq(idempotencyKeys.key, args.key)));
   if (!row) return claimIdempotencyKey(db, args);
   const age = args.now.getTime() - row.createdAt.getTime();
-  // Silence in real time; a key from before claims were renewed counts from its start.
-  const silent = row.aliveAt ? aliveAt.getTime() - row.aliveAt.getTime() : age;
+  // Silence since the last sign of life; a key from before claims were renewed counts from its start.
+  const silent = args.now.getTime() - (row.aliveAt ?? row.createdAt).getTime();
   // A stored answer lasts its 24 hours; a running request keeps its key while it shows it is alive.
   if (row.status === 'running' ? silent > idempotencyTiming.abandonedMs : age > IDEMPOTENCY_TTL_MS) {
     // Only over the row as it was read: of two retries taking over at once, one runs.
@@ -88,7 +90,7 @@ export async function claimIdempotencyKey(
 export async function holdIdempotencyKey(db: Db, companyId: string, key: string, token: string): Promise<boolean> {
   const held = await db
     .update(idempotencyKeys)
-    .set({ aliveAt: wallClock() })
+    .set({ aliveAt: clockNow() })
     .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.claimToken, token)))
     .returning({ key: idempotencyKeys.key });
   return held.length > 0;

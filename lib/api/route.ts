@@ -277,8 +277,8 @@ type KeyHold = { stop: () => Promise<void> };
 
 /**
  * Renews a running request's Idempotency-Key (claimed under `token`) every third of the
- * abandonment time, in real time, so a retry while it runs, however long, is told to wait
- * instead of running it again. `stop` ends the renewals once any under way has ended.
+ * abandonment time, so a retry while it runs, however long, is told to wait instead of running
+ * it again. `stop` ends the renewals once any under way has ended.
  */
 function holdWhileRunning(db: Db, companyId: string, key: string, token: string): KeyHold {
   let stopped = false;

@@ -100,7 +100,7 @@ export const idempotencyKeys = pgTable(
     responseBody: text('response_body'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     // The request running under the key: a token of its claim, and when it last showed it was
-    // alive, in real time (the service clock may be a test clock that jumps days at once).
+    // alive (service clock, as created_at).
     claimToken: text('claim_token'),
     aliveAt: timestamp('alive_at', { withTimezone: true, mode: 'date' }),
   },
