@@ -156,11 +156,11 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
  * Logs the attempt and moves the delivery on, in one statement: succeeded; or pending again at
  * the next step of the schedule; or failed when the schedule is used up. Guarded by the claim
  * (still `sending`, same attempt number), so a worker whose lease was taken over cannot undo
- * the newer outcome. A success also pulls forward the webhook's retries that are waiting
- * because the receiver could not be reached (no answer at all): a receiver that was down for
- * hours gets its backlog as soon as it answers again. A delivery the receiver answered with an
- * error keeps its schedule: the receiver is up and refused that one, and sending it again after
- * every success would spend its attempts in seconds.
+ * the newer outcome. A success also pulls the webhook's waiting retries forward, once each: a
+ * receiver that was down for hours gets its backlog as soon as it answers again. A delivery
+ * pulled forward once keeps its schedule after that: a receiver that answers some deliveries
+ * and refuses others would otherwise have every refused one sent again after each success,
+ * spending its attempts in seconds.
  */
 async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> {
   const ok = o.status !== null && o.status >= 200 && o.status < 300;
@@ -169,9 +169,10 @@ async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> 
   const next = status === 'pending' ? new Date(end.getTime() + RETRY_DELAYS_S[Math.max(0, d.attempts - 1)] * 1000) : null;
   const endIso = end.toISOString();
   const pullForward = ok
-    ? sql`update webhook_deliveries set next_attempt_at = ${endIso}::timestamptz, updated_at = ${endIso}::timestamptz
+    ? sql`update webhook_deliveries set next_attempt_at = ${endIso}::timestamptz, updated_at = ${endIso}::timestamptz,
+          payload = payload || '{"pulled": true}'::jsonb
         where webhook_id = ${d.webhookId} and status = 'pending' and next_attempt_at > ${endIso}::timestamptz
-          and (select a.response_status from webhook_attempts a where a.delivery_id = webhook_deliveries.id order by a.created_at desc, a.id desc limit 1) is null`
+          and not coalesce((payload->>'pulled')::boolean, false)`
     : sql`select 1`;
   await query(
     db,
