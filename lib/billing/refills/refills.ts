@@ -53,26 +53,33 @@ async function chargeRefill(args: {
   return outcome;
 }
 
+/** A pending refill charge (`reason`) of the balance whose row and refill effect `matches`; null when none. */
+async function pendingRefillCharge(
+  db: Db,
+  accountId: string,
+  balanceId: string,
+  reason: 'refill_monthly' | 'refill_threshold',
+  matches: (charge: { id: string; workKey: string | null }, effect: RefillEffect) => boolean,
+): Promise<string | null> {
+  const rows = await db
+    .select({ id: charges.id, metadata: charges.metadata, workKey: charges.workKey })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, reason)));
+  return rows.find((c) => effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId && matches(c, e)))?.id ?? null;
+}
+
 /**
  * A pending refill charge of the balance that carries refill settings (a first monthly refill, a
  * mid-month change, a monthly refill applying a scheduled change): when it settles it writes
  * them, over any change made meanwhile. `own` is the charge of this very request (a retry).
  */
-async function pendingSettingsCharge(db: Db, accountId: string, balanceId: string, own: string | null = null): Promise<string | null> {
-  const rows = await db
-    .select({ id: charges.id, metadata: charges.metadata })
-    .from(charges)
-    .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, 'refill_monthly')));
-  return rows.find((c) => c.id !== own && effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId && e.config))?.id ?? null;
+function pendingSettingsCharge(db: Db, accountId: string, balanceId: string, own: string | null = null): Promise<string | null> {
+  return pendingRefillCharge(db, accountId, balanceId, 'refill_monthly', (c, e) => c.id !== own && Boolean(e.config));
 }
 
 /** A threshold refill charge of the balance still pending, other than the one made under `ownWorkKey`. */
-async function pendingThresholdRefill(db: Db, accountId: string, balanceId: string, ownWorkKey: string): Promise<string | null> {
-  const rows = await db
-    .select({ id: charges.id, metadata: charges.metadata, workKey: charges.workKey })
-    .from(charges)
-    .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, 'refill_threshold')));
-  return rows.find((c) => c.workKey !== ownWorkKey && effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId))?.id ?? null;
+function pendingThresholdRefill(db: Db, accountId: string, balanceId: string, ownWorkKey: string): Promise<string | null> {
+  return pendingRefillCharge(db, accountId, balanceId, 'refill_threshold', (c) => c.workKey !== ownWorkKey);
 }
 
 /** Refuses a refill-settings change while such a charge is pending (409). */
