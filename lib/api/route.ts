@@ -259,16 +259,15 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       }
       return response;
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : internal(err, requestId);
+      const response = errorResponse(err instanceof ApiError ? err : internal(err, requestId), requestId);
       if (idem && db) {
-        const stored = { status: apiError.status, body: stringifyJson(errorEnvelope(apiError, requestId)), retry: 'Retry-After' in apiError.headers };
         const { held, companyId, key, token } = idem;
         await held
           .stop()
-          .then(() => finishIdempotencyKey(db!, companyId, key, stored, token))
+          .then(async () => finishIdempotencyKey(db!, companyId, key, await storable(response), token))
           .catch(() => {});
       }
-      return errorResponse(apiError, requestId);
+      return response;
     }
   });
 }
