@@ -10,7 +10,7 @@ import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
 import { useResolver } from './send';
-import { webhookAttempts, webhookDeliveries } from '../../db/schema';
+import { webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
 import { eq, sql } from 'drizzle-orm';
 import { newId } from '../../ids';
 
@@ -274,6 +274,43 @@ describe('delivering webhooks', () => {
     expect(byMessage.body.data.id).toBe(d.id);
   });
 
+  it('keeps a balance_change\'s webhook-id across an attempt that could not be prepared', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((n) => ({ status: n < 1 ? 500 : 200 }));
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const [row] = await t.database.db.select({ secretEnc: webhooks.secretEnc }).from(webhooks).where(eq(webhooks.id, hook.id));
+    // An attempt fails before anything is sent while the webhook's secret cannot be read.
+    const unreadable = async (on: boolean) =>
+      t.database.db.update(webhooks).set({ secretEnc: on ? 'not-a-sealed-secret' : row.secretEnc }).where(eq(webhooks.id, hook.id));
+    const account = await createAccount(co);
+
+    // The first attempt is never sent, the second is: it is the message's first, under the delivery's id.
+    await unreadable(true);
+    await spend(co, account, 5);
+    await advance(0);
+    expect(r.requests).toHaveLength(0);
+    await unreadable(false);
+    await advance(30);
+    // Refused (500); the third attempt cannot be prepared; the fourth carries the same balance again.
+    await unreadable(true);
+    await advance(120);
+    await unreadable(false);
+    await advance(600);
+    const [d] = await deliveries(co, hook.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 4 });
+    expect(d.attempts_log.map((a: any) => [a.response_status, a.error])).toEqual([
+      [null, 'connection_failed'],
+      [500, null],
+      [null, 'connection_failed'],
+      [200, null],
+    ]);
+    expect(r.requests.map((q) => [q.headers['webhook-id'], q.json.balance])).toEqual([
+      [d.id, '-5'],
+      [d.id, '-5'],
+    ]);
+    for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(q.json);
+  });
+
   it('names each attempt of a balance_change by the message it carries', () => {
     const id = 'whd_01m8ddea94zcwcm5b2fkv3xtqj_19f5f2ed';
     const sent = (balance: string, attempt: number, as = id) => ({ balance, sent: { id: as, balance, attempt } });
@@ -287,6 +324,9 @@ describe('delivering webhooks', () => {
     expect(messageId({ id, attempts: 2, payload: sent('4', 1) }, '3')).toBe(`${id}_r2`);
     expect(messageId({ id, attempts: 3, payload: sent('4', 1) }, '4')).toBe(`${id}_r3`);
     expect(messageId({ id, attempts: 2, payload: { balance: '4' } }, '4')).toBe(`${id}_r2`);
+    // The attempt before sent nothing (it could not be prepared): the id it would have used.
+    expect(messageId({ id, attempts: 2, payload: { sent: { id, balance: null, attempt: 1 } } }, '4')).toBe(id);
+    expect(messageId({ id, attempts: 5, payload: { balance: '4', sent: { id: `${id}_r3`, balance: '4', attempt: 4 } } }, '4')).toBe(`${id}_r3`);
     expect(deliveryIdOf(`${id}_r12`)).toBe(id);
     expect(deliveryIdOf(id)).toBe(id);
   });

@@ -58,7 +58,7 @@ export type Delivery = typeof webhookDeliveries.$inferSelect;
  * `delivered`: a replay of a delivery that had succeeded is under way; its failure leaves it
  * succeeded, even when another process finishes the replay after this one died.
  */
-type Stored = { balance?: string; detail?: Record<string, unknown>; sent?: { id: string; balance: string; attempt: number }; delivered?: boolean };
+type Stored = { balance?: string; detail?: Record<string, unknown>; sent?: { id: string; balance: string | null; attempt: number }; delivered?: boolean };
 
 const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
 /**
@@ -112,14 +112,18 @@ async function liveBalance(db: Db, d: Delivery): Promise<string | null> {
  * new id (the delivery's, `_r` and the attempt's number): a receiver that handled the earlier attempt
  * while we gave up on its answer would otherwise drop the newer balance as a duplicate. The same
  * when the attempt before was never logged (its process died): what it carried is not known.
+ * An attempt that could not be prepared sent nothing; it carries the record of what went out
+ * before it forward (`balance` null: nothing has gone out under that id yet), so the next
+ * attempt keeps the message's id.
  */
 export function messageId(d: Pick<Delivery, 'id' | 'attempts' | 'payload'>, balance: string | null): string {
   const sent = ((d.payload ?? {}) as Stored).sent;
   if (balance === null || (!sent && d.attempts <= 1)) return d.id;
-  return sent && sent.attempt === d.attempts - 1 && sent.balance === balance ? sent.id : `${d.id}_r${d.attempts}`;
+  return sent && sent.attempt === d.attempts - 1 && (sent.balance === balance || sent.balance === null) ? sent.id : `${d.id}_r${d.attempts}`;
 }
 
-type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null; id: string | null };
+/** `prepared`: false when the attempt failed before sending (nothing went out). */
+type Outcome = { status: number | null; error: SendError | null; durationMs: number; at: Date; balance: string | null; id: string | null; prepared: boolean };
 
 /** One HTTP attempt. Never throws: every way it can go wrong becomes the attempt's outcome. */
 async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
@@ -144,11 +148,11 @@ async function attempt(db: Db, w: Webhook, d: Delivery): Promise<Outcome> {
     };
     if (w.username) headers.authorization = `Basic ${Buffer.from(`${w.username}:${webhookPassword(w) ?? ''}`).toString('base64')}`;
     const sent = await postWebhook(w.url, headers, body, timeoutMs);
-    return { ...sent, durationMs: Math.round(performance.now() - started), at, balance, id };
+    return { ...sent, durationMs: Math.round(performance.now() - started), at, balance, id, prepared: true };
   } catch (err) {
     // Reading the balance or signing failed: nothing went out, and the attempt is retried.
     log.error({ delivery_id: d.id, webhook_id: d.webhookId, err }, 'webhook delivery could not be prepared');
-    return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance: null, id: null };
+    return { status: null, error: 'connection_failed', durationMs: Math.round(performance.now() - started), at, balance: null, id: null, prepared: false };
   }
 }
 
@@ -182,8 +186,15 @@ async function recordOutcome(db: Db, d: Delivery, o: Outcome): Promise<boolean> 
       ), moved as (
         update webhook_deliveries set status = ${status}, next_attempt_at = ${next ? next.toISOString() : null}::timestamptz,
           updated_at = ${endIso}::timestamptz,
-          payload = (case when ${o.balance}::text is null then payload
-            else payload || jsonb_build_object('balance', ${o.balance}::text, 'sent', jsonb_build_object('id', ${o.id}::text, 'balance', ${o.balance}::text, 'attempt', ${d.attempts}::int)) end) - 'delivered'
+          payload = (case when ${o.balance}::text is not null
+              then payload || jsonb_build_object('balance', ${o.balance}::text, 'sent', jsonb_build_object('id', ${o.id}::text, 'balance', ${o.balance}::text, 'attempt', ${d.attempts}::int))
+            -- Nothing went out: what went out before (or that nothing has) holds for this attempt too.
+            when ${o.prepared}::boolean then payload
+            when payload->'sent' is not null and (payload->'sent'->>'attempt')::int = ${d.attempts - 1}
+              then jsonb_set(payload, '{sent,attempt}', to_jsonb(${d.attempts}::int))
+            when payload->'sent' is null and ${d.attempts}::int = 1 and topic = 'balance_change'
+              then payload || jsonb_build_object('sent', jsonb_build_object('id', id, 'balance', null, 'attempt', 1))
+            else payload end) - 'delivered'
         where id = ${d.id} and status = 'sending' and attempts = ${d.attempts}
       )
       ${pullForward}`,
