@@ -311,6 +311,45 @@ describe('delivering webhooks', () => {
     for (const q of r.requests) expect(verify(hook.secret, q)).toEqual(q.json);
   });
 
+  it('does not merge a balance change into a delivery waiting for its last attempt', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await createAccount(co);
+    await spend(co, account, 5);
+    await advance(0);
+    for (const delay of RETRY_DELAYS_S.slice(0, -1)) await advance(delay);
+    const [first] = await deliveries(co, hook.id);
+    expect(first).toMatchObject({ status: 'pending', attempts: RETRY_DELAYS_S.length });
+
+    // A change now gets a delivery of its own: the waiting one has a single attempt left.
+    await spend(co, account, 3);
+    await advance(RETRY_DELAYS_S[RETRY_DELAYS_S.length - 1]);
+    const after = await deliveries(co, hook.id);
+    expect(after.find((d) => d.id === first.id)).toMatchObject({ status: 'failed', attempts: RETRY_DELAYS_S.length + 1 });
+    const second = after.find((d) => d.id !== first.id);
+    expect(second).toMatchObject({ topic: 'balance_change', status: 'pending' });
+
+    // The receiver is back: the newer balance reaches it.
+    r.answer(() => ({ status: 200 }));
+    await advance(RETRY_DELAYS_S[second.attempts - 1]);
+    expect((await deliveries(co, hook.id)).find((d) => d.id === second.id)).toMatchObject({ status: 'succeeded' });
+    expect(r.requests.at(-1)!.json.balance).toBe('-8');
+  });
+
+  it('merges a balance change into a delivery still waiting for a retry before its last', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => ({ status: 500 }));
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await createAccount(co);
+    await spend(co, account, 5);
+    for (const delay of [0, ...RETRY_DELAYS_S.slice(0, -2)]) await advance(delay);
+    await spend(co, account, 3);
+    const [only, ...none] = await deliveries(co, hook.id);
+    expect(none).toEqual([]);
+    expect(only).toMatchObject({ status: 'pending', attempts: RETRY_DELAYS_S.length - 1 });
+  });
+
   it('names each attempt of a balance_change by the message it carries', () => {
     const id = 'whd_01m8ddea94zcwcm5b2fkv3xtqj_19f5f2ed';
     const sent = (balance: string, attempt: number, as = id) => ({ balance, sent: { id: as, balance, attempt } });

@@ -2,6 +2,7 @@ import type { Placeholder, SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Topic } from './topics';
+import { MAX_ATTEMPTS } from './schedule';
 
 export type Notification = { accountId: string; denomination: string; topic: Topic; balance: string; detail?: Record<string, unknown> };
 
@@ -9,8 +10,9 @@ export type Notification = { accountId: string; denomination: string; topic: Top
  * Writes one delivery per subscribed webhook into the outbox, in the caller's transaction, so a
  * rolled-back change never notifies. `balance_change` is coalesced: while one is still waiting
  * for a webhook, account and denomination (`pending`: not sent yet, or waiting for a retry after
- * failed attempts; not while one is being sent), no second one is queued, since the send carries
- * the balance at send time. The single-event statement (events/single.ts) and a batch's balance
+ * failed attempts; not while one is being sent, nor while one waits for its last attempt, whose
+ * failure would lose the change), no second one is queued, since the send carries the balance at
+ * send time. The single-event statement (events/single.ts) and a batch's balance
  * statement write their `balance_change` rows through the same `insertDeliveries`. One
  * statement, whatever the number of notifications.
  */
@@ -49,7 +51,7 @@ export function insertDeliveries(companyId: string | Placeholder, at: string | P
       jsonb_build_object('balance', n.balance, 'detail', n.detail::jsonb), 'pending', 0, ${at}::timestamptz, n.coalesce_key, ${at}::timestamptz, ${at}::timestamptz
     from n
     where n.coalesce_key is null
-      or n.coalesce_key not in (select w.waiting_key from balance_changes_waiting(array(select k.coalesce_key from n k where k.coalesce_key is not null)) w)
+      or n.coalesce_key not in (select w.waiting_key from balance_changes_waiting(array(select k.coalesce_key from n k where k.coalesce_key is not null), ${sql.raw(String(MAX_ATTEMPTS - 1))}) w)
     order by n.ord`;
 }
 
