@@ -266,7 +266,7 @@ const CANONICAL: Operation[] = [
     method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'setAutoRefill', tag: 'Refills', auth: 'company',
     summary: 'Set a monthly or threshold refill',
     description:
-      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance\'s refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. Also at `.../autorefill`.',
+      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance\'s refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. Also at `.../autorefill`.',
     body: { schema: 'AutoRefillRequest', example: { amount: 1000, usd_charge: 2500, refill_period: 'monthly' } },
     response: { schema: 'Balance', description: 'The balance with its refill settings.', example: ex.balanceExample },
     errors: PAY,

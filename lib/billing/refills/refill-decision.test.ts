@@ -10,6 +10,7 @@ import {
   isBelowThreshold,
   REFILLS_OFF,
   type MidMonthFacts,
+  type RefillConfig,
 } from './refill-decision';
 
 const at = (y: number, m: number, d: number, h = 12) => new Date(Date.UTC(y, m - 1, d, h));
@@ -59,6 +60,22 @@ describe('setting, turning off and scheduling refills', () => {
       charge: 300,
       columns: { refillThreshold: '15', refillOnDay: '10', nextPeriodicRefill: midnight(2027, 4, 10) },
     });
+  });
+  it('the monthly setting already in effect is unchanged; any difference, or a scheduled change, is a new setting', () => {
+    const inEffect = { refillAmount: '500.00', refillUsdAmount: 2500, refillThreshold: '50', nextPeriodicRefill: midnight(2027, 4, 10), scheduledRefill: null };
+    const monthly = { amount: '500', usd_charge: 2500, refill_period: 'monthly' as const, threshold: '50.0' };
+    const decide = (balance: typeof inEffect | Record<string, unknown>, config: RefillConfig = monthly) =>
+      decideRefillSetting({ at: at(2027, 3, 13), denomination: 'credits', config, balance: balance as typeof inEffect }).kind;
+    expect(decide(inEffect)).toBe('unchanged');
+    expect(decide(inEffect, { ...monthly, amount: '500.01' })).toBe('start_monthly');
+    expect(decide(inEffect, { ...monthly, usd_charge: 2501 })).toBe('start_monthly');
+    expect(decide(inEffect, { amount: '500', usd_charge: 2500, refill_period: 'monthly' })).toBe('start_monthly');
+    expect(decide({ ...inEffect, refillThreshold: null })).toBe('start_monthly');
+    expect(decide({ ...inEffect, refillThreshold: null }, { amount: '500', usd_charge: 2500, refill_period: 'monthly' })).toBe('unchanged');
+    // A threshold refill alone, or a monthly one with a decrease scheduled: not the setting sent.
+    expect(decide({ ...inEffect, nextPeriodicRefill: null })).toBe('start_monthly');
+    expect(decide({ ...inEffect, scheduledRefill: { amount: '100', usd_charge: 500 } })).toBe('start_monthly');
+    expect(decide(inEffect, { amount: '500', usd_charge: 2500, threshold: '50' })).toBe('set_threshold');
   });
   it('a free monthly refill is a 0-cent charge', () => {
     expect(decideRefillSetting({ at: at(2027, 3, 10), denomination: 'credits', config: { amount: '7', usd_charge: 0, refill_period: 'monthly' } })).toMatchObject({ kind: 'start_monthly', charge: 0 });

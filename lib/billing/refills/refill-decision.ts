@@ -47,12 +47,25 @@ export function refillColumns(c: RefillConfig, now: Date, opts: { keepThreshold?
  */
 export type RefillSettingDecision =
   | { kind: 'start_monthly'; columns: RefillColumns; amount: Units; charge: number; description: string }
-  | { kind: 'set_threshold'; columns: RefillColumns };
+  | { kind: 'set_threshold'; columns: RefillColumns }
+  | { kind: 'unchanged' };
 
-export function decideRefillSetting({ at, denomination, config }: { at: Date; denomination: string; config: RefillConfig }): RefillSettingDecision {
+/**
+ * A monthly setting equal to the one in effect (amount, charge and threshold; no change
+ * scheduled) is `unchanged`: a PUT that repeats it neither charges nor moves the refill day, so a
+ * backend that re-applies its settings does not buy a refill each time.
+ */
+export function decideRefillSetting({ at, denomination, config, balance }: { at: Date; denomination: string; config: RefillConfig; balance?: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'> }): RefillSettingDecision {
+  if (config.refill_period === 'monthly' && balance && isMonthlySetting(balance, config)) return { kind: 'unchanged' };
   const columns = refillColumns(config, at);
   if (config.refill_period !== 'monthly') return { kind: 'set_threshold', columns };
   return { kind: 'start_monthly', columns, amount: config.amount, charge: config.usd_charge, description: `Monthly refill of ${config.amount} ${denomination} (first)` };
+}
+
+function isMonthlySetting(b: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'>, c: RefillConfig): boolean {
+  if (b.nextPeriodicRefill === null || b.scheduledRefill !== null || b.refillAmount === null || b.refillUsdAmount !== c.usd_charge) return false;
+  if (cmp(b.refillAmount, c.amount) !== 0) return false;
+  return c.threshold === undefined ? b.refillThreshold === null : b.refillThreshold !== null && cmp(b.refillThreshold, c.threshold) === 0;
 }
 
 /** A balance whose available units (held units are spoken for) are below the threshold wants a threshold refill now. */

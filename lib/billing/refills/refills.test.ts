@@ -56,6 +56,26 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect((await local.control(`state?key=${co.processorKey}`)).account.payment_intents).toBe(1);
   });
 
+  it('monthly: the setting already in effect, sent again, charges nothing; a changed one is charged', async () => {
+    const a = await account(co);
+    const put = (body: object) => co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body });
+    const first = await put({ amount: 500, usd_charge: 2500, refill_period: 'monthly', threshold: 50 });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // The same setting (numbers spelled differently), a backend re-applying its configuration.
+    const again = await put({ amount: '500.0', usd_charge: 2500, refill_period: 'monthly', threshold: '50' });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ amount: 500, refill_on_day: '10', next_periodic_refill: '2027-04-10T00:00:00.000Z' });
+    expect(await charges(co, a.id)).toHaveLength(1);
+    expect(await ledger(co, a.id)).toHaveLength(1);
+    // Anything else is a new setting: its first refill is charged now.
+    const without = await put({ amount: 500, usd_charge: 2500, refill_period: 'monthly' });
+    expect(without.status, JSON.stringify(without.body)).toBe(200);
+    expect(without.body.data).toMatchObject({ amount: 1000, refill_threshold: 0 });
+    const more = await put({ amount: 500, usd_charge: 2600, refill_period: 'monthly' });
+    expect(more.status, JSON.stringify(more.body)).toBe(200);
+    expect((await charges(co, a.id)).map((c) => c.amount).sort()).toEqual([2500, 2500, 2600]);
+  });
+
   it('accepts the autorefill spelling, unprefixed paths and numeric strings', async () => {
     const a = await account(co);
     const r = await co.call('PUT', `/accounts/${a.id}/balance/credits/autorefill`, { body: { amount: '12.5', usd_charge: '300', refill_period: 'monthly' } });

@@ -98,7 +98,8 @@ async function loadContext(db: Db, company: Company, accountId: string, denomina
 
 /**
  * PUT .../balance/{denomination}/auto_refill. Time-based: the first refill is charged at once
- * and the settings are stored only when it succeeded; then monthly on the refill day.
+ * and the settings are stored only when it succeeded; then monthly on the refill day. The
+ * monthly setting already in effect, sent again, is `unchanged`: nothing charged or stored.
  * Threshold-based: stored at once; a refill is queued now if the balance is already below.
  */
 export async function setAutoRefill({
@@ -119,9 +120,10 @@ export async function setAutoRefill({
   idempotencyKey?: string | null;
 }) {
   const { account } = await loadContext(db, company, accountId, denomination);
-  const decision = decideRefillSetting({ at: now, denomination, config });
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
+  const decision = decideRefillSetting({ at: now, denomination, config, balance });
+  if (decision.kind === 'unchanged') return { balance, unchanged: true };
   const own = decision.kind === 'start_monthly' ? ((await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now))?.id ?? null) : null;
   await refuseWhileSettingsPending(db, account.id, balance.id, own);
   if (decision.kind === 'start_monthly') {
@@ -139,7 +141,7 @@ export async function setAutoRefill({
       if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(tx, balance.id, now);
     });
   }
-  return (await findBalance({ db, accountId: account.id, denomination, now }))!;
+  return { balance: (await findBalance({ db, accountId: account.id, denomination, now }))!, unchanged: false };
 }
 
 export async function removeAutoRefill({ db, company, accountId, denomination, now }: { db: Db; company: Company; accountId: string; denomination: string; now: Date }) {

@@ -103,7 +103,8 @@ export const setRefillAction = consoleAction(
     return { denomination, config };
   },
   async ({ db, company, input: { denomination, config } }, accountId: string) => {
-    const balance = await setAutoRefill({ db, company: await company(), accountId, denomination, config, now: now() });
+    const { balance, unchanged } = await setAutoRefill({ db, company: await company(), accountId, denomination, config, now: now() });
+    if (unchanged) return `This monthly refill of ${balance.denomination} is already set; nothing was charged.`;
     const kinds = [config.refill_period === 'monthly' ? 'every month' : null, config.threshold ? `when available drops below ${formatUnits(config.threshold)}` : null].filter(Boolean).join(' and ');
     return `Refill set: ${formatUnits(config.amount)} ${balance.denomination} for ${formatCents(config.usd_charge)} ${kinds}.${config.refill_period === 'monthly' ? ' The first refill was made now.' : ''}`;
   },
