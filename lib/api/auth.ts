@@ -9,9 +9,12 @@ export type Company = typeof companies.$inferSelect;
 
 // Process-wide (route handlers and console actions are separate module instances in one
 // process), so revoking a key anywhere in the process drops it at once. Other processes keep
-// it for at most CACHE_MS, measured in real time (the test clock may stand still).
-type AuthCache = { keys: Map<string, { company: Company; keyId: string; at: number }>; lastUsedWritten: Map<string, number> };
-const { keys: cache, lastUsedWritten } = ((globalThis as { __billingAuthCache?: AuthCache }).__billingAuthCache ??= { keys: new Map(), lastUsedWritten: new Map() });
+// it for at most CACHE_MS, measured in real time (the test clock may stand still). `generation`
+// counts the revocations: a lookup under way while a key was revoked does not cache what it read.
+type AuthCache = { keys: Map<string, { company: Company; keyId: string; at: number }>; lastUsedWritten: Map<string, number>; generation: number };
+const authCache = ((globalThis as { __billingAuthCache?: AuthCache }).__billingAuthCache ??= { keys: new Map(), lastUsedWritten: new Map(), generation: 0 });
+authCache.generation ??= 0;
+const { keys: cache, lastUsedWritten } = authCache;
 const CACHE_MS = 5_000;
 
 export function unauthorized(message = 'Invalid company id or API key.'): ApiError {
@@ -32,6 +35,7 @@ export async function authenticateCompany(db: Db, header: string | null, nowMs: 
   const hit = cache.get(keyHash);
   const realMs = performance.now();
   if (hit && realMs - hit.at < CACHE_MS && hit.company.id === companyId) return hit.company;
+  const generation = authCache.generation;
   const rows = await db
     .select({ company: companies, keyId: apiKeys.id })
     .from(apiKeys)
@@ -40,7 +44,7 @@ export async function authenticateCompany(db: Db, header: string | null, nowMs: 
     .limit(1);
   const row = rows[0];
   if (!row || !safeEqual(row.company.id, companyId)) throw unauthorized();
-  cache.set(keyHash, { company: row.company, keyId: row.keyId, at: realMs });
+  if (authCache.generation === generation) cache.set(keyHash, { company: row.company, keyId: row.keyId, at: realMs });
   // Last use is informational: write it at most once a minute per key.
   if (nowMs - (lastUsedWritten.get(row.keyId) ?? 0) > 60_000) {
     lastUsedWritten.set(row.keyId, nowMs);
@@ -51,6 +55,7 @@ export async function authenticateCompany(db: Db, header: string | null, nowMs: 
 
 /** Drops cached lookups so a revoked key stops working at once in this process. */
 export function forgetCachedKeys(): void {
+  authCache.generation++;
   cache.clear();
 }
 

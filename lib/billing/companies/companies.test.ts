@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
 import { decrypt, verifyPassword } from '../../crypto';
+import { authenticateCompany } from '../../api/auth';
 
 const t = useTestDatabase();
 
@@ -195,6 +196,44 @@ describe('API keys', () => {
     expect(revoked.body.data.revoked_at).toBeTruthy();
     expect((await api('GET', '/v1/companies', { auth: second })).status).toBe(401);
     expect((await acme.call('GET', '/v1/companies')).status).toBe(200);
+  });
+
+  it('a lookup under way while its key is revoked does not keep the key working from the cache', async () => {
+    const acme = await newCompany(t);
+    const issued = await acme.call('POST', '/v1/companies/{company}/api_keys');
+    const header = `Basic ${Buffer.from(`${acme.company.id}:${issued.body.data.api_key}`).toString('base64')}`;
+    // The key's lookup reads the key as valid, then its answer is held back until after the revocation.
+    let read!: () => void;
+    const wasRead = new Promise<void>((r) => (read = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const held = (query: any): any =>
+      new Proxy(query, {
+        get(target, prop) {
+          if (prop === 'then') {
+            return (ok: any, fail: any) =>
+              target
+                .then(async (rows: unknown) => {
+                  read();
+                  await released;
+                  return rows;
+                })
+                .then(ok, fail);
+          }
+          const v = Reflect.get(target, prop);
+          return typeof v === 'function' ? (...args: unknown[]) => held(v.apply(target, args)) : v;
+        },
+      });
+    const db = t.database.db;
+    const slow = new Proxy(db, { get: (target, prop) => (prop === 'select' ? (...args: any[]) => held((target.select as any)(...args)) : Reflect.get(target, prop)) });
+    const inFlight = authenticateCompany(slow as typeof db, header, Date.now());
+    await wasRead;
+    const revoked = await acme.call('DELETE', `/v1/companies/{company}/api_keys/${issued.body.data.id}`);
+    expect(revoked.status).toBe(200);
+    release();
+    expect((await inFlight).id).toBe(acme.company.id); // it was valid when it was read
+    await expect(authenticateCompany(db, header, Date.now())).rejects.toMatchObject({ status: 401 });
+    expect((await api('GET', '/v1/companies', { auth: { companyId: acme.company.id, apiKey: issued.body.data.api_key } })).status).toBe(401);
   });
 
   it("never touches another company's keys", async () => {
