@@ -29,6 +29,29 @@ describe('the API contract', () => {
     }
   });
 
+  it("refuses another site's browser requests that would change something, even with good credentials", async () => {
+    const keys = async () => (await acme.call('GET', '/v1/companies/{company}/api_keys')).body.data.length;
+    const before = await keys();
+    // What a form on another site sends: no body, a form content type, the browser's cached Basic credentials.
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await api('POST', `/v1/companies/${acme.company.id}/api_keys`, {
+        auth: acme.auth,
+        headers: { 'sec-fetch-site': site, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request', param: null });
+      expect(res.body.error.message).toContain('Sec-Fetch-Site');
+    }
+    expect(await keys()).toBe(before);
+    // Reads, a same-origin page, and servers (no such header) are served.
+    expect((await api('GET', '/v1/companies', { auth: acme.auth, headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
+    const own = await api('POST', `/v1/companies/${acme.company.id}/api_keys`, { auth: acme.auth, headers: { 'sec-fetch-site': 'same-origin' } });
+    expect(own.status).toBe(200);
+    const server = await api('POST', `/v1/companies/${acme.company.id}/api_keys`, { auth: acme.auth });
+    expect(server.status).toBe(200);
+    expect(await keys()).toBe(before + 2);
+  });
+
   it('decodes path parameters once: an escaped percent sign is a bad denomination or an unknown id, never a 500', async () => {
     const acct = (await acme.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'P', email: 'p@x.io', processor_id: 'cus_p' } })).body.data.id;
     for (const denomination of ['a%2541', '%25']) {

@@ -155,6 +155,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       const database = await getDatabase();
       db = database.db;
       const url = new URL(req.url);
+      refuseCrossSite(req, auth);
       let company: Company | undefined;
       if (auth === 'company') {
         company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
@@ -304,6 +305,19 @@ function holdWhileRunning(db: Db, companyId: string, key: string, token: string)
       await renewal;
     },
   };
+}
+
+/**
+ * The API is called by servers. A browser that once took Basic credentials for this origin sends
+ * them with another site's form POST too (a simple request: no preflight), and that page could
+ * then act with the key; browsers name such requests with `Sec-Fetch-Site`, servers send none.
+ */
+function refuseCrossSite(req: Request, auth: Auth): void {
+  if (auth === 'none' || req.method === 'GET' || req.method === 'HEAD') return;
+  const site = req.headers.get('sec-fetch-site');
+  if (site === 'cross-site' || site === 'same-site') {
+    throw new ApiError('invalid_request', 'This API is called from servers: a page of another site cannot call it (Sec-Fetch-Site). Keep API keys on your backend.');
+  }
 }
 
 /** The answer as a key keeps it: one that asks to be retried (Retry-After) is not kept. */
