@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { add, cmp, Decimal, isZero, neg, stringifyJson, sub, toUnits, unitsOut } from './money';
+import { add, amountFor, cmp, Decimal, isZero, neg, stringifyJson, sub, toUnits, unitsOut } from './money';
 
 // What each helper computed with decimal.js alone: the integer fast path must give the same strings.
 const reference = {
@@ -60,5 +60,16 @@ describe('money arithmetic', () => {
   it('writes numbers a double cannot hold with all their digits', () => {
     expect(stringifyJson({ a: unitsOut('0.30') })).toBe('{"a":0.3}');
     expect(stringifyJson({ a: unitsOut('12345678901234567.89') })).toBe('{"a":12345678901234567.89}');
+  });
+});
+
+describe('amountFor', () => {
+  it('reads only what the object itself holds for a denomination', () => {
+    const amounts: Record<string, string> = { tokens: '5', constructor: '2' };
+    expect(amountFor(amounts, 'tokens')).toBe('5');
+    expect(amountFor(amounts, 'constructor')).toBe('2');
+    for (const inherited of ['valueOf', 'toString', 'hasOwnProperty', 'isPrototypeOf']) expect(amountFor(amounts, inherited)).toBeUndefined();
+    expect(amountFor({}, 'constructor')).toBeUndefined();
+    expect(amountFor(null, 'tokens')).toBeUndefined();
   });
 });

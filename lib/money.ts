@@ -176,3 +176,11 @@ export function stringifyJson(value: unknown): string {
 export function roundCents(value: Decimal.Value): number {
   return new Decimal(value).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
 }
+
+/**
+ * What an object keyed by denomination holds for `denomination`: its own member only. A
+ * denomination may be named like a member every object inherits (`constructor`, `valueOf`).
+ */
+export function amountFor<T>(amounts: Readonly<Record<string, T>> | null | undefined, denomination: string): T | undefined {
+  return amounts && Object.hasOwn(amounts, denomination) ? amounts[denomination] : undefined;
+}

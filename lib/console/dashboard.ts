@@ -1,6 +1,6 @@
 import { query, sql, type Db } from '../db/client';
 import { isTestClock } from '../clock';
-import { Decimal } from '../money';
+import { amountFor, Decimal } from '../money';
 import { idAt, idRange, type IdPrefix } from '../ids';
 import { readHourlyTotals, rolledHours, SETTLE_MS } from '../db/hourly-totals';
 
@@ -80,7 +80,7 @@ function foldHours(eventRows: EventHours[], chargeRows: ChargeHours[]): Map<stri
     d.events += n;
     if (r.state === 'rejected') d.rejected += n;
     if (r.state === 'complete' && r.denomination && r.total !== null) {
-      d.usage[r.denomination] = new Decimal(d.usage[r.denomination] ?? 0).plus(r.total).toFixed();
+      d.usage[r.denomination] = new Decimal(amountFor(d.usage, r.denomination) ?? 0).plus(r.total).toFixed();
     }
   }
   for (const r of chargeRows) {
@@ -199,7 +199,7 @@ export async function dailyTotals({ db, companyId, now, days = 30 }: { db: Db; c
     d.chargedCents += hour.chargedCents;
     d.charges += hour.charges;
     d.failedCharges += hour.failedCharges;
-    for (const [k, v] of Object.entries(hour.usage)) d.usage[k] = new Decimal(d.usage[k] ?? 0).plus(v).toFixed();
+    for (const [k, v] of Object.entries(hour.usage)) d.usage[k] = new Decimal(amountFor(d.usage, k) ?? 0).plus(v).toFixed();
   };
   for (let h = first; h < closedEnd; h += HOUR_MS) fold(known.get(hourKey(h))!);
   for (const hour of open.values()) fold(hour);

@@ -3,7 +3,7 @@ import { Suspense } from 'react';
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
-import { Decimal } from '@/lib/money';
+import { amountFor, Decimal } from '@/lib/money';
 import { listEvents } from '@/lib/billing/events/events';
 import { accountTotals, dailyTotals, type Count } from '@/lib/console/dashboard';
 import { accountNames } from '@/lib/console/queries';
@@ -75,7 +75,7 @@ async function Activity({ companyId }: { companyId: string }) {
             title={`Usage per day: ${denomination}`}
             description={`Sum of the costs of completed events; ${formatUnits(total.toFixed())} ${denomination} in 30 days.`}
             unit="units"
-            points={days.map((d) => ({ day: d.day, value: Number(d.usage[denomination] ?? 0), label: `${formatUnits(d.usage[denomination] ?? '0')} ${denomination}` }))}
+            points={days.map((d) => ({ day: d.day, value: Number(amountFor(d.usage, denomination) ?? 0), label: `${formatUnits(amountFor(d.usage, denomination) ?? '0')} ${denomination}` }))}
           />
         ))}
         <DailyChart

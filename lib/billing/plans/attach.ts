@@ -4,6 +4,7 @@ import { accounts, balances, plans } from '../../db/schema';
 import type { Flag } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { setLevel } from '../balances/balances';
+import { amountFor } from '../../money';
 import type { Charge } from '../charges/charges';
 import { CADENCE, computePeriodEnd, computeRenewalRetry, includedAmounts, type BillingPeriod } from './periods';
 import { periodChargeFor, planBalances, type Plan } from './plans';
@@ -88,7 +89,7 @@ export async function startPlanPeriod(
   }
   for (const inc of included) {
     const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
-    await setLevel(db, { ...change, level: inc.amount, measured: args.measured?.[inc.denomination] }, now);
+    await setLevel(db, { ...change, level: inc.amount, measured: amountFor(args.measured, inc.denomination) }, now);
     await db
       .update(balances)
       .set({ managedByPlanId: plan.id, includedAmount: inc.amount, updatedAt: now })

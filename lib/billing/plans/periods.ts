@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { roundCents } from '../../money';
+import { amountFor, roundCents } from '../../money';
 import type { BillingPeriod, RenewalCadence } from '../../db/schema';
 
 export type { BillingPeriod };
@@ -57,7 +57,7 @@ export type ChargeablePlan = {
 export function computePlanCharge(plan: ChargeablePlan, chosen: Record<string, string> | null | undefined): number {
   let total = new Decimal(plan.chargeAmount);
   for (const b of plan.balances) {
-    const pick = chosen?.[b.denomination];
+    const pick = amountFor(chosen, b.denomination);
     if (pick === undefined || b.variable_unit_price === null) continue;
     total = total.plus(new Decimal(pick).minus(b.amount).mul(b.variable_unit_price));
   }
@@ -66,7 +66,10 @@ export function computePlanCharge(plan: ChargeablePlan, chosen: Record<string, s
 
 /** The included amount of each plan balance for an account, with its chosen amounts applied. */
 export function includedAmounts(plan: ChargeablePlan, chosen: Record<string, string> | null | undefined): { denomination: string; amount: string }[] {
-  return plan.balances.map((b) => ({ denomination: b.denomination, amount: chosen?.[b.denomination] !== undefined && b.variable_unit_price !== null ? chosen[b.denomination] : b.amount }));
+  return plan.balances.map((b) => {
+    const pick = amountFor(chosen, b.denomination);
+    return { denomination: b.denomination, amount: pick !== undefined && b.variable_unit_price !== null ? pick : b.amount };
+  });
 }
 
 /** Postpaid overage: units below zero × price per unit, half up to cents. */

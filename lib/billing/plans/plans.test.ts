@@ -259,3 +259,44 @@ describe('account creation input around plans', () => {
     expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toEqual([]);
   });
 });
+
+describe('denominations named like members every object has', () => {
+  it('price, start and upgrade a plan whose balances are named valueOf and constructor', async () => {
+    const co = await newPayingCompany(t);
+    const base = (await createPlan(co, { name: 'Base', charge_amount: 0, balances: [{ amount: 10, denomination: 'tokens' }] })).id;
+    const named = (
+      await createPlan(co, {
+        name: 'Named',
+        charge_amount: 500,
+        balances: [
+          { amount: 10, denomination: 'tokens' },
+          { amount: 5, denomination: 'valueOf' },
+          { amount: 2, denomination: 'constructor', variable_unit_price: 100 },
+        ],
+      })
+    ).id;
+    // Chosen amounts that leave the variable balance out, and a preview: priced, not a 500.
+    const chosenElsewhere = await co.call('POST', '/v1/companies/{company}/accounts', {
+      body: { name: 'V', email: 'v@x.io', plan_id: named, plan_variable_amounts: {}, token: 'tok_visa' },
+    });
+    expect(chosenElsewhere.status, JSON.stringify(chosenElsewhere.body)).toBe(200);
+    const ann = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io', plan_id: base, token: 'tok_visa' } });
+    expect(ann.status, JSON.stringify(ann.body)).toBe(200);
+    const id = ann.body.data.id;
+    const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: named, plan_variable_amounts: { constructor: 4 } } });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.data.charge_amount).toBe(700);
+    // The upgrade is charged and applied: every balance at its included amount.
+    const up = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: named, plan_variable_amounts: { constructor: 4 } } });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    expect(up.body.data.plan_id).toBe(named);
+    for (const [denomination, amount] of [['tokens', 10], ['valueOf', 5], ['constructor', 4]] as const) {
+      const b = await co.call('GET', `/v1/accounts/${id}/balance/${denomination}`);
+      expect(b.status, denomination).toBe(200);
+      expect(b.body.data.amount, denomination).toBe(amount);
+    }
+    const charges = (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { amount: number; status: string }[];
+    expect(charges.map((c) => [c.amount, c.status])).toEqual([[700, 'succeeded']]);
+  });
+});
+
