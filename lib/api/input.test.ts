@@ -81,6 +81,31 @@ describe('input that cannot be stored as sent', () => {
   });
 });
 
+describe('a field of the wrong type', () => {
+  it('is named as such, not as missing; a missing one is required', async () => {
+    const co = await newCompany(t);
+    const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@example.com' } })).body.data.id;
+    const cases: [string, string, unknown, string, string][] = [
+      ['POST', '/v1/companies/{company}/accounts', { name: 123, email: 'a@b.co' }, 'name', 'name must be a string.'],
+      ['POST', '/v1/companies/{company}/accounts', { email: 'a@b.co' }, 'name', 'name is required.'],
+      ['PATCH', `/v1/accounts/${account}`, { external_id: 5 }, 'external_id', 'external_id'],
+      ['POST', `/v1/accounts/${account}/events`, { type: 'q', cost_override_amount: 1, cost_override_denomination: 'credits', gate_on_balance: 'yes' }, 'gate_on_balance', 'gate_on_balance'],
+      ['POST', '/v1/companies/{company}/plans', { name: 'P', balances: {} }, 'balances', 'balances must be an array.'],
+      ['POST', '/v1/companies/{company}/accounts', null, null as unknown as string, 'body must be an object.'],
+    ];
+    for (const [method, path, body, param, message] of cases) {
+      const r = await co.call(method, path, { raw: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      expect(r.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+      expect(r.body.error.param).toBe(param);
+      expect(r.body.error.message, JSON.stringify(body)).toContain(message);
+      if (param && !message.endsWith('is required.')) expect(r.body.error.message).not.toMatch(/is required/);
+    }
+    const limit = await co.call('GET', '/v1/companies/{company}/plans?limit=abc');
+    expect(limit.status).toBe(400);
+    expect(limit.body.error.message).not.toMatch(/is required/);
+  });
+});
+
 describe('numbers a 64-bit float cannot hold', () => {
   let co: Awaited<ReturnType<typeof newCompany>>;
   let account: string;

@@ -8,7 +8,7 @@ import { log } from '../log';
 import { observed, type Seen } from '../metrics/requests';
 import { authenticateAdmin, authenticateCompany, type Company } from './auth';
 import { claimIdempotencyKey, finishIdempotencyKey, holdIdempotencyKey, idempotencyTiming, type Stored } from './idempotency';
-import { describeIssue } from './zod-errors';
+import { describeIssue, parseOptions } from './zod-errors';
 import { checkStorable } from './input';
 import { parseJsonBody, refuseInexact } from './json';
 import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
@@ -128,7 +128,7 @@ function json(body: unknown, status: number, headers: Record<string, string>): R
 }
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, parseOptions);
   if (result.success) return result.data;
   const { message, param } = describeIssue(result.error.issues[0]);
   throw new ApiError('invalid_request', message, param);

@@ -1,5 +1,8 @@
 import type { z } from 'zod';
 
+/** How every request body and form is parsed: issues keep the input they were about (see describeIssue). */
+export const parseOptions = { reportInput: true } as const;
+
 /** `[3].cost_override.amount` style field paths, as the error contract names them. */
 export function formatParam(path: PropertyKey[]): string | null {
   let out = '';
@@ -20,8 +23,10 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[] = [
   const param = formatParam(path);
   const name = param ?? 'body';
   if (issue.code === 'invalid_type') {
-    const received = (issue as { input?: unknown }).input;
-    if (received === undefined) return { message: `${name} is required.`, param };
+    // Issues carry their input only when parsed with `reportInput` (parseOptions): a field sent
+    // with the wrong type is not a missing one.
+    if (!('input' in issue) || issue.input === undefined) return { message: `${name} is required.`, param };
+    if (issue.message && !issue.message.startsWith('Invalid input')) return { message: issue.message.startsWith(name) || !param ? issue.message : `${name} ${issue.message}`, param };
     return { message: `${name} must be ${article(issue.expected)}.`, param };
   }
   const msg = issue.message && !issue.message.startsWith('Invalid input') ? issue.message : `${name} is invalid.`;

@@ -6,7 +6,7 @@ import { log } from '../log';
 import { requireUser, type ConsoleUser } from '../auth';
 import { getDb, type Db } from '../db/client';
 import { getCompany } from '../billing/companies/companies';
-import { describeIssue } from '../api/zod-errors';
+import { describeIssue, parseOptions } from '../api/zod-errors';
 import { isStorable, unstorableMessage } from '../api/input';
 
 export type FieldError = { param: string | null; message: string };
@@ -80,7 +80,7 @@ export function formValues(fd: FormData): Record<string, unknown> {
  * `dollars`, so their errors speak of dollars, not of the cents the person never typed.
  */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: PropertyKey[] = [], dollars: RegExp | null = null): T {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, parseOptions);
   if (result.success) return result.data;
   throw new FormInvalid(
     result.error.issues.map((issue) => {
