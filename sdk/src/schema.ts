@@ -405,7 +405,7 @@ export interface paths {
         get?: never;
         /**
          * Set a monthly or threshold refill
-         * @description Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance's refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. Also at `.../autorefill`.
+         * @description Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance's refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. A monthly setting (and modifymidmonth) made while another one, or a plan change or renewal, of the account is under way answers 409 with `Retry-After: 1`. Also at `.../autorefill`.
          */
         put: operations["setAutoRefill"];
         post?: never;

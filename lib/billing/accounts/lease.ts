@@ -13,14 +13,20 @@ const LEASE_MS = 10 * 60_000;
  * process dies. `run` gets the account as read after the lease was taken: what was read before
  * may already be stale.
  */
-export async function withAccountLease<T>(db: Db, accountId: string, at: Date, run: (fresh: Account) => Promise<T>): Promise<T> {
+export async function withAccountLease<T>(
+  db: Db,
+  accountId: string,
+  at: Date,
+  run: (fresh: Account) => Promise<T>,
+  busy: { message: string; param: string | null } = { message: 'A renewal or another plan change of this account is in progress; try again in a moment.', param: 'plan_id' },
+): Promise<T> {
   const taken = await db
     .update(accounts)
     .set({ renewalLockedUntil: new Date(at.getTime() + LEASE_MS) })
     .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
     .returning();
   // Retry-After: the answer is not kept under the request's Idempotency-Key, so a retry runs again.
-  if (!taken.length) throw new ApiError('conflict', 'A renewal or another plan change of this account is in progress; try again in a moment.', 'plan_id', {}, { 'Retry-After': '1' });
+  if (!taken.length) throw new ApiError('conflict', busy.message, busy.param, {}, { 'Retry-After': '1' });
   try {
     return await run(taken[0]);
   } finally {

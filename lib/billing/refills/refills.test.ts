@@ -76,6 +76,19 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect((await charges(co, a.id)).map((c) => c.amount).sort()).toEqual([2500, 2500, 2600]);
   });
 
+  it('two monthly settings sent at once buy one first refill; the one told to wait finds it set', async () => {
+    const a = await account(co);
+    const put = () => co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    const both = await Promise.all([put(), put()]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const busy = both.find((r) => r.status === 409)!;
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(busy.body.error.message).toMatch(/refills or plan/);
+    expect((await put()).status).toBe(200);
+    expect((await charges(co, a.id)).map((c) => c.amount)).toEqual([1000]);
+    expect((await balance(co, a.id)).amount).toBe(100);
+  });
+
   it('accepts the autorefill spelling, unprefixed paths and numeric strings', async () => {
     const a = await account(co);
     const r = await co.call('PUT', `/accounts/${a.id}/balance/credits/autorefill`, { body: { amount: '12.5', usd_charge: '300', refill_period: 'monthly' } });
@@ -387,6 +400,16 @@ describe('modifymidmonth', () => {
   let co: Co;
   beforeAll(async () => {
     co = await newPayingCompany(t);
+  });
+
+  it('two changes sent at once are charged once', async () => {
+    const a = await account(co);
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } })).status).toBe(200);
+    const raise = () => co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 2000 } });
+    const both = await Promise.all([raise(), raise()]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await charges(co, a.id)).filter((c) => c.status === 'succeeded')).toHaveLength(2);
+    expect((await balance(co, a.id)).amount).toBe(200);
   });
 
   it('accepts POST and PUT, numeric strings and a matching account_id in the body', async () => {

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
-import { accounts, balances, charges, companies } from '../../db/schema';
+import { accounts, balances, charges, companies, type Account } from '../../db/schema';
 import { ApiError, conflict } from '../../errors';
 import { unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../jobs/queue';
@@ -12,6 +12,7 @@ import type { RefillEffect } from './complete';
 import { chargeFor, resumeChargeFor } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
+import { withAccountLease } from '../accounts/lease';
 import type { Company } from '../companies/companies';
 import { decideMidMonthChange, decidePeriodicRefill, decideRefillRemoval, decideRefillSetting, decideScheduledRefillChange, isBelowThreshold, type RefillConfig } from './refill-decision';
 import { computeFollowingRefill } from './schedule';
@@ -120,6 +121,31 @@ export async function setAutoRefill({
   idempotencyKey?: string | null;
 }) {
   const { account } = await loadContext(db, company, accountId, denomination);
+  // A monthly setting charges: under the account's lease, read and decided afresh, so two at once
+  // cannot both buy a first refill.
+  if (config.refill_period === 'monthly') return withAccountLease(db, account.id, now, () => applyRefillSetting({ db, company, account, denomination, config, now, idempotencyKey }), REFILLS_BUSY);
+  return applyRefillSetting({ db, company, account, denomination, config, now, idempotencyKey });
+}
+
+const REFILLS_BUSY = { message: "Another change of this account's refills or plan is in progress; try again in a moment.", param: null };
+
+async function applyRefillSetting({
+  db,
+  company,
+  account,
+  denomination,
+  config,
+  now,
+  idempotencyKey,
+}: {
+  db: Db;
+  company: Company;
+  account: Account;
+  denomination: string;
+  config: RefillConfig;
+  now: Date;
+  idempotencyKey: string | null;
+}) {
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
   const decision = decideRefillSetting({ at: now, denomination, config, balance });
@@ -202,6 +228,24 @@ export async function modifyMidMonth({
   idempotencyKey?: string | null;
 }) {
   const { account } = await loadContext(db, company, accountId, input.denomination);
+  return withAccountLease(db, account.id, now, () => applyMidMonthChange({ db, company, account, input, now, idempotencyKey }), REFILLS_BUSY);
+}
+
+async function applyMidMonthChange({
+  db,
+  company,
+  account,
+  input,
+  now,
+  idempotencyKey,
+}: {
+  db: Db;
+  company: Company;
+  account: Account;
+  input: { denomination: string; amount: string; usd_charge: number };
+  now: Date;
+  idempotencyKey: string | null;
+}) {
   const earlier = await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now);
   const b = await findBalance({ db, accountId: account.id, denomination: input.denomination, now });
   const decision = decideMidMonthChange({ at: now, accountId: account.id, input, balance: b, earlier });
