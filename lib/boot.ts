@@ -10,7 +10,7 @@ import { createCompany } from './billing/companies/companies';
 import { registerBillingTasks } from './billing/tasks';
 import { startWorker, syncTestClock } from './jobs/worker';
 import { migrationsApplied } from './probes';
-import { exitOnSignals, shutdownStarted } from './shutdown';
+import { exitOnSignals, shutdown, shutdownStarted } from './shutdown';
 import { log } from './log';
 import { registry } from './metrics/registry';
 import { ConfigError, loadEnv, setting } from './env';
@@ -45,6 +45,11 @@ export async function boot(): Promise<void> {
   }
   registerBillingTasks();
   const database = await getDatabase();
+  // The embedded database's thread cannot come back: stop, and exit 1 so the supervisor restarts us.
+  void database.lost?.then((err) => {
+    log.fatal({ err }, 'The embedded database stopped; stopping the process so that it is restarted.');
+    void shutdown({ servers: launcher.__billingHttpServers ?? [] }).then(() => process.exit(1));
+  });
   // A stop that began while the database opened (a long migration) has stopped the worker already.
   if (shutdownStarted()) return;
   let ready = false;

@@ -20,6 +20,8 @@ export interface Database {
   /** Applies the committed migrations not applied yet (PostgreSQL: under an advisory lock). */
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** The embedded database: settles when its thread stopped by itself; every statement fails from then on. */
+  lost?: Promise<Error>;
 }
 
 /** The committed migrations: `drizzle/` beside the server (the repository, or /app in the image). */
@@ -177,6 +179,7 @@ export async function openEmbedded(dataDir: string | null, opts: { migrate?: boo
   const database: Database = {
     db,
     kind: 'embedded',
+    lost: client.lost,
     migrate: async () => {
       const { migrate } = await import('drizzle-orm/pglite/migrator');
       await migrate(drizzle({ client: client as never, schema }), { migrationsFolder });
@@ -257,7 +260,9 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
       fs.writeSync(fd, JSON.stringify(me));
       fs.closeSync(fd);
       const heartbeat = setInterval(() => {
-        if (!mine()) {
+        const state = lockState(lockPath, me.token);
+        if (state === 'unreadable') return; // EMFILE, EIO...: not a sign that the lock went; looked at again next beat
+        if (state === 'lost') {
           // Removed or taken by another process: two writers would corrupt the database.
           log.fatal(`The lock on ${path.resolve(dataDir)} was removed or taken by another process: stopping before two processes write the embedded database.`);
           process.exit(1);
@@ -313,6 +318,15 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
     }
   }
   throw new DataDirLockedError(`Could not lock ${path.resolve(dataDir)}`);
+}
+
+/** Whether the LOCK is still this holder's: `lost` only when it was read and is another's, or is gone. */
+function lockState(lockPath: string, token: string): 'mine' | 'lost' | 'unreadable' {
+  try {
+    return readLock(lockPath).holder?.token === token ? 'mine' : 'lost';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'lost' : 'unreadable';
+  }
 }
 
 /**

@@ -83,6 +83,30 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     }
   });
 
+  it('does not stop its holder when its LOCK cannot be read for a moment (out of file descriptors), only once it is gone', async () => {
+    const dir = newDir();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const read = fs.readFileSync;
+    const unreadable = vi.spyOn(fs, 'readFileSync').mockImplementation(((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (String(file).endsWith('LOCK')) throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+      return (read as (...a: unknown[]) => unknown)(file, ...rest);
+    }) as typeof fs.readFileSync);
+    try {
+      const release = await lockDataDir(dir, now);
+      vi.advanceTimersByTime(10_000);
+      expect(exit).not.toHaveBeenCalled();
+      unreadable.mockRestore();
+      fs.rmSync(path.join(dir, 'LOCK'));
+      vi.advanceTimersByTime(5_000);
+      expect(exit).toHaveBeenCalledWith(1);
+      release();
+    } finally {
+      unreadable.mockRestore();
+      exit.mockRestore();
+    }
+  });
+
   it('counts a holder with this host name but another process namespace (a container sharing the host name) as elsewhere', async () => {
     const dir = newDir();
     leave(dir, holder(2 ** 22 + 12345, os.hostname(), 'theirs', 'pid:[1]'), 5_000);

@@ -226,6 +226,21 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
     }
   });
 
+  it('tells when its thread stops by itself, and not when it is closed', async () => {
+    const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 200))]);
+    const closed = new PGliteThread(null);
+    await closed.waitReady;
+    await closed.close();
+    expect(await settled(closed.lost)).toBe(false);
+
+    const lost = new PGliteThread(null);
+    await lost.waitReady;
+    expect(await settled(lost.lost)).toBe(false);
+    await (lost as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    expect((await lost.lost).message).toMatch(/thread stopped/);
+    await expect(lost.query('select 1')).rejects.toThrow(/thread stopped/);
+  });
+
   it('refuses work once closed', async () => {
     const other = new PGliteThread(null);
     await other.waitReady;

@@ -40,7 +40,11 @@ export class PGliteThread implements ThreadClient {
   private nextId = 1;
   private nextTx = 1;
   private dead: Error | null = null;
+  private closing = false;
+  private ready = false;
   readonly waitReady: Promise<void>;
+  /** Settles with the error when the thread stops after starting, other than by `close` (it never settles otherwise). */
+  readonly lost: Promise<Error>;
 
   constructor(dataDir: string | null) {
     this.worker = new Worker(threadScript(), { workerData: { dataDir } });
@@ -54,7 +58,10 @@ export class PGliteThread implements ThreadClient {
       if (m.error) p.reject(rebuild(m.error));
       else p.resolve(m.result);
     });
+    let lose: (err: Error) => void = () => {};
+    this.lost = new Promise<Error>((resolve) => (lose = resolve));
     const die = (err: Error) => {
+      if (this.ready && !this.closing && !this.dead) lose(err);
       this.dead ??= err;
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
@@ -64,7 +71,9 @@ export class PGliteThread implements ThreadClient {
     this.worker.on('exit', (code) => die(new Error(`the embedded database's thread stopped (exit code ${code})`)));
     // A database that cannot start gives its thread back: the caller may try to open it again.
     this.waitReady = this.call({ op: 'ready' }).then(
-      () => undefined,
+      () => {
+        this.ready = true;
+      },
       async (err: Error) => {
         this.dead ??= err;
         await this.worker.terminate();
@@ -144,6 +153,7 @@ export class PGliteThread implements ThreadClient {
 
   async close(): Promise<void> {
     if (this.dead) return;
+    this.closing = true;
     await this.call({ op: 'close' });
     this.dead = new Error("the embedded database's thread stopped: the database was closed");
     await this.worker.terminate();
