@@ -19,7 +19,8 @@ ENV NODE_ENV=production \
     NEXT_TELEMETRY_DISABLED=1 \
     HOSTNAME=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    DEMO_COMPANY=0
 RUN groupadd --system --gid 1001 billing \
  && useradd --system --uid 1001 --gid billing --no-create-home --shell /usr/sbin/nologin billing \
  && mkdir -p /data /app/.next/cache \

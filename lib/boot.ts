@@ -61,7 +61,8 @@ export async function boot(): Promise<void> {
   }
   if (ready) {
     await syncTestClock(database.db);
-    if (database.kind === 'embedded' && !setting('ADMIN_TOKEN')) await seedDemo();
+    // Not in the image (DEMO_COMPANY=0 there): its credentials go to stdout, a production log.
+    if (database.kind === 'embedded' && !setting('ADMIN_TOKEN') && setting('DEMO_COMPANY')) await seedDemo();
   }
   if (setting('WORKER') && !shutdownStarted()) startWorker();
 }

@@ -120,6 +120,18 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(path.relative(root, dir).startsWith('..')).toBe(true);
   });
 
+  it.skipIf(onPostgres)('makes no demo company on a fresh embedded database, so no credentials reach the log', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-demo-'));
+    tmp.push(data);
+    const server = await startServer(dir, { DATA_DIR: data, STRIPE_API_URL: stripe.url, WORKER: '0' });
+    procs.push(server);
+    await waitFor(`${server.url}/readyz`, server);
+    server.signal('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.output()).not.toMatch(/Demo company|sk_[A-Za-z0-9]|password/);
+    expect(fs.existsSync(path.join(data, 'demo.json'))).toBe(false);
+  });
+
   it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     let worker: Proc | undefined;
     let workerProbes = '';
