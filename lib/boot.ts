@@ -15,7 +15,7 @@ import { log } from './log';
 import { registry } from './metrics/registry';
 import { ConfigError, loadEnv, setting } from './env';
 
-type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean };
+type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean; __billingBooted?: boolean };
 
 /**
  * Server start: open (and, unless MIGRATE=0, migrate) the database, take the shared test clock's
@@ -23,6 +23,15 @@ type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean
  * Next.js serves no request before this resolves; when it throws, the process stops.
  */
 export async function boot(): Promise<void> {
+  try {
+    await start();
+  } finally {
+    // scripts/serve.mjs answers the probes itself until now.
+    (globalThis as Launcher).__billingBooted = true;
+  }
+}
+
+async function start(): Promise<void> {
   try {
     loadEnv();
     appSecret();

@@ -132,6 +132,31 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(fs.existsSync(path.join(data, 'demo.json'))).toBe(false);
   });
 
+  it.skipIf(onPostgres)('answers its probes while the start waits for the database: live, and not ready until it is', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-starting-'));
+    tmp.push(data);
+    // Another container's lock on DATA_DIR, untouched for 24 s: the start waits until it is stale (30 s).
+    const lock = path.join(data, 'LOCK');
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4242, host: 'another-container', ns: 'pid:[4026531836]', token: 'theirs' }));
+    const before = new Date(Date.now() - 24_000);
+    fs.utimesSync(lock, before, before);
+    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0' });
+    procs.push(server);
+    const live = await fetch(`${server.url}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ data: { status: 'ok' } });
+    for (const probe of ['/readyz', '/health']) {
+      const starting = await fetch(`${server.url}${probe}`);
+      expect(starting.status, probe).toBe(503);
+      expect(starting.headers.get('request-id')).toMatch(/^req_/);
+      expect((await starting.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/starting/) });
+    }
+    await waitFor(`${server.url}/readyz`, server);
+    expect(server.output()).toMatch(/is locked by process 4242 on host another-container/);
+    server.signal('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
   it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     let worker: Proc | undefined;
     let workerProbes = '';

@@ -5,6 +5,7 @@
 // each process drains its requests, stops its worker and closes its database (lib/shutdown.ts),
 // and this primary exits once they all have. The primary gathers the processes' metrics for the
 // one that serves GET /metrics (prom-client's AggregatorRegistry), and logs as they do: JSON lines.
+import { randomBytes } from 'node:crypto';
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -134,6 +135,30 @@ function vouchedClient(req, proxies) {
   return chain[Math.max(0, chain.length - 1 - proxies)] ?? '';
 }
 
+/**
+ * Until lib/boot.ts has finished (it sets `__billingBooted`), `/livez` answers 200 and `/readyz`
+ * and `/health` answer 503 here, as the application would; every other request goes to `handler`,
+ * which holds it until the start is done.
+ */
+function answerProbesWhileStarting(handler) {
+  return function (req, res) {
+    if (!globalThis.__billingBooted && req.method === 'GET') {
+      const path = (req.url ?? '').split('?')[0];
+      const live = path === '/livez';
+      if (live || path === '/readyz' || path === '/health') {
+        const requestId = `req_${randomBytes(12).toString('base64url')}`;
+        const body = live
+          ? { data: { status: 'ok' } }
+          : { error: { type: 'service_unavailable', message: 'The service is starting: opening the database and applying migrations.', param: null, request_id: requestId } };
+        res.writeHead(live ? 200 : 503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'request-id': requestId });
+        res.end(JSON.stringify(body));
+        return;
+      }
+    }
+    return handler.call(this, req, res);
+  };
+}
+
 async function runServer(env) {
   // Next.js' own handler would close the HTTP server and exit 143 right away, cutting off the
   // worker and the webhook sends under way; the application installs its stop sequence instead
@@ -142,6 +167,10 @@ async function runServer(env) {
   const servers = (globalThis.__billingHttpServers ??= new Set());
   const createServer = http.createServer;
   http.createServer = function (...args) {
+    // Next.js serves nothing until the application's start (lib/boot.ts: opening the database,
+    // migrations, a DATA_DIR lock to wait for) is done; the probes answer meanwhile.
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') args[last] = answerProbesWhileStarting(args[last]);
     const server = createServer.apply(this, args);
     servers.add(server);
     // Before Next.js' own listener: the application reads the client from this header.

@@ -29,22 +29,23 @@ if (!env.DATABASE_URL) {
 const healthPort = env.WORKER_HEALTH_PORT;
 const probes: Server[] = [];
 exitOnSignals(() => ({ keepOpen: probes }));
-try {
-  await getDatabase();
-} catch (err) {
-  log.fatal({ err }, 'Could not open and migrate the database');
-  process.exit(1);
-}
 registry();
-registerBillingTasks();
-// A stop that began while the database opened (a long migration) ends the process: nothing to start.
-if (!shutdownStarted()) startWorker();
+// Probes first: /livez answers while the database opens and migrates, /readyz 503 until it is done.
 if (healthPort !== undefined) {
   const server = await startProbeServer(healthPort);
   probes.push(server);
   const address = server.address();
   log.info(`worker probes on port ${typeof address === 'object' && address ? address.port : healthPort} (/livez, /readyz, /metrics)`);
 }
+try {
+  await getDatabase();
+} catch (err) {
+  log.fatal({ err }, 'Could not open and migrate the database');
+  process.exit(1);
+}
+registerBillingTasks();
+// A stop that began while the database opened (a long migration) ends the process: nothing to start.
+if (!shutdownStarted()) startWorker();
 log.info(`worker running (pid ${process.pid})`);
 // The worker's own timers do not keep the process alive.
 setInterval(() => {}, 1 << 30);
