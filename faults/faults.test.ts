@@ -202,7 +202,7 @@ describe.sequential('the service under faults (PostgreSQL, several processes, lo
     // A second payment for a charge that was paid.
     const [paid] = (await stripe.paymentIntents.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 })).filter((pi) => pi.status === 'succeeded' && pi.metadata?.reason === 'plan_renewal');
     expect(paid, 'a paid renewal').toBeDefined();
-    await stripe.paymentIntents.create({ amount: paid.amount, currency: 'usd', customer: paid.customer as string, payment_method: paid.payment_method as string, confirm: true, off_session: true, metadata: paid.metadata });
+    await stripe.paymentIntents.create({ amount: paid.amount, currency: 'usd', customer: paid.customer as string, payment_method: paid.payment_method as string, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true, metadata: paid.metadata });
     // A refill paid at the processor, recorded as failed, its units gone.
     const [refill] = await sql<{ id: string; balance_id: string; amount: string }[]>`select t.charge_id as id, t.balance_id, t.amount::text from transactions t join charges c on c.id = t.charge_id where c.company_id = ${co} and c.reason = 'refill_threshold' limit 1`;
     expect(refill, 'a paid refill').toBeDefined();

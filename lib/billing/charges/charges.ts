@@ -294,6 +294,9 @@ async function attemptIntent(stripe: Stripe, charge: Charge, customer: string): 
         currency: 'usd',
         customer,
         payment_method: charge.processorPaymentMethodId ?? undefined,
+        // A saved card, charged off session, where no one can be redirected: without this the
+        // intent allows redirect-based methods, and Stripe refuses to confirm it without a return_url.
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
         confirm: true,
         off_session: true,
         description: charge.description,

@@ -1041,7 +1041,7 @@ function createPaymentIntent(req: ApiRequest): PaymentIntent {
   const statementDescriptor = getNullableString(params, 'statement_descriptor', 'statement_descriptor', 22) ?? null;
   const suffix = getNullableString(params, 'statement_descriptor_suffix', 'statement_descriptor_suffix', 22) ?? null;
   const metadata = applyMetadata({}, params);
-  getNullableString(params, 'return_url');
+  const returnUrl = getNullableString(params, 'return_url');
   getBool(params, 'error_on_requires_action');
 
   // Resolve (and validate) the payment method before anything is stored.
@@ -1059,6 +1059,7 @@ function createPaymentIntent(req: ApiRequest): PaymentIntent {
     const allowRedirects = getString(apm, 'allow_redirects', 'automatic_payment_methods[allow_redirects]');
     automaticPaymentMethods = allowRedirects ? { enabled, allow_redirects: allowRedirects } : { enabled };
   }
+  if (confirm) requireReturnUrl(automaticPaymentMethods, returnUrl);
 
   const id = newId('pi');
   const pi: PaymentIntent = {
@@ -1096,6 +1097,18 @@ function createPaymentIntent(req: ApiRequest): PaymentIntent {
   return pi;
 }
 
+/**
+ * As Stripe: an intent that takes the payment methods enabled in the Dashboard (automatic payment
+ * methods, the default without `payment_method_types`) may need a redirect, so confirming it needs
+ * a `return_url` unless redirects are turned off.
+ */
+function requireReturnUrl(apm: PaymentIntent['automatic_payment_methods'], returnUrl: string | null | undefined): void {
+  if (!apm?.enabled || apm.allow_redirects === 'never' || returnUrl) return;
+  throw invalidRequest(
+    'A `return_url` must be specified because this Payment Intent is configured to automatically accept the payment methods enabled in the Dashboard, some of which may require a full page redirect to succeed. If you do not want to accept redirect-based payment methods, set `automatic_payment_methods[enabled]` to `true` and `automatic_payment_methods[allow_redirects]` to `never` when creating Setup Intents and Payment Intents.',
+  );
+}
+
 function confirmPaymentIntent(req: ApiRequest, id: string): PaymentIntent {
   const { params, account } = req;
   const pi = getPaymentIntent(account, id);
@@ -1110,7 +1123,7 @@ function confirmPaymentIntent(req: ApiRequest, id: string): PaymentIntent {
   readOffSession(params);
   const setupFutureUsage = readSetupFutureUsage(params);
   const receiptEmail = getEmail(params, 'receipt_email');
-  getNullableString(params, 'return_url');
+  requireReturnUrl(pi.automatic_payment_methods, getNullableString(params, 'return_url'));
   getBool(params, 'error_on_requires_action');
   const pm = prepareConfirm(account, params, pi.customer, pi.payment_method);
   pm.commit();

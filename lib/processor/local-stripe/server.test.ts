@@ -266,6 +266,7 @@ describe('payment methods and payment intents', () => {
       currency: 'usd',
       customer: customer.id,
       payment_method: pm.id,
+      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
       confirm: true,
       off_session: true,
       description: 'March usage',
@@ -292,12 +293,29 @@ describe('payment methods and payment intents', () => {
   it('creates without confirm (requires_confirmation), then confirms', async () => {
     const stripe = sdk(newKey());
     const { customer, pm } = await customerWithCard(stripe);
-    const pi = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: customer.id, payment_method: pm.id });
+    const pi = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
     expect(pi.status).toBe('requires_confirmation');
     const confirmed = await stripe.paymentIntents.confirm(pi.id);
     expect(confirmed.status).toBe('succeeded');
     const again = await failure(stripe.paymentIntents.confirm(pi.id));
     expect(again.code).toBe('payment_intent_unexpected_state');
+  });
+
+  it('refuses to confirm an intent that takes the Dashboard\'s methods without a return_url, as Stripe does', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    const before = await counts(key);
+    const refused = await failure(stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, off_session: true }));
+    expect(refused.type).toBe('StripeInvalidRequestError');
+    expect(refused.message).toMatch(/A `return_url` must be specified/);
+    expect((await counts(key)).payment_intents).toBe(before.payment_intents);
+    // Redirects turned off, or a return_url: confirmed.
+    const never = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
+    expect(never.status).toBe('succeeded');
+    const unconfirmed = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: customer.id, payment_method: pm.id });
+    expect((await failure(stripe.paymentIntents.confirm(unconfirmed.id))).message).toMatch(/return_url/);
+    expect((await stripe.paymentIntents.confirm(unconfirmed.id, { return_url: 'https://example.test/back' })).status).toBe('succeeded');
   });
 
   it('declines with a StripeCardError that carries the payment intent', async () => {
@@ -310,7 +328,8 @@ describe('payment methods and payment intents', () => {
         currency: 'usd',
         customer: customer.id,
         payment_method: pm.id,
-        confirm: true,
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+      confirm: true,
         off_session: true,
       }),
     );
@@ -333,7 +352,7 @@ describe('payment methods and payment intents', () => {
     const stripe = sdk(newKey());
     const { customer, pm } = await customerWithCard(stripe, 'tok_chargeDeclinedInsufficientFunds');
     const err = await failure(
-      stripe.paymentIntents.create({ amount: 1000, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true }),
+      stripe.paymentIntents.create({ amount: 1000, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true }),
     );
     expect(err.decline_code).toBe('insufficient_funds');
 
@@ -343,7 +362,7 @@ describe('payment methods and payment intents', () => {
     const expiredPm = await stripe.paymentMethods.create({ type: 'card', card: { token: token.id } });
     await stripe.paymentMethods.attach(expiredPm.id, { customer: customer.id });
     const err2 = await failure(
-      stripe.paymentIntents.create({ amount: 1000, currency: 'usd', customer: customer.id, payment_method: expiredPm.id, confirm: true }),
+      stripe.paymentIntents.create({ amount: 1000, currency: 'usd', customer: customer.id, payment_method: expiredPm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true }),
     );
     expect(err2.code).toBe('expired_card');
   });
@@ -353,7 +372,7 @@ describe('payment methods and payment intents', () => {
     const { customer } = await customerWithCard(stripe);
     const loose = await stripe.paymentMethods.create({ type: 'card', card: { token: 'tok_visa' } });
     const err = await failure(
-      stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, payment_method: loose.id, confirm: true }),
+      stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, payment_method: loose.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true }),
     );
     expect(err.type).toBe('StripeInvalidRequestError');
     expect(err.statusCode).toBe(400);
@@ -368,7 +387,7 @@ describe('payment methods and payment intents', () => {
     const stripe = sdk(newKey());
     const { customer } = await customerWithCard(stripe);
     const err = await failure(
-      stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, confirm: true, off_session: true }),
+      stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true }),
     );
     expect(err.param).toBe('payment_method');
   });
@@ -379,10 +398,10 @@ describe('payment methods and payment intents', () => {
     const attached = await stripe.paymentMethods.attach('pm_card_visa', { customer: customer.id });
     expect(attached.id).not.toBe('pm_card_visa');
     expect(attached.customer).toBe(customer.id);
-    const pi = await stripe.paymentIntents.create({ amount: 100, currency: 'usd', payment_method: 'pm_card_mastercard', confirm: true });
+    const pi = await stripe.paymentIntents.create({ amount: 100, currency: 'usd', payment_method: 'pm_card_mastercard', automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true });
     expect(pi.status).toBe('succeeded');
     const err = await failure(
-      stripe.paymentIntents.create({ amount: 100, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true }),
+      stripe.paymentIntents.create({ amount: 100, currency: 'usd', payment_method: 'pm_card_chargeDeclined', automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true }),
     );
     expect(err.code).toBe('card_declined');
     const detached = await stripe.paymentMethods.detach(attached.id);
@@ -406,6 +425,7 @@ describe('idempotency', () => {
       currency: 'usd',
       customer: customer.id,
       payment_method: pm.id,
+      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
       confirm: true,
       off_session: true,
     };
@@ -421,7 +441,7 @@ describe('idempotency', () => {
     const key = newKey();
     const stripe = sdk(key);
     const { customer, pm } = await customerWithCard(stripe, 'tok_chargeDeclined');
-    const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true };
+    const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true };
     const a = await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'decline-1' }));
     const b = await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'decline-1' }));
     expect(b.type).toBe('StripeCardError');
@@ -453,7 +473,7 @@ describe('failure injection', () => {
     await control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents' });
     const err = await failure(
       stripe.paymentIntents.create(
-        { amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true },
+        { amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true },
         { idempotencyKey: 'retry-me' },
       ),
     );
@@ -464,7 +484,7 @@ describe('failure injection', () => {
 
     // The failure was not saved under the key, so a retry with it goes through.
     const pi = await stripe.paymentIntents.create(
-      { amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true },
+      { amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true },
       { idempotencyKey: 'retry-me' },
     );
     expect(pi.status).toBe('succeeded');
@@ -482,7 +502,8 @@ describe('failure injection', () => {
         currency: 'usd',
         customer: customer.id,
         payment_method: pm.id,
-        confirm: true,
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+      confirm: true,
         off_session: true,
       }),
     );
@@ -505,7 +526,8 @@ describe('failure injection', () => {
         currency: 'usd',
         customer: customer.id,
         payment_method: pm.id,
-        confirm: true,
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+      confirm: true,
       }),
     );
     expect(err.type).toBe('StripeConnectionError');
@@ -518,7 +540,7 @@ describe('failure injection', () => {
     const stripe = sdk(key);
     const { customer, pm } = await customerWithCard(stripe);
     await control('fail', { delay_ms: 700, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
-    const params = { amount: 900, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, off_session: true };
+    const params = { amount: 900, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true };
     const err = await failure(sdk(key, { timeout: 200 }).paymentIntents.create(params, { idempotencyKey: 'late-1' }));
     expect(err.type).toBe('StripeConnectionError');
     // Looked up at once: nothing yet, and the key is still in flight.
@@ -538,8 +560,8 @@ describe('failure injection', () => {
     const good = await customerWithCard(stripe);
     const bad = await customerWithCard(stripe, 'tok_chargeDeclined');
     await control('fail', { processing: true, count: 2, path_prefix: '/v1/payment_intents', method: 'POST' });
-    const paid = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: good.customer.id, payment_method: good.pm.id, confirm: true, off_session: true });
-    const declined = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: bad.customer.id, payment_method: bad.pm.id, confirm: true, off_session: true });
+    const paid = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: good.customer.id, payment_method: good.pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true });
+    const declined = await stripe.paymentIntents.create({ amount: 500, currency: 'usd', customer: bad.customer.id, payment_method: bad.pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true });
     expect([paid.status, declined.status]).toEqual(['processing', 'processing']);
     expect((await failure(stripe.paymentIntents.confirm(paid.id))).code).toBe('payment_intent_unexpected_state');
     for (const id of [paid.id, declined.id]) {
@@ -573,7 +595,7 @@ describe('failure injection', () => {
     await control('fail', { status: 500, count: 5, path_prefix: '/v1/payment_intents' });
     const res = await fetch(`${server.url}/__control/fail`, { method: 'DELETE' });
     expect(await res.json()).toEqual({ ok: true, cleared: 1 });
-    const pi = await stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true });
+    const pi = await stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true });
     expect(pi.status).toBe('succeeded');
     expect((await counts(key)).customers).toBe(1);
   });
@@ -584,7 +606,7 @@ describe('failure injection', () => {
       const key = newKey();
       const stripe = new Stripe(key, { host: '127.0.0.1', port: own.port, protocol: 'http', maxNetworkRetries: 0 });
       const { customer, pm } = await customerWithCard(stripe);
-      const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true, off_session: true };
+      const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true, off_session: true };
       const first = await stripe.paymentIntents.create(params, { idempotencyKey: 'before-outage' });
 
       await own.suspend();
@@ -608,7 +630,7 @@ describe('failure injection', () => {
       const { customer, pm } = await customerWithCard(stripe);
       const rule = await fetch(`${own.url}/__control/fail`, { method: 'POST', body: JSON.stringify({ delay_ms: 2000, after: true, path_prefix: '/v1/payment_intents', method: 'POST' }) });
       expect(rule.status).toBe(200);
-      const pending = failure(stripe.paymentIntents.create({ amount: 300, currency: 'usd', customer: customer.id, payment_method: pm.id, confirm: true }));
+      const pending = failure(stripe.paymentIntents.create({ amount: 300, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, confirm: true }));
       await new Promise((r) => setTimeout(r, 200));
       await own.suspend();
       expect(await pending).toBeInstanceOf(Stripe.errors.StripeConnectionError);
