@@ -11,6 +11,17 @@ export const MAX_DECIMALS = 12;
 
 /** The most one card payment can be: the processor refuses more than $999,999.99. */
 export const MAX_CHARGE_CENTS = 99_999_999;
+/** The smallest card payment the processor takes (Stripe: $0.50 in USD). */
+export const MIN_CARD_CHARGE_CENTS = 50;
+
+/**
+ * What a card is charged for `cents` the service worked out (a prorated upgrade, overage, a
+ * mid-month change): an amount below the smallest card payment is waived (0), as the processor
+ * would refuse it and the account could never settle it. Amounts a company sends are refused instead.
+ */
+export function cardCharge(cents: number): number {
+  return cents > 0 && cents < MIN_CARD_CHARGE_CENTS ? 0 : cents;
+}
 
 /** Parses a caller's number or numeric string into a canonical decimal string, or null. */
 export function parseUnits(value: unknown): Units | null {

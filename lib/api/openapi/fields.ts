@@ -40,23 +40,23 @@ export const FIELD_DOCS: Record<string, string> = {
   'DepositRequest.denomination': 'Balance to credit.',
   'DepositRequest.charge_against_denomination': 'Synonym of denomination.',
   'DepositRequest.amount_to_deposit': 'Units to add.',
-  'DepositRequest.amount_to_charge': 'USD cents charged to the card first; 0 (the default) makes a free grant.',
+  'DepositRequest.amount_to_charge': 'USD cents charged to the card first; 0 (the default) makes a free grant. Otherwise at least 50 (the smallest card payment).',
 
   'AutoRefillRequest.amount': 'Units added per refill.',
-  'AutoRefillRequest.usd_charge': 'Charged to the card per refill.',
+  'AutoRefillRequest.usd_charge': 'Charged to the card per refill: 0 (free) or at least 50 cents.',
   'AutoRefillRequest.refill_period':
     'monthly: refill on the same day each month from today (after the 28th: the 1st of the second following month, then the 1st); the first refill happens at once.',
   'AutoRefillRequest.threshold': 'Refill each time the balance drops below this.',
 
   'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
   'RefillChangeRequest.amount': 'Units per refill from the next refill on.',
-  'RefillChangeRequest.usd_charge': 'Charge per refill from the next refill on.',
+  'RefillChangeRequest.usd_charge': 'Charge per refill from the next refill on: 0 (free) or at least 50 cents.',
   'RefillChangeRequest.refill_period': '`monthly` (the only period, validated as on the balance\'s own auto_refill path; may be left out): the monthly refill is what changes.',
 
   'MidMonthRequest.account_id': 'Optional; must equal the path account_id.',
   'MidMonthRequest.denomination': 'Balance whose monthly refill increases now.',
   'MidMonthRequest.amount': 'New units per month; must be more than the current refill_amount.',
-  'MidMonthRequest.usd_charge': 'New monthly charge; remaining units are cancelled and their value at the old unit price comes off it.',
+  'MidMonthRequest.usd_charge': 'New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is waived.',
 
   type: 'Kind of event, chosen by the caller; plan billing rules match on it. Types without a rule are accepted and not billed.',
   cost_override: 'Replaces automatic pricing (batch form).',
@@ -72,7 +72,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'EventTransition.state': 'complete (or completed) charges the held cost; cancelled (or canceled) releases it.',
 
   'PlanCreate.name': 'Plan name.',
-  'PlanCreate.charge_amount': 'Charge per billing period.',
+  'PlanCreate.charge_amount': 'Charge per billing period: 0 (free) or at least 50 cents, the smallest card payment.',
   'PlanCreate.charge_denomination': 'Only USD (any case).',
   'PlanCreate.billing_period': 'day, week, month (default) or year; daily, weekly, monthly, yearly, annual, annually and any case are accepted.',
   'PlanCreate.overage_charge_mode': 'postpay: units below zero are billed at renewal at overage_charge_amount; none: not billed.',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_CHARGE_CENTS, parseUnits } from '../../money';
+import { MAX_CHARGE_CENTS, MIN_CARD_CHARGE_CENTS, parseUnits } from '../../money';
 import { exactText, InexactNumber } from '../json';
 import { DENOMINATION_RE } from '../../billing/balances/denomination';
 
@@ -36,7 +36,7 @@ export const positiveUnits = units.refine((v) => !v.startsWith('-') && Number(v)
 
 export { MAX_CHARGE_CENTS };
 
-function centsUpTo(max: number) {
+function centsUpTo(max: number, opts: { card?: boolean } = {}) {
   return z.union([z.number(), z.string(), exactNumber], { error: 'must be an integer number of cents' }).transform((v, ctx) => {
     const parsed = parseUnits(exactText(v));
     if (parsed === null || parsed.includes('.') || parsed.startsWith('-') || Number(parsed) > Number.MAX_SAFE_INTEGER) {
@@ -47,13 +47,17 @@ function centsUpTo(max: number) {
       ctx.addIssue({ code: 'custom', message: `must be at most ${max} cents ($999,999.99), the most one card payment can be` });
       return z.NEVER;
     }
+    if (opts.card && Number(parsed) > 0 && Number(parsed) < MIN_CARD_CHARGE_CENTS) {
+      ctx.addIssue({ code: 'custom', message: `must be 0 (free) or at least ${MIN_CARD_CHARGE_CENTS} cents ($0.50), the smallest card payment` });
+      return z.NEVER;
+    }
     return Number(parsed);
   });
 }
 
 /** USD cents: a non-negative integer (numeric strings accepted where the interface says so). */
 export const cents = centsUpTo(Number.MAX_SAFE_INTEGER);
-/** USD cents charged to a card in one payment: at most MAX_CHARGE_CENTS. */
-export const chargeCents = centsUpTo(MAX_CHARGE_CENTS);
+/** USD cents charged to a card in one payment: 0 (free), or from the smallest card payment up to MAX_CHARGE_CENTS. */
+export const chargeCents = centsUpTo(MAX_CHARGE_CENTS, { card: true });
 
 export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `must be an id starting with ${prefix}_`);

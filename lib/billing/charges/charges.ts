@@ -4,6 +4,7 @@ import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
+import { cardCharge } from '../../money';
 import { log } from '../../log';
 import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
 import { keysetPage, type PageQuery } from '../../db/keyset';
@@ -161,7 +162,8 @@ function outcomeOf(charge: Charge): ChargeOutcome {
  * failed, and the reconciler settles it. A charge of 0 cents calls no processor: it is recorded
  * as paid with its effects in one transaction.
  */
-export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): Promise<ChargeOutcome> {
+export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>): Promise<ChargeOutcome> {
+  const req = waiveBelowMinimum(asked);
   const { db, company, account, now } = req;
   const workKey = req.workKey ?? (req.idempotencyKey ? requestWorkKey(req.idempotencyKey, req.reason) : null);
   // Before any row is written: a company whose processor key cannot be used is not a decline.
@@ -192,6 +194,16 @@ export async function chargeAccount<E extends PaidFor>(req: ChargeRequest<E>): P
   }
   const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
+}
+
+/**
+ * A worked-out amount below the smallest card payment (cardCharge) is charged as 0 cents, saying
+ * so in its description: the processor would refuse it, and a renewal or upgrade could never be paid.
+ */
+function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> {
+  if (cardCharge(req.amount) === req.amount) return req;
+  const dollars = `$${(req.amount / 100).toFixed(2)}`;
+  return { ...req, amount: 0, description: `${req.description} (${dollars} waived: below $0.50, the smallest card payment)` };
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */

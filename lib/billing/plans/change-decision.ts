@@ -1,6 +1,6 @@
 import type { Account } from '../../db/schema';
 import { conflict, invalid, type ApiError } from '../../errors';
-import { toUnits, type Units } from '../../money';
+import { cardCharge, toUnits, type Units } from '../../money';
 import type { Charge } from '../charges/charges';
 import type { Measured } from './attach';
 import { computePeriodEnd, computeProrationCredit, includedAmounts, type BillingPeriod } from './periods';
@@ -62,7 +62,7 @@ export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   const price = periodChargeFor(plan, chosen);
   if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
     if (f.pendingPlanChargeId) return { kind: 'conflict', error: pendingPlanChargeConflict(f.pendingPlanChargeId) };
-    return { kind: 'start', charge: price };
+    return { kind: 'start', charge: cardCharge(price) };
   }
   if (account.planId === plan.id && sameChoice(account.planVariableAmounts, chosen)) {
     // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
@@ -78,7 +78,7 @@ export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   const current = account.planChargeAmount ?? 0;
   if (price < current) return { kind: 'schedule_downgrade' };
   const credit = computeProrationCredit({ charge: current, periodStart: account.lastPlanRenewal ?? f.at, periodEnd: account.nextPlanRenewal ?? f.at, at: f.quotedAt ?? f.at });
-  return { kind: 'upgrade', price, credit, overage: f.overage, charge: Math.max(0, price - credit) + f.overage.cents };
+  return { kind: 'upgrade', price, credit, overage: f.overage, charge: cardCharge(Math.max(0, price - credit) + f.overage.cents) };
 }
 
 /** A balance as a preview shows it. */

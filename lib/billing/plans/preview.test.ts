@@ -6,6 +6,7 @@ import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing
 import { now, setTestTime } from '../../clock';
 import { computePeriodEnd, type BillingPeriod } from './periods';
 import { charges, createAccount, createPlan, spend } from '../../testing/scenario';
+import { cardCharge } from '../../money';
 
 const t = useTestDatabase();
 useLocalStripe();
@@ -14,7 +15,8 @@ type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 type Level = { denomination: string; amount: number; managed_by_plan_id: string | null };
 
 const planSpec = fc.record({
-  charge: fc.integer({ min: 0, max: 20_000 }),
+  // A plan's price is 0 or a card payment (at least 50 cents).
+  charge: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 20_000 })),
   period: fc.constantFrom<BillingPeriod>('day', 'week', 'month', 'year'),
   tokens: fc.integer({ min: 1, max: 5000 }),
   gb: fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),
@@ -62,7 +64,8 @@ describe('changeplan/preview', () => {
         } else {
           expect(after).toHaveLength(before.length);
         }
-        expect(p.charge_amount).toBe(Math.max(0, to.charge - p.credit_amount) * Number(p.effective === 'now') + p.overage_amount);
+        // Below the smallest card payment, waived.
+        expect(p.charge_amount).toBe(cardCharge(Math.max(0, to.charge - p.credit_amount) * Number(p.effective === 'now') + p.overage_amount));
         if (to.charge < from.charge) {
           expect(p).toMatchObject({ effective: 'next_renewal', charge_amount: 0, next_plan_renewal: changed.body.data.next_plan_renewal });
           expect(changed.body.data.scheduled_plan_id).toBe(toId);

@@ -237,7 +237,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
       const r = await co.call('PUT', path, { raw, headers: { 'content-type': 'application/json' } });
       expect(r.status, raw).toBe(400);
     }
-    const badDenomination = await co.call('PUT', `/v1/accounts/${a.id}/balance/${encodeURIComponent('no spaces')}/auto_refill`, { body: { amount: 1, usd_charge: 1, refill_period: 'monthly' } });
+    const badDenomination = await co.call('PUT', `/v1/accounts/${a.id}/balance/${encodeURIComponent('no spaces')}/auto_refill`, { body: { amount: 1, usd_charge: 100, refill_period: 'monthly' } });
     expect(badDenomination.status).toBe(400);
     expect(badDenomination.body.error.param).toBe('denomination');
     expect(await charges(co, a.id)).toHaveLength(0);

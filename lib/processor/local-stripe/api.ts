@@ -1016,6 +1016,8 @@ function createPaymentIntent(req: ApiRequest): PaymentIntent {
   const amount = getInt(params, 'amount');
   if (amount === undefined) throw missingParam('amount');
   if (amount < 1) throw invalidParam('amount', 'This value must be greater than or equal to 1.');
+  // Stripe's smallest charge in USD.
+  if (amount < 50) throw invalidRequest('Amount must be at least $0.50 usd', { code: 'amount_too_small', param: 'amount' });
   if (amount > 99_999_999) throw invalidRequest('Amount must be no more than $999,999.99', { code: 'amount_too_large', param: 'amount' });
   const currency = requireString(params, 'currency').toLowerCase();
   if (currency !== 'usd') {

@@ -411,6 +411,7 @@ describe('payment methods and payment intents', () => {
   it('validates amount and currency', async () => {
     const stripe = sdk(newKey());
     expect((await failure(stripe.paymentIntents.create({ amount: 0, currency: 'usd' }))).param).toBe('amount');
+    expect((await failure(stripe.paymentIntents.create({ amount: 49, currency: 'usd' }))).code).toBe('amount_too_small');
     expect((await failure(stripe.paymentIntents.create({ amount: 100, currency: 'eur' }))).param).toBe('currency');
   });
 });
