@@ -59,7 +59,10 @@ export async function claimIdempotencyKey(
   // Silence since the last sign of life; a key from before claims were renewed counts from its start.
   const silent = args.now.getTime() - (row.aliveAt ?? row.createdAt).getTime();
   // A stored answer lasts its 24 hours; a running request keeps its key while it shows it is alive.
-  if (row.status === 'running' ? silent > idempotencyTiming.abandonedMs : age > IDEMPOTENCY_TTL_MS) {
+  const expired = row.status === 'running' ? silent > idempotencyTiming.abandonedMs : age > IDEMPOTENCY_TTL_MS;
+  // A request that ended without an answer to keep (a 5xx, or "try again in a moment") runs again,
+  // for the same request only: a charge it left pending is picked up under the key by that request.
+  if (expired || (row.status === 'retryable' && row.requestHash === requestHash)) {
     // Only over the row as it was read: of two retries taking over at once, one runs.
     const taken = await db
       .update(idempotencyKeys)
@@ -97,9 +100,10 @@ export async function holdIdempotencyKey(db: Db, companyId: string, key: string,
 }
 
 /**
- * Stores a request's answer under its key. None, a 5xx, or an answer that asks to be retried
- * (Retry-After: work on the same thing was under way) deletes the key instead, so a retry runs
- * afresh. With `token`, only while the key is still that claim's.
+ * Stores a request's answer under its key. A 5xx, or an answer that asks to be retried
+ * (Retry-After: work on the same thing was under way), is not kept: the key stays `retryable`, so
+ * a retry of the same request runs again and another request with the key is refused (409). No
+ * answer at all deletes the key. With `token`, only while the key is still that claim's.
  */
 export async function finishIdempotencyKey(db: Db, companyId: string, key: string, response: Stored | null, token?: string): Promise<void> {
   const where = and(
@@ -107,8 +111,12 @@ export async function finishIdempotencyKey(db: Db, companyId: string, key: strin
     eq(idempotencyKeys.key, key),
     ...(token ? [eq(idempotencyKeys.status, 'running'), eq(idempotencyKeys.claimToken, token)] : []),
   );
-  if (!response || response.status >= 500 || response.retry) {
+  if (!response) {
     await db.delete(idempotencyKeys).where(where);
+    return;
+  }
+  if (response.status >= 500 || response.retry) {
+    await db.update(idempotencyKeys).set({ status: 'retryable', responseStatus: null, responseBody: null, claimToken: null }).where(where);
     return;
   }
   await db

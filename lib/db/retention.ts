@@ -34,7 +34,7 @@ async function counted(db: Db, statement: ReturnType<typeof sql>): Promise<numbe
 export async function purgeIdempotencyKeys(db: Db, now: Date): Promise<number> {
   const expired = iso(now, IDEMPOTENCY_TTL_MS);
   const abandoned = iso(now, ABANDONED_KEY_MS);
-  const gone = sql`created_at < ${expired}::timestamptz and (status = 'done' or created_at < ${abandoned}::timestamptz)`;
+  const gone = sql`created_at < ${expired}::timestamptz and (status in ('done', 'retryable') or created_at < ${abandoned}::timestamptz)`;
   return counted(
     db,
     sql`with gone as (

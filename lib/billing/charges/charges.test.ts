@@ -315,6 +315,26 @@ describe('charges whose outcome is unknown', () => {
     expect(await creditsOf(fresh, a.id)).toBe(8);
   });
 
+  it('a request with the key of one whose charge is pending, but another body, is refused (409) and charges nothing', async () => {
+    const fresh = await newPayingCompany(t);
+    const a = await account(fresh, { token: 'tok_visa' });
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const headers = { 'Idempotency-Key': 'deposit-then-another' };
+    expect((await deposit(fresh, a.id, 8, 800, headers)).status).toBe(502);
+    await untilIntents(fresh, 1);
+    // Another amount under the same key: not the request the key's charge was made for.
+    const other = await deposit(fresh, a.id, 50, 5000, headers);
+    expect(other.status, JSON.stringify(other.body)).toBe(409);
+    expect(other.body.error.message).toMatch(/different request/);
+    // The same request picks its charge up: paid once, granted once.
+    const retry = await deposit(fresh, a.id, 8, 800, headers);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(await creditsOf(fresh, a.id)).toBe(8);
+    expect((await chargesOf(fresh, a.id)).map((c: { amount: number; status: string }) => [c.amount, c.status])).toEqual([[800, 'succeeded']]);
+    expect((await counts(fresh)).payment_intents).toBe(1);
+  });
+
   it('a retry while the first payment is still in flight at the processor (409) stays pending, and a later one settles it', async () => {
     const fresh = await newPayingCompany(t);
     const a = await account(fresh, { token: 'tok_visa' });

@@ -62,7 +62,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const NOTIFICATION_STATE_KINDS = ['negative', 'paused', 'refill_threshold', 'plan_threshold'] as const;
 export type NotificationStateKind = (typeof NOTIFICATION_STATE_KINDS)[number];
 
-export const IDEMPOTENCY_STATUSES = ['running', 'done'] as const;
+export const IDEMPOTENCY_STATUSES = ['running', 'done', 'retryable'] as const;
 export type IdempotencyStatus = (typeof IDEMPOTENCY_STATUSES)[number];
 
 export const ADMIN_ROLES = ['owner', 'admin'] as const;

@@ -1,0 +1,2 @@
+ALTER TABLE "idempotency_keys" DROP CONSTRAINT "idempotency_keys_status_known";--> statement-breakpoint
+ALTER TABLE "idempotency_keys" ADD CONSTRAINT "idempotency_keys_status_known" CHECK ("idempotency_keys"."status" in ('running', 'done', 'retryable'));
