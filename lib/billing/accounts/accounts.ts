@@ -1,8 +1,9 @@
-import { and, eq, ilike, or } from 'drizzle-orm';
+import { and, eq, ilike, inArray, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { accounts, plans, webhookDeliveries } from '../../db/schema';
+import { accounts, charges, plans, webhookDeliveries } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
+import { log } from '../../log';
 import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { MAX_CHARGE_CENTS } from '../../money';
@@ -226,8 +227,22 @@ async function openAccount(
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers. A
       // declined charge took the account back with its failure; this covers any other refusal.
-      if (!(err instanceof ApiError && err.extra.charge_pending)) await db.transaction((tx) => removeRefusedAccount(tx, id));
-      throw err;
+      if (err instanceof ApiError && err.extra.charge_pending) throw err;
+      // Anything else (a statement that failed while a paid charge was being settled) leaves a
+      // charge that may be paid: the account stays with it, and the caller retries under its key.
+      const [open] = await db
+        .select({ id: charges.id })
+        .from(charges)
+        .where(and(eq(charges.accountId, id), inArray(charges.status, ['pending', 'succeeded'])))
+        .limit(1)
+        .catch(() => [{ id: null as string | null }]);
+      if (!open) {
+        await db.transaction((tx) => removeRefusedAccount(tx, id));
+        throw err;
+      }
+      if (err instanceof ApiError || !open.id) throw err;
+      log.error({ account_id: id, charge_id: open.id, err }, 'account creation failed after its plan charge was made; the charge is settled by the reconciler');
+      throw pendingPlanError({ id }, open.id, 'start');
     }
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, id));

@@ -1,7 +1,7 @@
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.STRIPE_TIMEOUT_MS = '2000';
 
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { accounts, charges as chargeRows, companies, transactions, type ChargeReason } from '../../db/schema';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
@@ -299,6 +299,33 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data).toMatchObject({ id: first.body.error.account_id, plan_status: 'ACTIVE', plan_id: pro.id });
     expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toHaveLength(1);
+    expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
+    expect(await tokens(co, retry.body.data.id)).toBe(1000);
+    expect(await intents(co)).toBe(1);
+  });
+
+  it('account creation keeps an account whose plan charge was paid when recording it failed, and a retry settles it', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    // The payment succeeds, and the transaction that records it fails (a connection lost, a deadlock).
+    await db().execute(sql`create or replace function billing_test_fail_grant() returns trigger language plpgsql as $$
+      begin raise exception 'injected failure while settling'; end $$`);
+    await db().execute(sql`create trigger billing_test_fail_grant before insert on transactions for each row execute function billing_test_fail_grant()`);
+    const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_visa' };
+    const headers = { 'Idempotency-Key': 'create-ada-settle' };
+    let first;
+    try {
+      first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    } finally {
+      await db().execute(sql`drop trigger billing_test_fail_grant on transactions`);
+    }
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    expect(first.body.error).toMatchObject({ type: 'processor_error', charge_pending: true, account_id: expect.stringMatching(/^a_/) });
+    expect(await intents(co)).toBe(1);
+    // Kept: the paid charge has its account; the retry carries on with both.
+    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.data).toMatchObject({ id: first.body.error.account_id, plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await tokens(co, retry.body.data.id)).toBe(1000);
     expect(await intents(co)).toBe(1);
