@@ -204,6 +204,9 @@ describe('charges beyond what one card payment can be', () => {
       ['PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { amount: 1, usd_charge: '100000000', refill_period: 'monthly' }, 'usd_charge'],
       ['POST', `/v1/accounts/${account}/modifymidmonth`, { denomination: 'credits', amount: 1, usd_charge: 1e12 }, 'usd_charge'],
       ['POST', '/v1/companies/{company}/plans', { name: 'Huge', charge_amount: 100_000_000 }, 'charge_amount'],
+      ['POST', '/v1/companies/{company}/plans', { name: 'Huge overage', balances: [{ amount: 1, denomination: 'gb', overage_charge_amount: 9_007_199_254_740_991 }] }, 'balances[0].overage_charge_amount'],
+      // Its two names for one field, disagreeing.
+      ['POST', `/v1/accounts/${account}/deposit`, { denomination: 'credits', charge_against_denomination: 'tokens', amount_to_deposit: 1 }, 'charge_against_denomination'],
     ];
     for (const [method, path, body, param] of cases) {
       const res = await co.call(method, path, { body });

@@ -935,7 +935,7 @@ export interface components {
              */
             amount_to_deposit: number | string;
             /**
-             * @description USD cents charged to the card first; 0 (the default) makes a free grant. Otherwise at least 50 (the smallest card payment). USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
+             * @description USD cents charged to the card first; 0 (the default) makes a free grant. Otherwise at least 50 (the smallest card payment). USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             amount_to_charge?: number | string;
@@ -950,7 +950,7 @@ export interface components {
              */
             amount: number | string;
             /**
-             * @description Charged to the card per refill: 0 (free) or at least 50 cents. USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
+             * @description Charged to the card per refill: 0 (free) or at least 50 cents. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             usd_charge: number | string;
@@ -976,7 +976,7 @@ export interface components {
              */
             amount: number | string;
             /**
-             * @description Charge per refill from the next refill on: 0 (free) or at least 50 cents. USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
+             * @description Charge per refill from the next refill on: 0 (free) or at least 50 cents. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             usd_charge: number | string;
@@ -998,7 +998,7 @@ export interface components {
              */
             amount: number | string;
             /**
-             * @description New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is waived. USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
+             * @description New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is waived. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             usd_charge: number | string;
@@ -1089,7 +1089,7 @@ export interface components {
             /** @description Plan name. */
             name: string;
             /**
-             * @description Charge per billing period: 0 (free) or at least 50 cents, the smallest card payment. USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
+             * @description Charge per billing period: 0 (free) or at least 50 cents, the smallest card payment. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             charge_amount?: number | string;
@@ -1116,7 +1116,7 @@ export interface components {
                 /** @description Balance denomination; one entry per denomination. */
                 denomination: string;
                 /**
-                 * @description Charge per unit below zero at renewal (postpay). USD cents: a non-negative integer (a numeric string such as "2500" is accepted).
+                 * @description Charge per unit below zero at renewal (postpay). USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).
                  * @example 2500
                  */
                 overage_charge_amount?: number | string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { STATUS, type ErrorType } from '../../errors';
-import { MAX_CHARGE_CENTS, cents, chargeCents, denomination, exactNumber, nonNegativeUnits, positiveUnits, units } from '../schemas/common';
+import { MAX_CHARGE_CENTS, cents, chargeCents, denomination, exactNumber, nonNegativeUnits, positiveUnits, priceCents, units } from '../schemas/common';
 import { topic } from '../schemas/webhooks';
 import { ERROR_EXAMPLES, errorExampleBody, IDS, payloadByTopicExample, payloadByTypeExample } from './examples';
 import { FIELD_DOCS, QUERY_DOCS, TYPE_DOCS } from './fields';
@@ -82,12 +82,14 @@ function override({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: J
             ? TYPE_DOCS.cents
             : zodSchema === chargeCents
               ? TYPE_DOCS.chargeCents
-              : null;
+              : zodSchema === priceCents
+                ? TYPE_DOCS.priceCents
+                : null;
   if (typeDoc) {
     jsonSchema.description = typeDoc;
-    if (zodSchema === cents || zodSchema === chargeCents) jsonSchema.examples = [2500];
+    if (zodSchema === cents || zodSchema === chargeCents || zodSchema === priceCents) jsonSchema.examples = [2500];
     else jsonSchema.examples = [10, '0.5'];
-    if (zodSchema === chargeCents) jsonSchema.maximum = MAX_CHARGE_CENTS;
+    if (zodSchema === chargeCents || zodSchema === priceCents) jsonSchema.maximum = MAX_CHARGE_CENTS;
   }
 }
 

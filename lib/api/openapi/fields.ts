@@ -124,5 +124,6 @@ export const TYPE_DOCS = {
   nonNegativeUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, not negative.',
   positiveUnits: 'Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.',
   cents: 'USD cents: a non-negative integer (a numeric string such as "2500" is accepted).',
-  chargeCents: 'USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).',
+  chargeCents: 'USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.',
+  priceCents: 'USD cents: a non-negative integer, at most 99999999 ($999,999.99, the most one card payment can be; a numeric string such as "2500" is accepted).',
 };

@@ -16,6 +16,10 @@ export const deposit = z
   })
   .superRefine((v, ctx) => {
     if (!v.denomination && !v.charge_against_denomination) ctx.addIssue({ code: 'custom', message: 'denomination is required.', path: ['denomination'] });
+    // Two names for one field: both may be sent only when they agree.
+    if (v.denomination && v.charge_against_denomination && v.denomination !== v.charge_against_denomination) {
+      ctx.addIssue({ code: 'custom', message: `charge_against_denomination names the same field as denomination, and says ${v.charge_against_denomination} where denomination says ${v.denomination}: send one of them.`, path: ['charge_against_denomination'] });
+    }
   })
   .transform((v) => ({ denomination: (v.denomination ?? v.charge_against_denomination)!, amount: v.amount_to_deposit, charge: v.amount_to_charge, reason: v.reason }));
 

@@ -57,6 +57,8 @@ function centsUpTo(max: number, opts: { card?: boolean } = {}) {
 
 /** USD cents: a non-negative integer (numeric strings accepted where the interface says so). */
 export const cents = centsUpTo(Number.MAX_SAFE_INTEGER);
+/** A USD price in cents that charges add up (overage per unit): at most what one card payment can be. */
+export const priceCents = centsUpTo(MAX_CHARGE_CENTS);
 /** USD cents charged to a card in one payment: 0 (free), or from the smallest card payment up to MAX_CHARGE_CENTS. */
 export const chargeCents = centsUpTo(MAX_CHARGE_CENTS, { card: true });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cents, chargeCents, denomination, metadata, nonEmpty, nonNegativeUnits } from './common';
+import { chargeCents, denomination, metadata, nonEmpty, nonNegativeUnits, priceCents } from './common';
 
 const PERIODS: Partial<Record<string, 'day' | 'week' | 'month' | 'year'>> = {
   day: 'day', daily: 'day', week: 'week', weekly: 'week', month: 'month', monthly: 'month', year: 'year', yearly: 'year', annual: 'year', annually: 'year',
@@ -14,7 +14,7 @@ const usd = z
 const planBalance = z.strictObject({
   amount: nonNegativeUnits,
   denomination,
-  overage_charge_amount: cents.optional(),
+  overage_charge_amount: priceCents.optional(),
   overage_charge_denomination: usd.optional(),
   // USD cents per unit, may have decimals: makes this balance's amount choosable per account.
   variable_unit_price: nonNegativeUnits.optional(),
