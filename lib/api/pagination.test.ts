@@ -99,6 +99,16 @@ describe('every paged list carries has_more and pages through every item exactly
     }
   });
 
+  it("lists an account's balances newest first, like every list", async () => {
+    const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Order', email: 'order@x.io' } })).body.data.id;
+    for (const d of ['alpha', 'zeta', 'mid']) {
+      expect((await co.call('POST', `/v1/accounts/${account}/balance/${d}`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const listed = (await co.call('GET', `/v1/accounts/${account}/balances`)).body.data.map((b: { denomination: string }) => b.denomination);
+    expect(listed).toEqual(['mid', 'zeta', 'alpha']);
+  });
+
   it('refuses a starting_after that is not in a short list, and a limit out of range, with 400', async () => {
     const account = (await co.call('GET', '/v1/companies/{company}/accounts?limit=1')).body.data[0].id;
     for (const [query, param] of [['starting_after=b_nope', 'starting_after'], ['limit=0', 'limit'], ['limit=1001', 'limit'], ['limit=abc', 'limit']]) {

@@ -344,7 +344,7 @@ export interface paths {
         };
         /**
          * List balances
-         * @description The balances of the account, in denomination order.
+         * @description The balances of the account, newest first.
          */
         get: operations["listBalances"];
         put?: never;

@@ -241,7 +241,7 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'get', path: '/v1/accounts/{account_id}/balances', operationId: 'listBalances', tag: 'Balances', auth: 'company',
-    summary: 'List balances', description: 'The balances of the account, in denomination order.',
+    summary: 'List balances', description: 'The balances of the account, newest first.',
     query: listQuery,
     response: { schema: 'Balance', list: 'paged', description: 'The balances.', example: [ex.balanceExample] },
   },
