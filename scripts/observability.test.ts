@@ -229,7 +229,32 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')('several processes', () => {
       expect(res.status).toBe(200);
       expect(sample(await res.text(), 'billing_http_requests_total', { method: 'GET', route: '/v1/openapi.json', status: '200' })).toBe(N);
     }
-  });
+
+    // One process stops answering (stopped, as while it starts or hangs): a scrape the other one
+    // answers is 503, never that process's own counts, which Prometheus would read as a reset.
+    const [stopped] = [...pids].map(Number);
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      const scrapes = await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          try {
+            const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' }, signal: AbortSignal.timeout(15_000) });
+            return { status: res.status, text: await res.text() };
+          } catch {
+            return null; // handed to the stopped process
+          }
+        }),
+      );
+      const answered = scrapes.filter((x) => x !== null);
+      expect(answered.length).toBeGreaterThan(0);
+      for (const a of answered) {
+        expect(a.status, a.text.slice(0, 300)).toBe(503);
+        expect(JSON.parse(a.text).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/could not be gathered/) });
+      }
+    } finally {
+      process.kill(stopped, 'SIGCONT');
+    }
+  }, 90_000);
 
   it('the worker process serves /metrics on WORKER_HEALTH_PORT, with its task runs', async () => {
     const url = await emptyPostgresDatabase();

@@ -200,7 +200,7 @@ export class DataDirLockedError extends Error {}
  * containers can share a host name, never a namespace; their process ids mean nothing to each
  * other) and a token of its own.
  */
-type LockHolder = { pid: number; host: string; ns: string; token: string };
+type LockHolder = { pid: number; host: string; ns: string; token: string; boot?: string };
 /** The holder touches its LOCK this often; one untouched for LOCK_STALE_MS elsewhere is taken as left behind. */
 const LOCK_HEARTBEAT_MS = 5_000;
 const LOCK_STALE_MS = 30_000;
@@ -215,6 +215,15 @@ function pidNamespace(): string {
   }
 }
 
+/** This boot of the machine: a lock written before a reboot names a process that is gone, whatever its id is now. */
+function bootId(): string {
+  try {
+    return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 function readLock(lockPath: string): { text: string; holder: LockHolder | null; ageMs: number } {
   const text = fs.readFileSync(lockPath, 'utf8');
   const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
@@ -223,7 +232,7 @@ function readLock(lockPath: string): { text: string; holder: LockHolder | null; 
   try {
     const h = JSON.parse(text) as LockHolder;
     const ok = typeof h?.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string';
-    return { text, holder: ok ? { ...h, ns: typeof h.ns === 'string' ? h.ns : '' } : null, ageMs };
+    return { text, holder: ok ? { ...h, ns: typeof h.ns === 'string' ? h.ns : '', boot: typeof h.boot === 'string' ? h.boot : undefined } : null, ageMs };
   } catch {
     return { text, holder: null, ageMs };
   }
@@ -234,7 +243,7 @@ function readLock(lockPath: string): { text: string; holder: LockHolder | null; 
  * directory lose data. The LOCK file names its holder (LockHolder), which touches it every 5 s.
  * A lock is left behind, and taken over, when its holder shares this process's host and
  * namespace and its process is gone (or its id is now this process's, after a container
- * restart), or when it is elsewhere (another container on the same volume) and has not been
+ * restart, or it was written before the machine last booted), or when it is elsewhere (another container on the same volume) and has not been
  * touched for 30 s (a lock elsewhere that is fresh is watched that long first). A LOCK still
  * being written counts as held. A stale lock is moved aside and compared before it goes, so two
  * processes taking it over at once do not both go on holding it: a holder whose lock was removed
@@ -246,7 +255,7 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
   // after an unclean stop (a new namespace) finds its own last lock, which goes stale meanwhile.
   const watchUntil = Date.now() + watchMs;
   let told = false;
-  const me: LockHolder = { pid: process.pid, host: os.hostname(), ns: pidNamespace(), token: randomUUID() };
+  const me: LockHolder = { pid: process.pid, host: os.hostname(), ns: pidNamespace(), token: randomUUID(), boot: bootId() };
   const mine = () => {
     try {
       return readLock(lockPath).holder?.token === me.token;
@@ -300,7 +309,9 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
       const here = holder !== null && holder.host === me.host && holder.ns === me.ns;
       // This very process holds it already (another module instance opened the database).
       if (here && heldHere.has(holder.token)) return () => {};
-      const held = here ? holder.pid !== process.pid && isAlive(holder.pid) : ageMs < LOCK_STALE_MS;
+      // Here, a lock from before the machine's last boot is left behind: its process id may now be another's.
+      const rebooted = here && Boolean(holder.boot && me.boot && holder.boot !== me.boot);
+      const held = here ? !rebooted && holder.pid !== process.pid && isAlive(holder.pid) : ageMs < LOCK_STALE_MS;
       if (held && !here && Date.now() < watchUntil) {
         if (!told) log.warn(`${path.resolve(dataDir)} is locked by process ${holder?.pid ?? '?'} on host ${holder?.host ?? '?'}; waiting up to ${Math.round(watchMs / 1000)} s to see whether it is still in use`);
         told = true;

@@ -129,6 +129,17 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     (await lockDataDir(dir, now))();
   });
 
+  it('on this host, takes over a lock written before the machine last booted, whatever process has its id now', async () => {
+    const dir = newDir();
+    const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const before = (b: string) => JSON.stringify({ ...JSON.parse(holder(process.ppid, os.hostname())), boot: b });
+    // A live process has the id now (early boot hands out low ids again).
+    leave(dir, before(boot));
+    await expect(lockDataDir(dir, now)).rejects.toThrow(`is in use by process ${process.ppid}.`);
+    leave(dir, before('00000000-0000-0000-0000-000000000000'));
+    (await lockDataDir(dir, now))();
+  });
+
   it('is not taken from a process that took the stale lock over a moment before', async () => {
     const dir = newDir();
     const file = path.join(dir, 'LOCK');

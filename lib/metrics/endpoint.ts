@@ -79,8 +79,10 @@ export async function answerMetrics(authorization: string | null): Promise<Metri
     try {
       body = await fromPrimary();
     } catch (err) {
-      log.warn({ err }, "metrics: the cluster's processes could not be gathered; this scrape shows this process only");
-      body = await own.metrics();
+      // One process's counters in place of the sum would look like a counter reset to Prometheus
+      // (rate() would jump by the whole total): this scrape fails instead, and the next one counts.
+      log.warn({ err }, "metrics: the cluster's processes could not be gathered (one may be starting or restarting); answering 503");
+      return refusal(new ApiError('service_unavailable', "The metrics of every serving process could not be gathered (one may be starting or restarting); scrape again."));
     }
   } else {
     body = await own.metrics();
