@@ -1233,15 +1233,15 @@ export interface components {
                 /** @description Whether the flag is on. */
                 enabled: boolean;
             }[];
-            /** @description Chosen amounts of the plan's variable balances. Balance denomination → chosen included amount, as an exact decimal string; null when none. */
+            /** @description Chosen amounts of the plan's variable balances. Balance denomination → chosen included amount (units: a JSON number rendered from the exact decimal); null when none. */
             plan_variable_amounts: {
-                [key: string]: string;
+                [key: string]: number;
             } | null;
             /** @description Plan that takes over at the next renewal (a scheduled downgrade) (starts with `p_`), or null. */
             scheduled_plan_id: string | null;
-            /** @description Chosen amounts that come with the scheduled plan. Balance denomination → chosen included amount, as an exact decimal string; null when none. */
+            /** @description Chosen amounts that come with the scheduled plan. Balance denomination → chosen included amount (units: a JSON number rendered from the exact decimal); null when none. */
             scheduled_plan_variable_amounts: {
-                [key: string]: string;
+                [key: string]: number;
             } | null;
             /** @description The default card, or null. */
             payment_method: components["schemas"]["PaymentMethod"] | null;

@@ -18,7 +18,7 @@ const unitsNumber = (what: string) => z.number().describe(`${what} Units are JSO
 const usdCents = (what: string) => z.int().nonnegative().describe(`${what} USD cents, a non-negative integer.`);
 const metadataOut = z.record(z.string(), z.unknown()).describe('Arbitrary JSON object supplied by the caller.');
 const decimalMap = (what: string) =>
-  z.record(z.string(), z.string()).nullable().describe(`${what} Balance denomination → chosen included amount, as an exact decimal string; null when none.`);
+  z.record(z.string(), z.number()).nullable().describe(`${what} Balance denomination → chosen included amount (units: a JSON number rendered from the exact decimal); null when none.`);
 
 export const paymentMethod = z
   .strictObject({

@@ -6,7 +6,7 @@ import { now } from '../../clock';
 import { log } from '../../log';
 import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
-import { MAX_CHARGE_CENTS } from '../../money';
+import { MAX_CHARGE_CENTS, unitsOut } from '../../money';
 import { keysetPage } from '../../db/keyset';
 import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
@@ -38,6 +38,12 @@ export type AccountInput = {
 /** What PATCH changes on an account. */
 export type AccountPatch = { name?: string; email?: string; metadata?: Record<string, unknown>; billing_address_id?: string | null; external_id?: string | null };
 
+/** Chosen amounts as the API writes units: JSON numbers rendered from the exact decimals. */
+function chosenOut(amounts: unknown): Record<string, ReturnType<typeof unitsOut>> | null {
+  if (!amounts || typeof amounts !== 'object') return null;
+  return Object.fromEntries(Object.entries(amounts as Record<string, string>).map(([d, v]) => [d, unitsOut(v)]));
+}
+
 export function serializeAccount(a: Account, extra: Record<string, unknown> = {}) {
   return {
     id: a.id,
@@ -56,9 +62,9 @@ export function serializeAccount(a: Account, extra: Record<string, unknown> = {}
     next_plan_renewal: a.nextPlanRenewal?.toISOString() ?? null,
     plan_status: a.planStatus,
     flags: a.flags,
-    plan_variable_amounts: a.planVariableAmounts ?? null,
+    plan_variable_amounts: chosenOut(a.planVariableAmounts),
     scheduled_plan_id: a.scheduledPlanId,
-    scheduled_plan_variable_amounts: a.scheduledPlanId ? (a.scheduledPlanVariableAmounts ?? null) : null,
+    scheduled_plan_variable_amounts: a.scheduledPlanId ? chosenOut(a.scheduledPlanVariableAmounts) : null,
     payment_method: a.paymentMethod ?? null,
     ...extra,
   };

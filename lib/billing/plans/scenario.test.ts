@@ -173,7 +173,7 @@ describe('attaching a plan at creation', () => {
     // 1000 + (8 − 5) × 250 + (1333 − 1000) × 0.015 = 1754.995 → 1755 (half up)
     const r = await postAccount(co, { plan_id: seats.id, token: 'tok_visa', plan_variable_amounts: { seats: 8, tokens: '1333' } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data.plan_variable_amounts).toEqual({ seats: '8', tokens: '1333' });
+    expect(r.body.data.plan_variable_amounts).toEqual({ seats: 8, tokens: 1333 });
     const [c] = await chargeHistory(co, r.body.data.id);
     expect(c).toMatchObject({ amount: 1755, status: 'succeeded' });
     expect((await local.stripe(co.processorKey).paymentIntents.retrieve(c.processor_payment_intent_id!)).amount).toBe(1755);
@@ -543,7 +543,7 @@ describe('changes mid-cycle', () => {
     expect((await chargeHistory(co, a.id)).map((c) => c.amount)).toEqual([1750]);
     const fewer = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 6 } } });
     expect(fewer.status, JSON.stringify(fewer.body)).toBe(200);
-    expect(fewer.body.data).toMatchObject({ plan_variable_amounts: { seats: '8' }, scheduled_plan_id: seats.id, scheduled_plan_variable_amounts: { seats: '6' } });
+    expect(fewer.body.data).toMatchObject({ plan_variable_amounts: { seats: 8 }, scheduled_plan_id: seats.id, scheduled_plan_variable_amounts: { seats: 6 } });
     // Asking for what the account has now undoes the scheduled change.
     const undo = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 8 } } });
     expect(undo.body.data).toMatchObject({ scheduled_plan_id: null, scheduled_plan_variable_amounts: null });
@@ -554,7 +554,7 @@ describe('changes mid-cycle', () => {
     expect(await chargeHistory(co, a.id)).toHaveLength(1);
     await advanceTo(new Date(a.next_plan_renewal));
     expect((await chargeHistory(co, a.id)).map((c) => c.amount)).toEqual([1750, 1250]); // 1000 + (6 − 5) × 250
-    expect(await account(co, a.id)).toMatchObject({ plan_variable_amounts: { seats: '6' }, scheduled_plan_id: null, last_plan_renewal: a.next_plan_renewal });
+    expect(await account(co, a.id)).toMatchObject({ plan_variable_amounts: { seats: 6 }, scheduled_plan_id: null, last_plan_renewal: a.next_plan_renewal });
     expect(await balances(co, a.id)).toEqual({ seats: 6 });
     // More seats is an upgrade, at once: credit for the whole unused period (none used yet).
     const more = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 10 } } });
@@ -588,7 +588,7 @@ describe('changes mid-cycle', () => {
     await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, a.id));
     const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 7 } } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(ok.body.data.plan_variable_amounts).toEqual({ seats: '7' });
+    expect(ok.body.data.plan_variable_amounts).toEqual({ seats: 7 });
     const [row] = await db.select().from(accounts).where(eq(accounts.id, a.id));
     expect(row.renewalLockedUntil).toBeNull();
   });
