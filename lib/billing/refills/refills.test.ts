@@ -181,8 +181,13 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(r.status).toBe(402);
     expect(r.body.error.type).toBe('card_declined');
     expect(await charges(co, a.id)).toMatchObject([{ amount: 2500, status: 'failed' }]);
-    expect(await balance(co, a.id)).toMatchObject({ amount: 0, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null });
+    // The balance it would have made is not left behind.
+    expect((await co.call('GET', `/v1/accounts/${a.id}/balance/credits`)).status).toBe(404);
     expect(await ledger(co, a.id)).toHaveLength(0);
+    // One that existed before stays as it was.
+    expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 3 } })).status).toBe(200);
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 500, usd_charge: 2500, refill_period: 'monthly' } })).status).toBe(402);
+    expect(await balance(co, a.id)).toMatchObject({ amount: 3, refill_amount: 0, refill_usd_amount: 0, refill_on_day: '', next_periodic_refill: null });
   });
 
   it('without a card on file a monthly refill is 402 payment_method_required', async () => {
@@ -190,6 +195,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 5, usd_charge: 100, refill_period: 'monthly' } });
     expect(r.status).toBe(402);
     expect(r.body.error.type).toBe('payment_method_required');
+    expect((await co.call('GET', `/v1/accounts/${a.id}/balance/credits`)).status).toBe(404);
   });
 
   it('a free refill (usd_charge 0) is a paid 0-cent charge row, made without the processor', async () => {

@@ -146,6 +146,7 @@ async function applyRefillSetting({
   now: Date;
   idempotencyKey: string | null;
 }) {
+  const existed = (await findBalance({ db, accountId: account.id, denomination, now })) !== null;
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
   const decision = decideRefillSetting({ at: now, denomination, config, balance });
@@ -154,8 +155,16 @@ async function applyRefillSetting({
   await refuseWhileSettingsPending(db, account.id, balance.id, own);
   if (decision.kind === 'start_monthly') {
     const { amount, charge, description, columns } = decision;
-    const outcome = await chargeRefill({ db, company, account, balance, amount, usd: charge, periodic: true, description, now, config: columns, idempotencyKey });
-    if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
+    const outcome = await chargeRefill({ db, company, account, balance, amount, usd: charge, periodic: true, description, now, config: columns, idempotencyKey }).catch(async (err: unknown) => {
+      if (!existed && !(err instanceof ApiError && err.extra.charge_pending)) await removeUnusedBalance(db, balance.id);
+      throw err;
+    });
+    if (!outcome.ok) {
+      // A refusal changes nothing: a balance made for this setting goes again (one whose charge
+      // is still pending stays, for its settlement).
+      if (!existed && outcome.charge.status === 'failed') await removeUnusedBalance(db, balance.id);
+      throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
+    }
     const after = (await findBalance({ db, accountId: account.id, denomination, now }))!;
     if (isBelowThreshold(after, config.threshold)) await queueThresholdRefill(db, balance.id, now);
   } else {
@@ -168,6 +177,16 @@ async function applyRefillSetting({
     });
   }
   return { balance: (await findBalance({ db, accountId: account.id, denomination, now }))!, unchanged: false };
+}
+
+/** Deletes a balance nothing has moved or points at yet (no ledger row, no crossing state, still 0). */
+async function removeUnusedBalance(db: Db, balanceId: string): Promise<void> {
+  await query(
+    db,
+    sql`delete from balances b where b.id = ${balanceId} and b.amount = 0
+      and not exists (select 1 from transactions t where t.balance_id = b.id)
+      and not exists (select 1 from notification_states n where n.balance_id = b.id)`,
+  );
 }
 
 export async function removeAutoRefill({ db, company, accountId, denomination, now }: { db: Db; company: Company; accountId: string; denomination: string; now: Date }) {
