@@ -59,7 +59,8 @@ export async function claimIdempotencyKey(
   // Silence since the last sign of life; a key from before claims were renewed counts from its start.
   const silent = args.now.getTime() - (row.aliveAt ?? row.createdAt).getTime();
   // A stored answer lasts its 24 hours; a running request keeps its key while it shows it is alive.
-  const expired = row.status === 'running' ? silent > idempotencyTiming.abandonedMs : age > IDEMPOTENCY_TTL_MS;
+  // A retryable key's own 24 hours run from when it was marked (its created_at is set back, see finishIdempotencyKey).
+  const expired = row.status === 'running' ? silent > idempotencyTiming.abandonedMs : row.status === 'retryable' ? silent > IDEMPOTENCY_TTL_MS : age > IDEMPOTENCY_TTL_MS;
   // A request that ended without an answer to keep (a 5xx, or "try again in a moment") runs again,
   // for the same request only: a charge it left pending is picked up under the key by that request.
   if (expired || (row.status === 'retryable' && row.requestHash === requestHash)) {
@@ -116,7 +117,14 @@ export async function finishIdempotencyKey(db: Db, companyId: string, key: strin
     return;
   }
   if (response.status >= 500 || response.retry) {
-    await db.update(idempotencyKeys).set({ status: 'retryable', responseStatus: null, responseBody: null, claimToken: null }).where(where);
+    // created_at is set back past the 24 hours, alive_at keeps the time: a process of the version
+    // before (which knows no `retryable`) takes the key for an expired one and runs the retry,
+    // as it did, instead of replaying an answer that is not there.
+    const at = clockNow();
+    await db
+      .update(idempotencyKeys)
+      .set({ status: 'retryable', responseStatus: null, responseBody: null, claimToken: null, aliveAt: at, createdAt: new Date(at.getTime() - IDEMPOTENCY_TTL_MS - 1000) })
+      .where(where);
     return;
   }
   await db

@@ -268,9 +268,16 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
       const fd = fs.openSync(lockPath, 'wx');
       fs.writeSync(fd, JSON.stringify(me));
       fs.closeSync(fd);
+      let unreadable = 0;
       const heartbeat = setInterval(() => {
         const state = lockState(lockPath, me.token);
-        if (state === 'unreadable') return; // EMFILE, EIO...: not a sign that the lock went; looked at again next beat
+        // EMFILE, EIO...: not a sign that the lock went, and it is still touched so that it does
+        // not go stale meanwhile; unreadable for as long as a lock takes to go stale, it is given up.
+        unreadable = state === 'unreadable' ? unreadable + 1 : 0;
+        if (unreadable * LOCK_HEARTBEAT_MS >= LOCK_STALE_MS) {
+          log.fatal(`The lock on ${path.resolve(dataDir)} could not be read for ${LOCK_STALE_MS / 1000} s: stopping before another process takes it over.`);
+          process.exit(1);
+        }
         if (state === 'lost') {
           // Removed or taken by another process: two writers would corrupt the database.
           log.fatal(`The lock on ${path.resolve(dataDir)} was removed or taken by another process: stopping before two processes write the embedded database.`);

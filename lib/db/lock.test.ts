@@ -94,10 +94,37 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     }) as typeof fs.readFileSync);
     try {
       const release = await lockDataDir(dir, now);
+      const lock = path.join(dir, 'LOCK');
+      const old = new Date(Date.now() - 60_000);
+      fs.utimesSync(lock, old, old);
       vi.advanceTimersByTime(10_000);
       expect(exit).not.toHaveBeenCalled();
+      // Still touched meanwhile, so that it does not look left behind to a process elsewhere.
+      expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
       unreadable.mockRestore();
       fs.rmSync(path.join(dir, 'LOCK'));
+      vi.advanceTimersByTime(5_000);
+      expect(exit).toHaveBeenCalledWith(1);
+      release();
+    } finally {
+      unreadable.mockRestore();
+      exit.mockRestore();
+    }
+  });
+
+  it('gives its lock up (exits) when the LOCK stays unreadable for as long as a lock takes to go stale', async () => {
+    const dir = newDir();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const read = fs.readFileSync;
+    const unreadable = vi.spyOn(fs, 'readFileSync').mockImplementation(((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (String(file).endsWith('LOCK')) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+      return (read as (...a: unknown[]) => unknown)(file, ...rest);
+    }) as typeof fs.readFileSync);
+    try {
+      const release = await lockDataDir(dir, now);
+      vi.advanceTimersByTime(25_000);
+      expect(exit).not.toHaveBeenCalled();
       vi.advanceTimersByTime(5_000);
       expect(exit).toHaveBeenCalledWith(1);
       release();

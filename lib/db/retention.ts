@@ -34,7 +34,9 @@ async function counted(db: Db, statement: ReturnType<typeof sql>): Promise<numbe
 export async function purgeIdempotencyKeys(db: Db, now: Date): Promise<number> {
   const expired = iso(now, IDEMPOTENCY_TTL_MS);
   const abandoned = iso(now, ABANDONED_KEY_MS);
-  const gone = sql`created_at < ${expired}::timestamptz and (status in ('done', 'retryable') or created_at < ${abandoned}::timestamptz)`;
+  // A retryable key's created_at is set back past its 24 hours (lib/api/idempotency.ts): alive_at is when it was marked.
+  const gone = sql`((status <> 'retryable' and created_at < ${expired}::timestamptz and (status = 'done' or created_at < ${abandoned}::timestamptz))
+    or (status = 'retryable' and coalesce(alive_at, created_at) < ${expired}::timestamptz))`;
   return counted(
     db,
     sql`with gone as (

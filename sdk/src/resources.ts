@@ -98,7 +98,7 @@ export class Balances extends Resource {
     return (await this.client.request('get', '/v1/accounts/{account_id}/balance/{denomination}', { ...options, path: { account_id: accountId, denomination } })).data;
   }
 
-  /** The balances of the account, in denomination order; iterate it for every page. */
+  /** The balances of the account, newest first; iterate it for every page. */
   list(accountId: string, options?: CallOptions): ListPromise<S.Balance> {
     return this.client.paginate('/v1/accounts/{account_id}/balances', { ...options, path: { account_id: accountId } });
   }

@@ -1,5 +1,6 @@
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { ApiError, invalid } from '../../errors';
+import { cardCharge } from '../../money';
 import type { Charge } from '../charges/charges';
 import { periodChargeFor, type Plan } from '../plans/plans';
 
@@ -45,7 +46,8 @@ export function decideAccountCreation(f: AccountCreationFacts): AccountCreationD
   }
   if (!plan) return { kind: 'open', collector: f.collector };
   if (f.collector) return { kind: 'attach_pending', plan };
-  const charge = periodChargeFor(plan, f.chosen);
+  // A price below the smallest card payment is waived, as for any plan charge.
+  const charge = cardCharge(periodChargeFor(plan, f.chosen));
   if (charge > 0 && !f.token && !f.paymentMethod) {
     return {
       kind: 'conflict',

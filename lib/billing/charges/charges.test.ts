@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
-import { charges as chargeRows, type ChargeReason } from '../../db/schema';
+import { and, eq } from 'drizzle-orm';
+import { purgeIdempotencyKeys } from '../../db/retention';
+import { charges as chargeRows, idempotencyKeys, type ChargeReason } from '../../db/schema';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { captureLogs } from '../../testing/log-capture';
 import { chargeFor, reconcileCharges } from '../settlement';
@@ -327,6 +328,15 @@ describe('charges whose outcome is unknown', () => {
     const other = await deposit(fresh, a.id, 50, 5000, headers);
     expect(other.status, JSON.stringify(other.body)).toBe(409);
     expect(other.body.error.message).toMatch(/different request/);
+    // Kept for a process of the version before too: its created_at is past the 24 hours it
+    // would replay within, so such a process runs the retry instead of replaying nothing.
+    const [kept] = await t.database.db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.companyId, fresh.company.id), eq(idempotencyKeys.key, 'deposit-then-another')));
+    expect(kept).toMatchObject({ status: 'retryable', responseStatus: null });
+    expect(Date.now() - kept.createdAt.getTime()).toBeGreaterThan(24 * 3600_000);
+    expect(Math.abs(Date.now() - kept.aliveAt!.getTime())).toBeLessThan(60_000);
+    // Purged 24 hours after it was marked, not before.
+    await purgeIdempotencyKeys(t.database.db, new Date());
+    expect(await t.database.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'deposit-then-another'))).toHaveLength(1);
     // The same request picks its charge up: paid once, granted once.
     const retry = await deposit(fresh, a.id, 8, 800, headers);
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);

@@ -196,12 +196,16 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
 }
 
+/** The charges whose amount the service works out from a plan (its price, chosen amounts, proration, overage). */
+const PLAN_CHARGES: readonly ChargeReason[] = ['plan_start', 'plan_change', 'plan_renewal'];
+
 /**
- * A worked-out amount below the smallest card payment (cardCharge) is charged as 0 cents, saying
- * so in its description: the processor would refuse it, and a renewal or upgrade could never be paid.
+ * A plan charge below the smallest card payment (cardCharge) is charged as 0 cents, saying so
+ * in its description: the processor would refuse it, and the renewal could never be paid.
+ * Amounts a company sets (deposits, refills) are refused below it instead, where they are set.
  */
 function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> {
-  if (cardCharge(req.amount) === req.amount) return req;
+  if (!PLAN_CHARGES.includes(req.reason) || cardCharge(req.amount) === req.amount) return req;
   const dollars = `$${(req.amount / 100).toFixed(2)}`;
   return { ...req, amount: 0, description: `${req.description} (${dollars} waived: below $0.50, the smallest card payment)` };
 }

@@ -90,6 +90,8 @@ export type PlanChangePreview = {
   planId: string;
   effective: 'now' | 'next_renewal';
   chargeAmount: number;
+  /** The new plan's period charge (before credit and overage); 0 when nothing starts now. */
+  priceAmount: number;
   creditAmount: number;
   overageAmount: number;
   nextPlanRenewal: Date | null;
@@ -102,7 +104,7 @@ export type PlanChangePreview = {
  * on an upgrade, closes the old plan's balances that the new one lacks.
  */
 export function describePlanChange(f: PlanChangeFacts, d: Exclude<PlanChangeDecision, { kind: 'conflict' | 'resume' }>, current: BalanceLevel[]): PlanChangePreview {
-  const unchanged = { kind: d.kind, planId: f.plan.id, chargeAmount: 0, creditAmount: 0, overageAmount: 0, balances: sortLevels(current) };
+  const unchanged = { kind: d.kind, planId: f.plan.id, chargeAmount: 0, priceAmount: 0, creditAmount: 0, overageAmount: 0, balances: sortLevels(current) };
   switch (d.kind) {
     case 'attach_pending':
       return { ...unchanged, effective: 'now', nextPlanRenewal: null };
@@ -123,6 +125,7 @@ export function describePlanChange(f: PlanChangeFacts, d: Exclude<PlanChangeDeci
         planId: f.plan.id,
         effective: 'now',
         chargeAmount: d.charge,
+        priceAmount: d.kind === 'upgrade' ? d.price : periodChargeFor(f.plan, f.chosen),
         creditAmount: d.kind === 'upgrade' ? d.credit : 0,
         overageAmount: d.kind === 'upgrade' ? d.overage.cents : 0,
         nextPlanRenewal: computePeriodEnd(f.at, f.plan.billingPeriod as BillingPeriod, 1),

@@ -55,8 +55,21 @@ export type RefillSettingDecision =
  * scheduled) is `unchanged`: a PUT that repeats it neither charges nor moves the refill day, so a
  * backend that re-applies its settings does not buy a refill each time.
  */
-export function decideRefillSetting({ at, denomination, config, balance }: { at: Date; denomination: string; config: RefillConfig; balance?: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'> }): RefillSettingDecision {
-  if (config.refill_period === 'monthly' && balance && isMonthlySetting(balance, config)) return { kind: 'unchanged' };
+export function decideRefillSetting({
+  at,
+  denomination,
+  config,
+  balance,
+  lastRefillFailed = false,
+}: {
+  at: Date;
+  denomination: string;
+  config: RefillConfig;
+  balance?: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'>;
+  /** The balance's last monthly refill charge failed: setting it again buys the refill now, as a new setting does. */
+  lastRefillFailed?: boolean;
+}): RefillSettingDecision {
+  if (config.refill_period === 'monthly' && balance && !lastRefillFailed && isMonthlySetting(balance, config)) return { kind: 'unchanged' };
   const columns = refillColumns(config, at);
   if (config.refill_period !== 'monthly') return { kind: 'set_threshold', columns };
   return { kind: 'start_monthly', columns, amount: config.amount, charge: config.usd_charge, description: `Monthly refill of ${config.amount} ${denomination} (first)` };

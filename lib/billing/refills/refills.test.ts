@@ -67,13 +67,20 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(again.body.data).toMatchObject({ amount: 500, refill_on_day: '10', next_periodic_refill: '2027-04-10T00:00:00.000Z' });
     expect(await charges(co, a.id)).toHaveLength(1);
     expect(await ledger(co, a.id)).toHaveLength(1);
+    // Its last monthly refill failed (a declined card on the refill day): sent again, it refills now.
+    const [paid] = await charges(co, a.id);
+    await t.database.db.execute(sql`update charges set status = 'failed' where id = ${paid.id}`);
+    const retried = await put({ amount: 500, usd_charge: 2500, refill_period: 'monthly', threshold: 50 });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(retried.body.data.amount).toBe(1000);
+    expect((await charges(co, a.id)).map((c) => c.status)).toEqual(['succeeded', 'failed']);
     // Anything else is a new setting: its first refill is charged now.
     const without = await put({ amount: 500, usd_charge: 2500, refill_period: 'monthly' });
     expect(without.status, JSON.stringify(without.body)).toBe(200);
-    expect(without.body.data).toMatchObject({ amount: 1000, refill_threshold: 0 });
+    expect(without.body.data).toMatchObject({ amount: 1500, refill_threshold: 0 });
     const more = await put({ amount: 500, usd_charge: 2600, refill_period: 'monthly' });
     expect(more.status, JSON.stringify(more.body)).toBe(200);
-    expect((await charges(co, a.id)).map((c) => c.amount).sort()).toEqual([2500, 2500, 2600]);
+    expect((await charges(co, a.id)).map((c) => c.amount).sort()).toEqual([2500, 2500, 2500, 2600]);
   });
 
   it('two monthly settings sent at once buy one first refill; the one told to wait finds it set', async () => {

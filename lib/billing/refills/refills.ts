@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { accounts, balances, charges, companies, type Account } from '../../db/schema';
 import { ApiError, conflict } from '../../errors';
@@ -149,7 +149,8 @@ async function applyRefillSetting({
   const existed = (await findBalance({ db, accountId: account.id, denomination, now })) !== null;
   await ensureBalances(db, [{ accountId: account.id, companyId: company.id, denomination }], now);
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
-  const decision = decideRefillSetting({ at: now, denomination, config, balance });
+  const lastRefillFailed = config.refill_period === 'monthly' && balance.nextPeriodicRefill !== null && (await lastMonthlyRefillStatus(db, account.id, balance.id)) === 'failed';
+  const decision = decideRefillSetting({ at: now, denomination, config, balance, lastRefillFailed });
   if (decision.kind === 'unchanged') return { balance, unchanged: true };
   const own = decision.kind === 'start_monthly' ? ((await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now))?.id ?? null) : null;
   await refuseWhileSettingsPending(db, account.id, balance.id, own);
@@ -177,6 +178,17 @@ async function applyRefillSetting({
     });
   }
   return { balance: (await findBalance({ db, accountId: account.id, denomination, now }))!, unchanged: false };
+}
+
+/** The status of the balance's latest monthly refill charge (first, monthly, or mid-month); null when none. */
+async function lastMonthlyRefillStatus(db: Db, accountId: string, balanceId: string): Promise<string | null> {
+  const rows = await db
+    .select({ status: charges.status, metadata: charges.metadata })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), eq(charges.reason, 'refill_monthly')))
+    .orderBy(desc(charges.createdAt), desc(charges.id))
+    .limit(50);
+  return rows.find((c) => effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId))?.status ?? null;
 }
 
 /** Deletes a balance nothing has moved or points at yet (no ledger row, no crossing state, still 0). */

@@ -81,10 +81,11 @@ function describePreview(name: string, p: PlanChangePreview): string {
   if (p.kind === 'schedule_downgrade') return `${name} is cheaper: it would take over at the next renewal (${formatTime(p.nextPlanRenewal)}). Nothing is charged now.`;
   if (p.kind === 'attach_pending') return `${name} would start once the customer has entered a card on the collector page. Nothing is charged now.`;
   if (p.kind === 'cancel_downgrade') return `The account would stay on ${name} and the scheduled change would be dropped. Nothing is charged.`;
-  const price = p.chargeAmount - p.overageAmount + p.creditAmount;
-  const parts = [`${formatCents(price)} for the new period`];
+  const parts = [`${formatCents(p.priceAmount)} for the new period`];
   if (p.creditAmount) parts.push(`less ${formatCents(p.creditAmount)} credit for the unused time`);
   if (p.overageAmount) parts.push(`plus ${formatCents(p.overageAmount)} overage of the current plan`);
+  const owed = Math.max(0, p.priceAmount - p.creditAmount) + p.overageAmount;
+  if (owed > 0 && p.chargeAmount === 0) parts.push(`${formatCents(owed)} waived: below $0.50, the smallest card payment`);
   const levels = p.balances.filter((b) => b.managedByPlanId === p.planId).map((b) => `${formatUnits(b.amount)} ${b.denomination}`);
   return `${name} would start now and charge ${formatCents(p.chargeAmount)} (${parts.join(', ')}). Next renewal ${formatTime(p.nextPlanRenewal)}${levels.length ? `; balances reset to ${levels.join(', ')}` : ''}.`;
 }
