@@ -157,6 +157,24 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(await server.exited).toBe(0);
   });
 
+  it.skipIf(onPostgres)("writes Next.js' own console lines without a hosted page's token", { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-console-'));
+    tmp.push(data);
+    // What Next.js writes when a request fails outside the application, from inside the server process.
+    const preload = path.join(data, 'console-line.cjs');
+    fs.writeFileSync(
+      preload,
+      "if (require('node:worker_threads').isMainThread) setTimeout(() => console.error('Failed to handle request for /collect/tok_SECRETVALUE123?next=hidden-value'), 1500);",
+    );
+    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', NODE_OPTIONS: `--require ${preload}` });
+    procs.push(server);
+    for (let i = 0; i < 100 && !server.output().includes('Failed to handle request'); i++) await new Promise((r) => setTimeout(r, 100));
+    server.signal('SIGTERM');
+    await server.exited;
+    expect(server.output()).toContain('Failed to handle request for /collect/[token]?next=[value]');
+    expect(server.output()).not.toMatch(/SECRETVALUE|hidden-value/);
+  });
+
   it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     let worker: Proc | undefined;
     let workerProbes = '';

@@ -135,6 +135,20 @@ function vouchedClient(req, proxies) {
   return chain[Math.max(0, chain.length - 1 - proxies)] ?? '';
 }
 
+/** A hosted page's token (`/collect/<token>`, `/portal/<token>`) and query values taken out of a console line. */
+function withoutTokens(value) {
+  if (typeof value === 'string') {
+    return value.replace(/(\/(?:v1\/)?(?:collect|portal)\/)[^/?#\s"'<>]+/g, '$1[token]').replace(/([?&][^=&#\s"'<>]+=)[^&#\s"'<>]*/g, '$1[value]');
+  }
+  if (value instanceof Error) {
+    const copy = new Error(withoutTokens(value.message));
+    copy.name = value.name;
+    copy.stack = withoutTokens(value.stack ?? '');
+    return copy;
+  }
+  return value;
+}
+
 /**
  * Until lib/boot.ts has finished (it sets `__billingBooted`), `/livez` answers 200 and `/readyz`
  * and `/health` answer 503 here, as the application would; every other request goes to `handler`,
@@ -179,6 +193,13 @@ async function runServer(env) {
     });
     return server;
   };
+  // Next.js writes some lines itself through the console, among them `Failed to handle request
+  // for <url>` when a request fails outside the application: a hosted page's URL holds its
+  // bearer token, so such lines go out with it replaced (as in traces, lib/tracing-redact.ts).
+  for (const level of ['error', 'warn', 'log', 'info']) {
+    const write = console[level].bind(console);
+    console[level] = (...args) => write(...args.map(withoutTokens));
+  }
   // Until the application has installed its stop sequence, a signal just ends the process.
   const early = () => {
     if (!globalThis.__billingSignals) process.exit(0);
