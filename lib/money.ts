@@ -23,6 +23,15 @@ export function cardCharge(cents: number): number {
   return cents > 0 && cents < MIN_CARD_CHARGE_CENTS ? 0 : cents;
 }
 
+/** Integer USD cents as dollars, in integer arithmetic: 123456 → "$1,234.56". */
+export function formatCents(cents: number | null | undefined): string {
+  const c = cents ?? 0;
+  const negative = c < 0;
+  const abs = Math.abs(c);
+  const dollars = Math.floor(abs / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${negative ? '−' : ''}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
+}
+
 /** Parses a caller's number or numeric string into a canonical decimal string, or null. */
 export function parseUnits(value: unknown): Units | null {
   if (typeof value !== 'number' && typeof value !== 'string') return null;

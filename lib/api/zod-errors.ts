@@ -26,8 +26,8 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[] = [
     // Issues carry their input only when parsed with `reportInput` (parseOptions): a field sent
     // with the wrong type is not a missing one.
     if (!('input' in issue) || issue.input === undefined) return { message: `${name} is required.`, param };
-    if (issue.message && !issue.message.startsWith('Invalid input')) return { message: issue.message.startsWith(name) || !param ? issue.message : `${name} ${issue.message}`, param };
-    return { message: `${name} must be ${article(issue.expected)}.`, param };
+    // Without a message of the schema's own (below), the type it expected.
+    if (!issue.message || issue.message.startsWith('Invalid input')) return { message: `${name} must be ${article(issue.expected)}.`, param };
   }
   const msg = issue.message && !issue.message.startsWith('Invalid input') ? issue.message : `${name} is invalid.`;
   return { message: msg.startsWith(name) || !param ? msg : `${name} ${msg}`, param };

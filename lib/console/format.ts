@@ -1,4 +1,4 @@
-import { Decimal } from '../money';
+import { Decimal, formatCents } from '../money';
 
 /** Units as stored (exact decimal strings), with thousands separators and no float rounding. */
 export function formatUnits(value: string | number | null | undefined): string {
@@ -10,14 +10,7 @@ export function formatUnits(value: string | number | null | undefined): string {
   return `${negative ? '−' : ''}${grouped}${frac ? `.${frac}` : ''}`;
 }
 
-/** Integer USD cents as dollars: 123456 → "$1,234.56". */
-export function formatCents(cents: number | null | undefined): string {
-  const c = cents ?? 0;
-  const negative = c < 0;
-  const abs = Math.abs(c);
-  const dollars = Math.floor(abs / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${negative ? '−' : ''}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
-}
+export { formatCents };
 
 /** A whole number with thousands separators. */
 export function formatCount(n: number): string {

@@ -243,8 +243,8 @@ function readLock(lockPath: string): { text: string; holder: LockHolder | null; 
  * directory lose data. The LOCK file names its holder (LockHolder), which touches it every 5 s.
  * A lock is left behind, and taken over, when its holder shares this process's host and
  * namespace and its process is gone (or its id is now this process's, after a container
- * restart, or it was written before the machine last booted), or when it is elsewhere (another container on the same volume) and has not been
- * touched for 30 s (a lock elsewhere that is fresh is watched that long first). A LOCK still
+ * restart, or it was written before the machine last booted), or when it is elsewhere (another
+ * container on the same volume) and has not been touched for 30 s (a lock elsewhere that is fresh is watched that long first). A LOCK still
  * being written counts as held. A stale lock is moved aside and compared before it goes, so two
  * processes taking it over at once do not both go on holding it: a holder whose lock was removed
  * or taken stops at its next heartbeat.
@@ -256,13 +256,7 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
   const watchUntil = Date.now() + watchMs;
   let told = false;
   const me: LockHolder = { pid: process.pid, host: os.hostname(), ns: pidNamespace(), token: randomUUID(), boot: bootId() };
-  const mine = () => {
-    try {
-      return readLock(lockPath).holder?.token === me.token;
-    } catch {
-      return false;
-    }
-  };
+  const mine = () => lockState(lockPath, me.token) === 'mine';
   for (let attempt = 0; attempt < 1000; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx');

@@ -33,6 +33,15 @@ const ns = (() => {
 const now = { watchMs: 0 };
 const holder = (pid: number, host: string, token = 'theirs', namespace = ns) => JSON.stringify({ pid, host, ns: namespace, token });
 
+/** Every read of a LOCK fails with `code` (as when out of file descriptors, or on a failing disk) until restored. */
+function lockUnreadable(code: 'EMFILE' | 'EIO') {
+  const read = fs.readFileSync;
+  return vi.spyOn(fs, 'readFileSync').mockImplementation(((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+    if (String(file).endsWith('LOCK')) throw Object.assign(new Error(`${code}: the LOCK cannot be read`), { code });
+    return (read as (...a: unknown[]) => unknown)(file, ...rest);
+  }) as typeof fs.readFileSync);
+}
+
 describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
   it('names its holder, lets the same process open the database again, and goes with the last release', async () => {
     const dir = newDir();
@@ -87,11 +96,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     const dir = newDir();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const read = fs.readFileSync;
-    const unreadable = vi.spyOn(fs, 'readFileSync').mockImplementation(((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
-      if (String(file).endsWith('LOCK')) throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
-      return (read as (...a: unknown[]) => unknown)(file, ...rest);
-    }) as typeof fs.readFileSync);
+    const unreadable = lockUnreadable('EMFILE');
     try {
       const release = await lockDataDir(dir, now);
       const lock = path.join(dir, 'LOCK');
@@ -116,11 +121,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
     const dir = newDir();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const read = fs.readFileSync;
-    const unreadable = vi.spyOn(fs, 'readFileSync').mockImplementation(((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
-      if (String(file).endsWith('LOCK')) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
-      return (read as (...a: unknown[]) => unknown)(file, ...rest);
-    }) as typeof fs.readFileSync);
+    const unreadable = lockUnreadable('EIO');
     try {
       const release = await lockDataDir(dir, now);
       vi.advanceTimersByTime(25_000);

@@ -236,19 +236,17 @@ async function openAccount(
       if (err instanceof ApiError && err.extra.charge_pending) throw err;
       // Anything else (a statement that failed while a paid charge was being settled) leaves a
       // charge that may be paid: the account stays with it, and the caller retries under its key.
-      const [open] = await db
+      // When that cannot be read either, the account stays (`unknown`).
+      const open = await db
         .select({ id: charges.id })
         .from(charges)
         .where(and(eq(charges.accountId, id), inArray(charges.status, ['pending', 'succeeded'])))
         .limit(1)
-        .catch(() => [{ id: null as string | null }]);
-      if (!open) {
-        await db.transaction((tx) => removeRefusedAccount(tx, id));
-        throw err;
-      }
-      if (err instanceof ApiError || !open.id) throw err;
-      log.error({ account_id: id, charge_id: open.id, err }, 'account creation failed after its plan charge was made; the charge is settled by the reconciler');
-      throw pendingPlanError({ id }, open.id, 'start');
+        .then(([row]) => row?.id ?? null, () => 'unknown' as const);
+      if (open === null) await db.transaction((tx) => removeRefusedAccount(tx, id));
+      if (open === null || open === 'unknown' || err instanceof ApiError) throw err;
+      log.error({ account_id: id, charge_id: open, err }, 'account creation failed after its plan charge was made; the charge is settled by the reconciler');
+      throw pendingPlanError({ id }, open, 'start');
     }
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, id));

@@ -4,7 +4,7 @@ import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError } from '../../errors';
-import { cardCharge } from '../../money';
+import { cardCharge, formatCents } from '../../money';
 import { log } from '../../log';
 import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
 import { keysetPage, type PageQuery } from '../../db/keyset';
@@ -206,8 +206,7 @@ const PLAN_CHARGES: readonly ChargeReason[] = ['plan_start', 'plan_change', 'pla
  */
 function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> {
   if (!PLAN_CHARGES.includes(req.reason) || cardCharge(req.amount) === req.amount) return req;
-  const dollars = `$${(req.amount / 100).toFixed(2)}`;
-  return { ...req, amount: 0, description: `${req.description} (${dollars} waived: below $0.50, the smallest card payment)` };
+  return { ...req, amount: 0, description: `${req.description} (${formatCents(req.amount)} waived: below $0.50, the smallest card payment)` };
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */

@@ -7,7 +7,7 @@ import { enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
-import { effectsOf, findRequestCharge } from '../charges/charges';
+import { effectsOf, findRequestCharge, type Charge } from '../charges/charges';
 import type { RefillEffect } from './complete';
 import { chargeFor, resumeChargeFor } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
@@ -54,6 +54,11 @@ async function chargeRefill(args: {
   return outcome;
 }
 
+/** The refill effect a charge carries for the balance, if any. */
+function refillOf(charge: Pick<Charge, 'metadata'>, balanceId: string): RefillEffect | undefined {
+  return effectsOf<RefillEffect>(charge).find((e) => e.kind === 'refill' && e.balance_id === balanceId);
+}
+
 /** A pending refill charge (`reason`) of the balance whose row and refill effect `matches`; null when none. */
 async function pendingRefillCharge(
   db: Db,
@@ -66,7 +71,10 @@ async function pendingRefillCharge(
     .select({ id: charges.id, metadata: charges.metadata, workKey: charges.workKey })
     .from(charges)
     .where(and(eq(charges.accountId, accountId), eq(charges.status, 'pending'), eq(charges.reason, reason)));
-  return rows.find((c) => effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId && matches(c, e)))?.id ?? null;
+  return rows.find((c) => {
+    const refill = refillOf(c, balanceId);
+    return refill !== undefined && matches(c, refill);
+  })?.id ?? null;
 }
 
 /**
@@ -188,7 +196,7 @@ async function lastMonthlyRefillStatus(db: Db, accountId: string, balanceId: str
     .where(and(eq(charges.accountId, accountId), eq(charges.reason, 'refill_monthly')))
     .orderBy(desc(charges.createdAt), desc(charges.id))
     .limit(50);
-  return rows.find((c) => effectsOf<RefillEffect>(c).some((e) => e.kind === 'refill' && e.balance_id === balanceId))?.status ?? null;
+  return rows.find((c) => refillOf(c, balanceId))?.status ?? null;
 }
 
 /** Deletes a balance nothing has moved or points at yet (no ledger row, no crossing state, still 0). */
