@@ -32,7 +32,10 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/scripts/serve.mjs ./scripts/serve.mjs
 # The embedded database's thread (lib/db/pglite-thread.ts starts it).
 COPY --from=build /app/scripts/pglite-thread.mjs ./scripts/pglite-thread.mjs
+COPY --from=build /app/scripts/healthcheck.mjs ./scripts/healthcheck.mjs
 USER billing
 EXPOSE 3000
+# Healthy while GET /readyz answers 200: the server's PORT, or the worker's WORKER_HEALTH_PORT.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
 # node as PID 1 handles SIGTERM itself (scripts/serve.mjs, lib/shutdown.ts).
 CMD ["node", "scripts/serve.mjs"]

@@ -56,8 +56,9 @@ describe.skipIf(onPostgres)('the Dockerfile', () => {
     }
     // What the image runs is among what it copies.
     const copied = fromBuild.flatMap((c) => c.sources.map((s) => path.posix.relative('/app', s)));
-    for (const file of ['.next/standalone', '.next/static', 'drizzle', 'dist', 'scripts/serve.mjs']) expect(copied).toContain(file);
+    for (const file of ['.next/standalone', '.next/static', 'drizzle', 'dist', 'scripts/serve.mjs', 'scripts/healthcheck.mjs']) expect(copied).toContain(file);
     expect(runtime.cmd).toEqual(['node', 'scripts/serve.mjs']);
+    expect(runtime.healthcheck).toEqual(['node', 'scripts/healthcheck.mjs']);
   });
 
   it('runs as a non-root user on Node 20, and keeps local builds, data and secrets out of the build context', () => {
@@ -78,7 +79,10 @@ describe.skipIf(onPostgres)('the Dockerfile', () => {
     expect(compose).toMatch(/^ {2}app:\n(?:.*\n)*? {6}WORKER: "0"/m);
     expect(compose).toMatch(/^x-environment:[\s\S]*?MIGRATE: "0"/m);
     expect(compose).toMatch(/condition: service_completed_successfully/);
-    for (const file of ['dist/migrate.mjs', 'dist/worker.mjs']) expect(fs.existsSync(path.join(root, file)), file).toBe(true);
+    for (const service of ['app', 'worker']) {
+      expect(compose, service).toMatch(new RegExp(`^ {2}${service}:\\n(?:.*\\n)*? {6}test: \\["CMD", "node", "scripts/healthcheck\\.mjs"\\]`, 'm'));
+    }
+    for (const file of ['dist/migrate.mjs', 'dist/worker.mjs', 'scripts/healthcheck.mjs']) expect(fs.existsSync(path.join(root, file)), file).toBe(true);
   });
 });
 
@@ -90,6 +94,9 @@ describe('the image, started with plain node from only what the Dockerfile copie
   const tmp: string[] = [];
   let dbEnv: Record<string, string>;
   let common: Record<string, string>;
+
+  /** Runs the image's HEALTHCHECK command in the image, with a container's environment. */
+  const healthcheck = (env: Record<string, string>) => runInImage(dir, runtimeStage().healthcheck!, env, 10_000);
 
   beforeAll(async () => {
     dir = assembleImage();
@@ -151,7 +158,10 @@ describe('the image, started with plain node from only what the Dockerfile copie
       expect(starting.headers.get('request-id')).toMatch(/^req_/);
       expect((await starting.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/starting/) });
     }
+    const port = new URL(server.url).port;
+    expect((await healthcheck({ PORT: port })).status, 'unhealthy while starting').toBe(1);
     await waitFor(`${server.url}/readyz`, server);
+    expect((await healthcheck({ PORT: port })).status, 'healthy once ready').toBe(0);
     expect(server.output()).toMatch(/is locked by process 4242 on host another-container/);
     server.signal('SIGTERM');
     expect(await server.exited).toBe(0);
@@ -187,6 +197,8 @@ describe('the image, started with plain node from only what the Dockerfile copie
       await waitFor(`${workerProbes}/livez`, worker);
       const notYet = await fetch(`${workerProbes}/readyz`);
       expect(notYet.status).toBe(503);
+      // The image's HEALTHCHECK asks the worker's probe port, in the worker container's environment.
+      expect((await healthcheck({ PORT: '1', WORKER_HEALTH_PORT: String(probePort) })).status).toBe(1);
       expect((await notYet.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/migration\(s\) not applied.*npm run db:migrate/) });
 
       const first = await runInImage(dir, ['node', 'dist/migrate.mjs'], dbEnv);
@@ -198,6 +210,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
       await waitFor(`${workerProbes}/readyz`, worker);
       expect(await (await fetch(`${workerProbes}/readyz`)).json()).toEqual({ data: { status: 'ok', database: 'postgres' } });
       expect(await (await fetch(`${workerProbes}/livez`)).json()).toEqual({ data: { status: 'ok' } });
+      expect((await healthcheck({ PORT: '1', WORKER_HEALTH_PORT: String(probePort) })).status).toBe(0);
     }
 
     // The operator command, bundled (on the embedded database before the server holds DATA_DIR).
@@ -283,7 +296,9 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(css, 'the page links its stylesheet').toBeTruthy();
     expect((await fetch(`${url}${css}`)).status).toBe(200);
 
+    expect((await healthcheck({ PORT: new URL(url).port })).status).toBe(0);
     expect(await stop(server)).toBe(0);
+    expect((await healthcheck({ PORT: new URL(url).port })).status, 'unhealthy once stopped').toBe(1);
     if (worker) {
       expect(await stop(worker)).toBe(0);
       expect(worker.output()).toMatch(/worker probes on port \d+/);

@@ -16,7 +16,7 @@ import { freePort, keepOutput } from './servers';
 export const root = path.resolve(__dirname, '../..');
 
 export type Copy = { stage: string; from: string | null; sources: string[]; dest: string };
-export type Stage = { name: string; workdir: string; env: Record<string, string>; copies: Copy[]; cmd: string[] | null };
+export type Stage = { name: string; workdir: string; env: Record<string, string>; copies: Copy[]; cmd: string[] | null; healthcheck: string[] | null };
 
 /** The Dockerfile's stages, with continuation lines joined. */
 export function readDockerfile(file = path.join(root, 'Dockerfile')): Stage[] {
@@ -34,7 +34,7 @@ export function readDockerfile(file = path.join(root, 'Dockerfile')): Stage[] {
     switch (instruction.toUpperCase()) {
       case 'FROM': {
         const m = /\bAS\s+(\S+)/i.exec(args);
-        stages.push({ name: m?.[1] ?? String(stages.length), workdir: '/', env: {}, copies: [], cmd: null });
+        stages.push({ name: m?.[1] ?? String(stages.length), workdir: '/', env: {}, copies: [], cmd: null, healthcheck: null });
         break;
       }
       case 'WORKDIR':
@@ -53,6 +53,13 @@ export function readDockerfile(file = path.join(root, 'Dockerfile')): Stage[] {
       case 'CMD':
         stage.cmd = JSON.parse(args) as string[];
         break;
+      case 'HEALTHCHECK': {
+        // HEALTHCHECK [--option=value ...] CMD ["exec", "form"]
+        const m = /^(?:--\S+\s+)*CMD\s+(\[.*\])$/i.exec(args);
+        if (!m) throw new Error(`HEALTHCHECK ${args}: only the exec form (CMD [...]) is read`);
+        stage.healthcheck = JSON.parse(m[1]) as string[];
+        break;
+      }
     }
   }
   return stages;
