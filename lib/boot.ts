@@ -57,7 +57,7 @@ async function start(): Promise<void> {
   // The embedded database's thread cannot come back: stop, and exit 1 so the supervisor restarts us.
   void database.lost?.then((err) => {
     log.fatal({ err }, 'The embedded database stopped; stopping the process so that it is restarted.');
-    void shutdown({ servers: launcher.__billingHttpServers ?? [] }).then(() => process.exit(1));
+    void shutdown({ servers: launcher.__billingHttpServers ?? [], immediate: true }).then(() => process.exit(1));
   });
   // A stop that began while the database opened (a long migration) has stopped the worker already.
   if (shutdownStarted()) return;

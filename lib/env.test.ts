@@ -39,6 +39,7 @@ describe('the configuration schema', () => {
       COLLECTOR_LINK_TTL_HOURS: 72,
       WEB_CONCURRENCY: 1,
       SHUTDOWN_TIMEOUT_MS: 25_000,
+      SHUTDOWN_DELAY_MS: 0,
       LOG_LEVEL: 'info',
       BILLING_TEST_CLOCK: false,
       OTEL_SDK_DISABLED: false,
@@ -105,6 +106,15 @@ describe('the configuration schema', () => {
     expect(loadEnv({ ADMIN_TOKEN: 'abcdefghijklmnop' }).ADMIN_TOKEN).toBe('abcdefghijklmnop');
     expect(problems({ ADMIN_TOKEN: 'abcdefghijklmno' })).toHaveLength(1);
     expect(problems({ ADMIN_TOKEN: 'abcdefgh ijklmnop' })).toHaveLength(1);
+  });
+
+  it('takes a shutdown delay only below the shutdown timeout, which it is spent within', () => {
+    expect(loadEnv({ SHUTDOWN_DELAY_MS: '5000' })).toMatchObject({ SHUTDOWN_DELAY_MS: 5000, SHUTDOWN_TIMEOUT_MS: 25_000 });
+    expect(problems({ SHUTDOWN_DELAY_MS: '25000' })).toEqual(['SHUTDOWN_DELAY_MS must be a whole number of milliseconds, less than SHUTDOWN_TIMEOUT_MS; got "25000". SHUTDOWN_TIMEOUT_MS is 25000.']);
+    expect(problems({ SHUTDOWN_DELAY_MS: '3000', SHUTDOWN_TIMEOUT_MS: '2000' })).toHaveLength(1);
+    expect(problems({ SHUTDOWN_DELAY_MS: 'soon' })).toEqual(['SHUTDOWN_DELAY_MS must be a whole number of milliseconds, less than SHUTDOWN_TIMEOUT_MS; got "soon".']);
+    // 0 (the default) goes with any timeout, 0 included.
+    expect(loadEnv({ SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: '0' })).toMatchObject({ SHUTDOWN_DELAY_MS: 0 });
   });
 
   it('takes the longest timer there is', () => {

@@ -56,6 +56,7 @@ export const envSchema = z.object({
   WEBHOOK_LOG_RETENTION_DAYS: z.preprocess(blank, whole(1, 36_500).default(30)),
   WEB_CONCURRENCY: z.preprocess(blank, whole(1, 1024).default(1)),
   SHUTDOWN_TIMEOUT_MS: z.preprocess(blank, ms(0).default(25_000)),
+  SHUTDOWN_DELAY_MS: z.preprocess(blank, ms(0).default(0)),
   LOG_LEVEL: z.preprocess(blank, z.string().trim().toLowerCase().pipe(z.enum(LOG_LEVELS)).default('info')),
   METRICS_TOKEN: z.preprocess(blank, z.string().regex(/^[\x21-\x7e]{16,}$/).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(blank, httpUrl.optional()),
@@ -107,6 +108,7 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   WEBHOOK_LOG_RETENTION_DAYS: { expects: 'a whole number of days, 1 to 36500' },
   WEB_CONCURRENCY: { expects: 'a whole number of processes, 1 or more' },
   SHUTDOWN_TIMEOUT_MS: { expects: 'a whole number of milliseconds, at most 2147483647' },
+  SHUTDOWN_DELAY_MS: { expects: 'a whole number of milliseconds, less than SHUTDOWN_TIMEOUT_MS' },
   LOG_LEVEL: { expects: `one of ${LOG_LEVELS.join(', ')}` },
   METRICS_TOKEN: { expects: 'at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off)', secret: true },
   OTEL_EXPORTER_OTLP_ENDPOINT: { expects: 'an http or https URL of an OTLP/HTTP receiver (e.g. http://otel-collector:4318)' },
@@ -146,6 +148,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     throw new ConfigError(names.map((n) => describeProblem(n, values[n])));
   }
   const env = result.data;
+  if (env.SHUTDOWN_DELAY_MS > 0 && env.SHUTDOWN_DELAY_MS >= env.SHUTDOWN_TIMEOUT_MS) {
+    // The delay is spent within the timeout: the requests under way need some of it too.
+    throw new ConfigError([describeProblem('SHUTDOWN_DELAY_MS', values.SHUTDOWN_DELAY_MS) + ` SHUTDOWN_TIMEOUT_MS is ${env.SHUTDOWN_TIMEOUT_MS}.`]);
+  }
   // Every process on one PostgreSQL has to seal and open the same stored secrets (db:migrate
   // touches none of them).
   if (opts.needsAppSecret !== false && env.DATABASE_URL && !env.APP_SECRET) {

@@ -7,8 +7,9 @@ import { setting } from './env';
 import { stopWorker } from './jobs/worker';
 
 /**
- * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers stop accepting and
- * finish the requests under way; the in-process worker stops claiming, gives back what it
+ * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers go on serving for
+ * SHUTDOWN_DELAY_MS (0 by default: a load balancer that still sends requests meanwhile gets
+ * them answered), then stop accepting and finish the requests under way; the in-process worker stops claiming, gives back what it
  * claimed and has not started, and finishes the webhook sends under way; then the database
  * closes and the process exits 0. All of it within SHUTDOWN_TIMEOUT_MS (25 s by default), and
  * closing within CLOSE_GRACE_MS more (29 s in all, below Kubernetes' 30 s grace period); what is
@@ -24,6 +25,14 @@ const IDLE_SWEEP_MS = 100;
 export function shutdownTimeoutMs(): number {
   return setting('SHUTDOWN_TIMEOUT_MS');
 }
+
+/** How long the servers go on accepting after the signal: within the timeout, never all of it. */
+function shutdownDelayMs(timeout: number): number {
+  const delay = setting('SHUTDOWN_DELAY_MS');
+  return delay < timeout ? delay : 0;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type State = { started: boolean; done?: Promise<number> };
 const state: State = ((globalThis as { __billingShutdownState?: State }).__billingShutdownState ??= { started: false });
@@ -71,18 +80,23 @@ function beforeDeadline(work: Promise<unknown>, deadline: number): Promise<boole
 /**
  * Runs the stop sequence once (later calls get the same outcome) and resolves with the exit code:
  * 0 when everything finished in time, 1 when something had to be cut off. `servers` are drained
- * first; `keepOpen` (a probe port) stays up answering 503 until the end.
+ * first (after SHUTDOWN_DELAY_MS unless `immediate`); `keepOpen` (a probe port) stays up
+ * answering 503 until the end.
  */
-export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[] } = {}): Promise<number> {
+export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[]; immediate?: boolean } = {}): Promise<number> {
   if (state.done) return state.done;
   state.started = true;
   markStopping();
   state.done = (async () => {
     const timeout = shutdownTimeoutMs();
-    log.info({ timeout_ms: timeout }, 'stopping: finishing requests and background work');
+    const delay = opts.immediate ? 0 : shutdownDelayMs(timeout);
+    log.info({ timeout_ms: timeout, delay_ms: delay }, 'stopping: finishing requests and background work');
     const deadline = Date.now() + timeout;
+    const servers = [...(opts.servers ?? [])];
     const [http, worker] = await Promise.all([
-      Promise.all([...(opts.servers ?? [])].map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))).then((r) => r.every(Boolean)),
+      (delay > 0 && servers.length ? sleep(delay) : Promise.resolve())
+        .then(() => Promise.all(servers.map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))))
+        .then((r) => r.every(Boolean)),
       beforeDeadline(stopWorker(), deadline),
     ]);
     if (!http) log.error(`shutdown: requests still running after ${timeout} ms were cut off`);

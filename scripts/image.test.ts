@@ -139,6 +139,24 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(fs.existsSync(path.join(data, 'demo.json'))).toBe(false);
   });
 
+  it.skipIf(onPostgres)('with SHUTDOWN_DELAY_MS, goes on answering new connections after SIGTERM with readiness 503, then exits 0', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-delay-'));
+    tmp.push(data);
+    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', SHUTDOWN_DELAY_MS: '2000' });
+    procs.push(server);
+    await waitFor(`${server.url}/readyz`, server);
+    const signalled = Date.now();
+    server.signal('SIGTERM');
+    // Until the process has taken the signal, readiness may still say 200.
+    await waitFor(`${server.url}/readyz`, server, 503, 1_500);
+    const late = await fetch(`${server.url}/livez`, { headers: { connection: 'close' } });
+    expect(late.status).toBe(200);
+    expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(await server.exited).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(2_000);
+    expect(server.output()).toMatch(/"delay_ms":2000/);
+  });
+
   it.skipIf(onPostgres)('answers its probes while the start waits for the database: live, and not ready until it is', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-starting-'));
     tmp.push(data);
