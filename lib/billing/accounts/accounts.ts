@@ -1,6 +1,6 @@
 import { and, eq, ilike, inArray, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { accounts, charges, plans, webhookDeliveries } from '../../db/schema';
+import { accounts, balances, charges, collectorLinks, plans, portalLinks, webhookDeliveries } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { log } from '../../log';
@@ -255,12 +255,19 @@ async function openAccount(
 
 /**
  * Takes back an account whose creation was refused (its first plan charge failed), with the
- * notifications still waiting to go out about it: the caller is answered with the failure, and a
+ * links minted for it and the notifications still waiting to go out about it: the caller is answered with the failure, and a
  * notification about an account that does not exist would only mislead. A declined charge does
  * this in the transaction that records the decline, so its payment_failed is never queued and no
  * worker can send it in between.
  */
 async function removeRefusedAccount(tx: Db, accountId: string) {
+  // The links a company may have minted while the charge was pending go with the account.
+  await tx.delete(collectorLinks).where(eq(collectorLinks.accountId, accountId));
+  await tx.delete(portalLinks).where(eq(portalLinks.accountId, accountId));
+  const [used] = await tx.select({ id: balances.id }).from(balances).where(eq(balances.accountId, accountId)).limit(1);
+  // A company that moved units on it meanwhile (a deposit) keeps it, with its ledger, and
+  // without the plan that was refused (which it never had: the plan starts once paid).
+  if (used) return;
   await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.status, 'pending')));
   await tx.delete(accounts).where(eq(accounts.id, accountId));
 }

@@ -3,7 +3,7 @@ process.env.STRIPE_TIMEOUT_MS = '2000';
 
 import { and, eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accounts, charges as chargeRows, companies, transactions, type ChargeReason } from '../../db/schema';
+import { accounts, charges as chargeRows, collectorLinks, companies, portalLinks, transactions, type ChargeReason } from '../../db/schema';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
@@ -302,6 +302,53 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await tokens(co, retry.body.data.id)).toBe(1000);
     expect(await intents(co)).toBe(1);
+  });
+
+  it('account creation refused on a retry takes back the account with the links minted for it meanwhile', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    // The first attempt's request never reaches the processor, and the look-up fails: unknown.
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_chargeCustomerFail' };
+    const headers = { 'Idempotency-Key': 'create-ada-links' };
+    const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    const id = first.body.error.account_id as string;
+    expect((await co.call("GET", `/v1/accounts/${id}`)).status, "kept while pending").toBe(200);
+    // The company sends its customer a way to look at the account meanwhile.
+    expect((await co.call('POST', `/v1/accounts/${id}/portal_link`)).status).toBe(200);
+    expect((await co.call('POST', `/v1/accounts/${id}/card_collector`)).status).toBe(200);
+    // The retry reaches the processor, which declines: the creation is refused, and nothing of it stays.
+    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(402);
+    expect(retry.body.error).toMatchObject({ type: 'card_declined' });
+    expect((await co.call('GET', `/v1/accounts/${id}`)).status).toBe(404);
+    expect((await db().select().from(chargeRows).where(eq(chargeRows.accountId, id))).map((c) => [c.reason, c.status])).toEqual([['plan_start', 'failed']]);
+    expect(await db().select().from(portalLinks).where(eq(portalLinks.accountId, id))).toEqual([]);
+    expect(await db().select().from(collectorLinks).where(eq(collectorLinks.accountId, id))).toEqual([]);
+    // And the same key answers the same again.
+    expect((await co.call('POST', '/v1/companies/{company}/accounts', { body, headers })).status).toBe(402);
+  });
+
+  it('account creation refused on a retry keeps an account the company deposited on meanwhile, without the plan', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
+    const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_chargeCustomerFail' };
+    const headers = { 'Idempotency-Key': 'create-ada-deposit' };
+    const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    const id = first.body.error.account_id as string;
+    const deposit = await co.call('POST', `/v1/accounts/${id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5 } });
+    expect(deposit.status, JSON.stringify(deposit.body)).toBe(200);
+    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(402);
+    expect(await account(co, id)).toMatchObject({ id, plan_id: null, plan_status: 'NONE' });
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data.amount).toBe(5);
+    await expectLedgerMatches(db(), co, id);
+    expect((await co.call('POST', '/v1/companies/{company}/accounts', { body, headers })).status).toBe(402);
   });
 
   it('account creation keeps an account whose plan charge was paid when recording it failed, and a retry settles it', async () => {
