@@ -165,6 +165,21 @@ export async function completeRenewal(
     reason: 'renewal',
     now: args.now,
     measured: args.measured,
-    schedule: newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due },
+    schedule: periodUnderWay(newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due }, plan.billingPeriod as BillingPeriod, args.now),
   });
+}
+
+/**
+ * The period a renewal pays for: the one that was due, or, when it is paid after that period has
+ * ended (a past-due account paying late), the one under way at the payment, on the same renewal
+ * days. Periods that went by while the account was past due are not billed (their units were
+ * never granted), and the next renewal is never already due when the paid one starts.
+ */
+function periodUnderWay(schedule: { anchor: Date; periods: number; periodStart: Date }, period: BillingPeriod, now: Date) {
+  let { periods, periodStart } = schedule;
+  while (computePeriodEnd(schedule.anchor, period, periods + 1).getTime() <= now.getTime()) {
+    periods++;
+    periodStart = computePeriodEnd(schedule.anchor, period, periods);
+  }
+  return { anchor: schedule.anchor, periods, periodStart };
 }

@@ -71,3 +71,36 @@ describe('a past-due renewal tried with each new card', () => {
     expect(new Date(renewed.next_plan_renewal).getTime()).toBeGreaterThan(due.getTime());
   });
 });
+
+describe('a past-due renewal paid after the period it was due for has ended', () => {
+  it('renews the period under way at the payment, once, keeping the renewal day', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, billing_period: 'month', balances: [{ amount: 100, denomination: 'tokens' }] });
+    const id = await createAccount(co, { plan_id: pro.id, token: 'tok_visa' });
+    expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
+    const first = (await co.call('GET', `/v1/accounts/${id}`)).body.data;
+    const due = new Date(first.next_plan_renewal);
+    await advanceTo(due);
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+    // Past the end of the period that was due, and two days into the next one.
+    const anchorDay = new Date(first.last_plan_renewal).getUTCDate();
+    const nextDue = new Date(Date.UTC(due.getUTCFullYear(), due.getUTCMonth() + 1, 1, due.getUTCHours()));
+    nextDue.setUTCDate(Math.min(anchorDay, new Date(Date.UTC(nextDue.getUTCFullYear(), nextDue.getUTCMonth() + 1, 0)).getUTCDate()));
+    await advanceTo(new Date(nextDue.getTime() + 2 * 86_400_000));
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
+    const use = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: 30, cost_override_denomination: 'tokens' } });
+    expect(use.status, JSON.stringify(use.body)).toBe(200);
+
+    // The new card pays: one renewal charge, for the period under way.
+    expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);
+    await advance(3600);
+    const renewed = (await co.call('GET', `/v1/accounts/${id}`)).body.data;
+    expect(renewed.plan_status).toBe('ACTIVE');
+    expect(renewed.last_plan_renewal).toBe(nextDue.toISOString());
+    expect(new Date(renewed.next_plan_renewal).getTime()).toBeGreaterThan(now().getTime());
+    expect(new Date(renewed.next_plan_renewal).getUTCDate()).toBe(Math.min(anchorDay, new Date(Date.UTC(new Date(renewed.next_plan_renewal).getUTCFullYear(), new Date(renewed.next_plan_renewal).getUTCMonth() + 1, 0)).getUTCDate()));
+    const paid = ((await charges(co, id)) as unknown as { reason: string; status: string; amount: number }[]).filter((c) => c.reason === 'plan_renewal' && c.status === 'succeeded');
+    expect(paid.map((c) => c.amount)).toEqual([2000]);
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(100);
+  });
+});
