@@ -137,6 +137,7 @@ describe('Idempotency-Key of a request that runs longer than a dead one would st
       const retry = await co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });
       expect(retry.status, JSON.stringify(retry.body)).toBe(409);
       expect(retry.body.error.message).toMatch(/still in progress/);
+      expect(retry.headers.get('retry-after')).toBe('1');
       const answered = await first;
       expect(answered.status, JSON.stringify(answered.body)).toBe(200);
       const again = await co.call('POST', `/v1/accounts/${account}/deposit`, { body, headers });

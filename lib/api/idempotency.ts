@@ -85,7 +85,7 @@ export async function claimIdempotencyKey(
     throw new ApiError('conflict', 'This Idempotency-Key was already used with a different request.', null);
   }
   if (row.status === 'running') {
-    throw new ApiError('conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.', null);
+    throw new ApiError('conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.', null, {}, { 'Retry-After': '1' });
   }
   return { status: Number(row.responseStatus), body: row.responseBody ? decrypt(row.responseBody) : '' };
 }

@@ -13,9 +13,13 @@ export type ClientOptions = {
   apiKey?: string;
   /** The operator's token (`ADMIN_TOKEN`), for registering companies and the test clock. */
   adminToken?: string;
-  /** Retries after the first attempt, on 429, 5xx, a 409 of work still in progress, timeouts and network errors. Default 3. */
+  /**
+   * Retries after the first attempt, on 429, 5xx, timeouts and network errors. Default 3. A 409
+   * of work still in progress is retried (when this is above 0) for as long as `timeoutMs`,
+   * however many times that takes: the work it waits for may run that long.
+   */
   maxRetries?: number;
-  /** Time one attempt may take, answer included, in milliseconds. Default 60000. */
+  /** Time one attempt may take, answer included, in milliseconds (1 to 2147483647). Default 60000. */
   timeoutMs?: number;
   /** First backoff delay; each retry doubles it, with jitter. Default 500. */
   initialRetryDelayMs?: number;
@@ -43,7 +47,16 @@ const AUTH_BY_ROUTE = new Map<string, Auth>(Object.values(operations).map((o) =>
  * change of the account.
  */
 function isInFlight(err: BillingApiError): boolean {
-  return err.status === 409 && err.type === 'conflict' && /\bin progress\b/i.test(err.message);
+  // The service sends Retry-After with these; services before it only said so in the message.
+  return err.status === 409 && err.type === 'conflict' && (err.retry_after !== null || /\bin progress\b/i.test(err.message));
+}
+
+/** Node turns a longer timer into 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function checkTimeout(ms: number, name: string): number {
+  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TIMER_MS) throw new BillingError(`${name} must be a whole number of milliseconds, 1 to ${MAX_TIMER_MS}; got ${ms}.`);
+  return ms;
 }
 
 /** The service's idempotency headers, which it reads in this order. */
@@ -63,6 +76,11 @@ function takeKeyHeaders(headers: Record<string, string>): string | undefined {
 
 function isRetryable(err: BillingApiError): boolean {
   return err.status === 429 || err.status >= 500 || isInFlight(err);
+}
+
+function withKey<E extends BillingError>(err: E, key: string | undefined): E {
+  err.idempotency_key = key ?? null;
+  return err;
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -100,7 +118,7 @@ export class BillingClient {
     this.#adminToken = options.adminToken;
     this.#options = {
       maxRetries: options.maxRetries ?? 3,
-      timeoutMs: options.timeoutMs ?? 60_000,
+      timeoutMs: checkTimeout(options.timeoutMs ?? 60_000, 'timeoutMs'),
       initialRetryDelayMs: options.initialRetryDelayMs ?? 500,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 8_000,
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
@@ -151,7 +169,9 @@ export class BillingClient {
     if (key !== undefined) headers['Idempotency-Key'] = key;
 
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
-    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
+    const timeoutMs = options.timeoutMs === undefined ? this.#options.timeoutMs : checkTimeout(options.timeoutMs, 'timeoutMs');
+    let retries = 0;
+    let waitingSince: number | undefined;
     for (let attempt = 0; ; attempt++) {
       let failure: BillingApiError | BillingConnectionError;
       try {
@@ -164,14 +184,22 @@ export class BillingClient {
         }
         if (status >= 200 && status < 300) return parsed;
         const answer = new BillingApiError(status, parsed, answered);
-        if (!isRetryable(answer)) throw answer;
+        if (!isRetryable(answer)) throw withKey(answer, key);
         failure = answer;
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        if (!(err instanceof BillingConnectionError)) throw err;
+        if (!(err instanceof BillingConnectionError)) throw err instanceof BillingError ? withKey(err, key) : err;
         failure = err;
       }
-      if (attempt >= maxRetries) throw failure;
+      withKey(failure, key);
+      if (maxRetries <= 0) throw failure;
+      if (failure instanceof BillingApiError && isInFlight(failure)) {
+        // Work under way on the same thing: waited for up to timeoutMs, not counted as a retry.
+        waitingSince ??= Date.now();
+        if (Date.now() - waitingSince >= timeoutMs) throw failure;
+      } else if (retries++ >= maxRetries) {
+        throw failure;
+      }
       const delay = this.#retryDelay(attempt, failure);
       if (delay === null) throw failure;
       await sleep(delay, options.signal);

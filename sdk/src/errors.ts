@@ -5,6 +5,16 @@ export type ErrorType = components['schemas']['Error']['error']['type'];
 
 /** Every error the SDK throws is a BillingError. */
 export class BillingError extends Error {
+  /**
+   * The Idempotency-Key the call sent (every retry of it sent the same), on an error answer or a
+   * lost one; null when the call sent none (a read). A POST, PUT, PATCH or DELETE whose outcome is
+   * not known (a 5xx such as 502 with `charge_pending`, a timeout, a network error) may have been
+   * carried out: repeat it with this key (`idempotencyKey` in the call options), and the service
+   * answers with what the first one did, charging nothing twice. Without the key, a repeat is a
+   * new request.
+   */
+  idempotency_key: string | null = null;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;

@@ -35,4 +35,6 @@ export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders, type Web
 export { operations, type OperationId } from './operations.js';
 export type { CallOptions, HttpMethod, ListItem, ListPath, PathsFor, QueryParams, RequestOptions, ResponseBody } from './types.js';
 export type * from './schema.js';
+// The document's \`operations\` interface, whose name the runtime map of operations holds.
+export type { operations as OperationTypes } from './schema.js';
 export { Accounts, ApiKeys, Balances, Charges, Companies, Events, Plans, Refills, TestClock, Transactions, Webhooks } from './resources.js';

@@ -17,7 +17,11 @@ export class ListPromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   ) {}
 
   #firstPage(): Promise<Page<T>> {
-    this.#first ??= this.fetchPage(this.startingAfter);
+    // A first page that failed is asked for again the next time, not kept.
+    this.#first ??= this.fetchPage(this.startingAfter).catch((err: unknown) => {
+      this.#first = undefined;
+      throw err;
+    });
     return this.#first;
   }
 

@@ -250,12 +250,12 @@ export class Webhooks extends Resource {
 
 /** The service clock under BILLING_TEST_CLOCK=1 (needs adminToken). */
 export class TestClock extends Resource {
-  async get(options?: CallOptions): Promise<S.TestClock> {
+  async get(options?: CallOptions): Promise<S.TestClockState> {
     return (await this.client.request('get', '/v1/test_clock', { ...options })).data;
   }
 
   /** Moves the clock and returns once all work due by then has run (`seconds: 0` runs what is due). */
-  async advance(seconds: number, options?: CallOptions): Promise<S.TestClock> {
+  async advance(seconds: number, options?: CallOptions): Promise<S.TestClockState> {
     return (await this.client.request('post', '/v1/test_clock/advance', { ...options, body: { seconds } })).data;
   }
 }

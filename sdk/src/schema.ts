@@ -2017,10 +2017,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: an illegal state transition, or an Idempotency-Key reused with a different body (or still in progress). Types: `conflict`. */
+        /** @description Conflict: an illegal state transition, or an Idempotency-Key reused with a different body. With `Retry-After`, the work it conflicts with is still under way (a request with the same Idempotency-Key, or a renewal or another plan change of the account): retry after that many seconds. Types: `conflict`. */
         Conflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -5939,7 +5940,7 @@ export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
 export type PortalLink = components["schemas"]["PortalLink"];
 export type PlanChangePreview = components["schemas"]["PlanChangePreview"];
-export type TestClock = components["schemas"]["TestClock"];
+export type TestClockState = components["schemas"]["TestClock"];
 export type Health = components["schemas"]["Health"];
 export type Liveness = components["schemas"]["Liveness"];
 export type ErrorBody = components["schemas"]["Error"];

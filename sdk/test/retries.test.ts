@@ -159,17 +159,19 @@ describe('retries through a proxy that fails requests', () => {
 
 describe('a 409 for a request still in flight', () => {
   it('is retried until the first request finished, and answered with its result: one charge', async () => {
-    const { billing } = await server.newCompany({ initialRetryDelayMs: 200, maxRetries: 8 });
+    const { billing } = await server.newCompany({ initialRetryDelayMs: 200 });
     const account = (await billing.accounts.create({ name: 'Slow', email: 'slow@example.com', token: 'tok_visa' })).id;
-    // The processor holds the charge for 1.2 s, so the first deposit is still running when the second arrives.
-    await injectProcessorFault({ path_prefix: '/v1/payment_intents', method: 'POST', delay_ms: 1200, count: 1 });
+    // The processor holds the charge for 1.7 s, so the first deposit is still running when the
+    // second arrives, and longer than one retry's backoff: the 409s are waited for, not counted.
+    await injectProcessorFault({ path_prefix: '/v1/payment_intents', method: 'POST', delay_ms: 1700, count: 1 });
     const statuses: number[] = [];
     const watched = new Billing({
       baseUrl: server.url,
       companyId: billing.companyId,
       apiKey: (await billing.apiKeys.create()).api_key,
-      initialRetryDelayMs: 200,
-      maxRetries: 8,
+      initialRetryDelayMs: 100,
+      maxRetryDelayMs: 200,
+      maxRetries: 1,
       fetch: async (input, init) => {
         const res = await fetch(input, init);
         statuses.push(res.status);
@@ -210,14 +212,16 @@ describe('a 502 whose charge is still pending at the processor', () => {
     });
     // The card is charged 3 s after the request reaches the processor: the service stops waiting at 2 s.
     await injectProcessorFault({ path_prefix: '/v1/payment_intents', method: 'POST', delay_ms: 3000, count: 1, late: true });
-    const err = await billing.balances.deposit(account, body, { idempotencyKey: 'pending-deposit', maxRetries: 0 }).catch((e: unknown) => e);
+    const err = await billing.balances.deposit(account, body, { maxRetries: 0 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BillingApiError);
     const pending = err as BillingApiError;
     expect(pending).toMatchObject({ status: 502, type: 'processor_error', charge_pending: true });
     expect(pending.charge_id).toMatch(/^ch_/);
     expect(pending.error?.charge_id).toBe(pending.charge_id);
+    // The key the client made for the call, to repeat it with.
+    expect(pending.idempotency_key).toMatch(/^[0-9a-f-]{36}$/);
 
-    const balance = await retrying.balances.deposit(account, body, { idempotencyKey: 'pending-deposit' });
+    const balance = await retrying.balances.deposit(account, body, { idempotencyKey: pending.idempotency_key! });
     expect(balance.amount).toBe(9);
     // Answered 502 (charge_pending) until the processor's answer came, then 200.
     expect(statuses[statuses.length - 1]).toBe(200);

@@ -33,7 +33,7 @@ const STATUS_WORDS: Record<number, string> = {
   401: 'Missing or wrong credentials.',
   402: 'Payment needed or refused.',
   404: 'No such resource for this company (other companies\' ids are 404 too).',
-  409: 'Conflict: an illegal state transition, or an Idempotency-Key reused with a different body (or still in progress).',
+  409: 'Conflict: an illegal state transition, or an Idempotency-Key reused with a different body. With `Retry-After`, the work it conflicts with is still under way (a request with the same Idempotency-Key, or a renewal or another plan change of the account): retry after that many seconds.',
   410: 'Gone: a card collector or customer portal link that expired, or was spent by 5 failed card attempts; a new link must be made.',
   413: 'Payload too large: a body over 1 MiB (64 KiB on unauthenticated calls), or a batch over 1000 events.',
   415: 'Unsupported media type: send JSON with Content-Type: application/json.',
@@ -149,7 +149,7 @@ export function errorTypesOf(op: Operation): ErrorType[] {
 const errorHeaders = (status: number): Json => ({
   'Request-Id': { $ref: '#/components/headers/RequestId' },
   ...(status === 401 && { 'WWW-Authenticate': { $ref: '#/components/headers/WWWAuthenticate' } }),
-  ...(status === 429 && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+  ...((status === 429 || status === 409) && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
 });
 
 function errorResponse(status: number, types: ErrorType[]): Json {
@@ -293,7 +293,8 @@ Timestamps are ISO 8601 UTC strings.
 ## Idempotency
 Every company or operator call with POST, PUT, PATCH or DELETE honours an \`Idempotency-Key\` header (\`X-DedupeId\` is a
 synonym) for 24 hours: a retry with the same key and body returns the first response (with
-\`Idempotent-Replayed: true\`); the same key with a different body is 409 \`conflict\`.
+\`Idempotent-Replayed: true\`); the same key with a different body is 409 \`conflict\`, and while
+the first request is still running a retry is 409 \`conflict\` with \`Retry-After: 1\`.
 A 5xx answer is not remembered, so a retry with the key runs again; a charge the first attempt
 made is picked up again by that retry, never made twice. Events may also carry their own
 \`idempotency_key\`.
