@@ -34,6 +34,24 @@ const tokenOf = (path: string) => path.split('/').pop()!;
 const charges = async (co: Co, id: string) => (await listCharges(co, id)).map((c) => c.status);
 
 describe('a card collector link', () => {
+  it('takes only a card token made by Stripe.js, as do the portal\'s card calls: a payment method id is refused before anything is asked', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const portal = await co.call('POST', `/v1/accounts/${a.id}/portal_link`);
+    expect(portal.status).toBe(200);
+    const before = (await local.control(`state?key=${co.processorKey}`)).account;
+    for (const path of [`${a.path}/submit`, `${new URL(portal.body.data.url).pathname}/card`]) {
+      for (const token of ['pm_card_visa', 'pm_1Abc', 'card_123', 'tok_visa x']) {
+        const r = await api('POST', path, { body: { token }, headers: { 'x-forwarded-for': newAddress() } });
+        expect(r.status, `${path} ${token}`).toBe(400);
+        expect(r.body.error).toMatchObject({ type: 'invalid_request', param: 'token', message: expect.stringMatching(/card token made by Stripe\.js/) });
+      }
+    }
+    expect((await local.control(`state?key=${co.processorKey}`)).account).toEqual(before);
+    // None of it counted against the link: it still works.
+    expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(200);
+  });
+
   it('is spent after 5 failed card attempts (declines and refused tokens): later submits are 410 link_expired, and a new link works', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);

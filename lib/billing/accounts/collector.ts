@@ -6,6 +6,7 @@ import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
+import { cardCharge } from '../../money';
 import { attachCard } from './cards';
 import type { Account } from '../../db/schema';
 import type { Company } from '../companies/companies';
@@ -53,7 +54,8 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
   let plan: CollectorView['plan'] = null;
   if (row.account.planId && row.account.planStatus === 'PENDING_PAYMENT_METHOD') {
     const [p] = await db.select().from(plans).where(eq(plans.id, row.account.planId));
-    if (p) plan = { name: p.name, charge: periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null), period: p.billingPeriod };
+    // What saving a card charges: a price under the card minimum is waived.
+    if (p) plan = { name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
   }
   return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
 }

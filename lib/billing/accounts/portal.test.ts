@@ -176,6 +176,19 @@ describe('the customer portal', () => {
     expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[3000, 'succeeded']]);
   });
 
+  it('shows a waiting plan at the price its card will be charged, chosen amounts included', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Seats', charge_amount: 1000, balances: [{ amount: 5, denomination: 'seats', variable_unit_price: 1000 }] });
+    const account = await createAccount(co, { name: 'Kim', email: 'kim@x.io', plan_id: plan.id, enable_card_collector: true, plan_variable_amounts: { seats: 10 } });
+    const link = await portalLink(co, account);
+    const shown = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    expect('view' in shown && shown.view.plan).toMatchObject({ name: 'Seats', status: 'PENDING_PAYMENT_METHOD', charge: 6000 });
+    expect((await submit(link.url, 'tok_visa')).status).toBe(200);
+    expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[6000, 'succeeded']]);
+    const after = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    expect('view' in after && after.view.plan).toMatchObject({ status: 'ACTIVE', charge: 6000 });
+  });
+
   it('stays usable when the card it saved starts a charge whose outcome is unknown, and charges nothing twice', async () => {
     const co = await newPayingCompany(t);
     const plan = await createPlan(co, { name: 'Team', charge_amount: 3000, balances: [{ amount: 10, denomination: 'seats' }] });

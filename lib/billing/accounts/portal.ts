@@ -5,11 +5,12 @@ import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
-import { sub } from '../../money';
+import { cardCharge, sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
 import { saveCard, type OverdueRenewal } from './collector';
+import { periodChargeFor } from '../plans/plans';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
 /** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
@@ -71,7 +72,7 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
     listBalances({ db, accountId: account.id, now: at }),
     listCharges({ db, accountId: account.id, page: { limit: PORTAL_CHARGES } }),
     db
-      .select({ id: plans.id, name: plans.name, chargeAmount: plans.chargeAmount, billingPeriod: plans.billingPeriod })
+      .select()
       .from(plans)
       .where(and(eq(plans.companyId, company.id), or(eq(plans.id, account.planId ?? ''), eq(plans.id, account.scheduledPlanId ?? '')))),
   ]);
@@ -89,7 +90,8 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
           ? {
               name: current.name,
               status: account.planStatus,
-              charge: account.planChargeAmount ?? current.chargeAmount,
+              // A plan waiting for a card has no period charge yet: what saving one will charge.
+              charge: account.planChargeAmount ?? cardCharge(periodChargeFor(current, account.planVariableAmounts as Record<string, string> | null)),
               period: current.billingPeriod,
               nextRenewal: account.planStatus === 'CANCELLED' ? null : account.nextPlanRenewal,
               scheduledName: scheduled?.name ?? null,
