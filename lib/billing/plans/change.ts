@@ -9,7 +9,7 @@ import { withAccountLease } from '../accounts/lease';
 import { findRequestCharge, missingPaymentMethod } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import type { Company } from '../companies/companies';
-import { changedMeanwhile, choiceKey, decidePlanChange, describePlanChange, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
+import { changedMeanwhile, choiceKey, decidePlanChange, describePlanChange, pendingPlanChargeConflict, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
 import { getPlan, type Plan } from './plans';
 import { overageFor, pendingPlanCharge } from './renewals';
 
@@ -107,7 +107,14 @@ async function executePlanChange(db: Db, company: Company, account: Account, fac
       return;
     }
     case 'attach_pending':
-      await db.update(accounts).set({ planId: plan.id, planVariableAmounts: chosen, updatedAt: at }).where(eq(accounts.id, account.id));
+      // Under the lease a card saved through the collector or the portal takes to start the
+      // waiting plan: a start under way finishes first, and the change then finds the plan started.
+      await withAccountLease(db, account.id, at, async (fresh) => {
+        if (fresh.planStatus !== 'PENDING_PAYMENT_METHOD' || fresh.planId !== account.planId) throw changedMeanwhile();
+        const pending = await pendingPlanCharge(db, account.id);
+        if (pending) throw pendingPlanChargeConflict(pending.id);
+        await db.update(accounts).set({ planId: plan.id, planVariableAmounts: chosen, updatedAt: at }).where(eq(accounts.id, account.id));
+      });
       return;
     case 'cancel_downgrade':
       await db.update(accounts).set({ scheduledPlanId: null, scheduledPlanVariableAmounts: null, updatedAt: at }).where(eq(accounts.id, account.id));

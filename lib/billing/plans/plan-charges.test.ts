@@ -209,6 +209,27 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
   });
 
+  it('changing a waiting plan waits for a card being saved to start it: 409 with Retry-After while its lease is held', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, enable_card_collector: true } });
+    expect(created.status).toBe(200);
+    const id = created.body.data.id as string;
+    // A card being saved through the collector holds the account's lease while it starts the plan.
+    await db().update(accounts).set({ renewalLockedUntil: new Date(now().getTime() + 60_000) }).where(eq(accounts.id, id));
+    const busy = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: max.id } });
+    expect(busy.status, JSON.stringify(busy.body)).toBe(409);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(await account(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+    // Once it is done (here: given back without starting), the change goes through.
+    await db().update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
+    const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: max.id } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(await account(co, id)).toMatchObject({ plan_id: max.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+    expect((await row(id)).renewalLockedUntil).toBeNull();
+  });
+
   it('while a collector card is being charged for the waiting plan: a second link does not charge again, and changeplan is 409', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
