@@ -24,8 +24,11 @@ export type SendResult = { status: number; error: null } | { status: null; error
 // Sockets are kept for the next send to the same receiver, but not past the 5 s idle timeout
 // of common servers, after which a reused socket could be closed under the request.
 const FREE_SOCKET_MS = 4_000;
-// What is read of an answer's body before the socket is given up instead of reused.
+// What is read of an answer's body before the socket is given up instead of reused, and for how
+// long: a receiver that trickles its body would otherwise hold a socket that no send limit counts
+// (the attempt's slot is free once the status came).
 const MAX_DRAIN_BYTES = 64 * 1024;
+export const MAX_DRAIN_MS = 1_000;
 
 type Agents = { http: http.Agent; https: https.Agent };
 const state = ((globalThis as { __billingWebhookSend?: { resolver: Resolver; agents: Map<string, Agents> } }).__billingWebhookSend ??= {
@@ -130,7 +133,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
       finish({ status: res.statusCode ?? 0, error: null });
       // The answer's body is not read, only drained so the socket can serve the next send.
       let read = 0;
-      const giveUp = setTimeout(() => res.destroy(), timeoutMs);
+      const giveUp = setTimeout(() => res.destroy(), Math.min(timeoutMs, MAX_DRAIN_MS));
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;
         if (read > MAX_DRAIN_BYTES) res.destroy();
