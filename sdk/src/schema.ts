@@ -722,7 +722,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send a delivery
-         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409.
+         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.
          */
         post: operations["retryDelivery"];
         delete?: never;

@@ -433,7 +433,7 @@ const CANONICAL: Operation[] = [
   {
     method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', operationId: 'retryDelivery', tag: 'Webhooks', auth: 'company',
     summary: 'Re-send a delivery',
-    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409.',
+    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.',
     response: {
       schema: 'Delivery', description: 'The delivery with the new attempt.',
       example: { ...ex.deliveryExample, attempts: 2, attempts_log: [...ex.deliveryExample.attempts_log, { ...ex.deliveryExample.attempts_log[0], id: 'wha_01jq3vah9k1m3n5p7q9r1s3t5v' }] },

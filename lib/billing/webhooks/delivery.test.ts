@@ -441,6 +441,33 @@ describe('delivering webhooks', () => {
     }
   });
 
+  it("re-sends fired at once take the webhook's send slots: past its limit, 429 with Retry-After", async () => {
+    const co = await newCompany(t);
+    const slow = await receiver(() => 'hang');
+    const hook = await topicWebhook(co, slow.url, ['negative_balance']);
+    const items = Array.from({ length: 5 }, (_, i) => ({ accountId: `a_fake${i}`, denomination: 'credits', topic: 'negative_balance' as const, balance: '-1' }));
+    await enqueueNotifications(t.database.db, co.company.id, items, now());
+    const queued = await deliveries(co, hook.id);
+    expect(queued).toHaveLength(5);
+    const calls = queued.map((d) => co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/retry`));
+    await slow.waitFor(4);
+    await new Promise((r) => setTimeout(r, 300));
+    // Four at once reach the receiver (the webhook's limit); the fifth is refused, not sent.
+    expect(slow.requests).toHaveLength(4);
+    slow.answer(() => ({ status: 200 }));
+    slow.release();
+    const answers = await Promise.all(calls);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 429]);
+    const refused = answers.find((a) => a.status === 429)!;
+    expect(refused.body.error).toMatchObject({ type: 'rate_limited', param: 'delivery_id' });
+    expect(refused.headers.get('retry-after')).toBe('1');
+    // The slots are given back: the refused one goes out now.
+    const last = queued[answers.indexOf(refused)];
+    const again = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${last.id}/retry`);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(slow.requests).toHaveLength(5);
+  });
+
   it('a hanging receiver neither delays recording events nor holds up other webhooks', async () => {
     const co = await newCompany(t);
     const slow = await receiver(() => 'hang');

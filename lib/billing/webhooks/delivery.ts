@@ -5,7 +5,7 @@ import { query, type Db } from '../../db/client';
 import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
 import { newId } from '../../ids';
 import { now as clockNow, wallClock } from '../../clock';
-import { conflict, notFound } from '../../errors';
+import { ApiError, conflict, notFound } from '../../errors';
 import { log } from '../../log';
 import { stringifyJson, toUnits, unitsOut } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
@@ -611,7 +611,8 @@ export async function getDelivery({ db, companyId, webhookId, deliveryId: asked 
  * Re-sends a delivery now, whatever its state (a replay of a succeeded one included), and
  * returns it with the new attempt logged. A failed re-send of a delivery with retries left
  * goes back on the schedule, one of a delivery that had succeeded stays succeeded (it was
- * delivered); one in flight right now is 409.
+ * delivered); one in flight right now is 409. It takes a send slot as background sends do: while the
+ * webhook or its company has none free, 429 with Retry-After.
  */
 export async function retryDelivery({ db, companyId, webhookId, deliveryId: asked }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
   const deliveryId = deliveryIdOf(asked);
@@ -621,23 +622,35 @@ export async function retryDelivery({ db, companyId, webhookId, deliveryId: aske
   const [before] = await db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(mine);
   // None of this webhook's: 404.
   if (!before) return getDelivery({ db, companyId, webhookId, deliveryId });
-  // Claimed only from the state just read: what the re-send's failure leaves depends on it.
-  const [claimed] = await db
-    .update(webhookDeliveries)
-    .set({
-      status: 'sending',
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      nextAttemptAt: new Date(at.getTime() + leaseMs()),
-      updatedAt: at,
-      // Recorded with the claim: a process that takes the replay over after this one died knows it.
-      ...(before.status === 'succeeded' && { payload: sql`coalesce(${webhookDeliveries.payload}, '{}'::jsonb) || '{"delivered": true}'::jsonb` }),
-    })
-    .where(and(mine, eq(webhookDeliveries.status, before.status), inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed'])))
-    .returning();
-  if (!claimed) {
-    await getDelivery({ db, companyId, webhookId, deliveryId });
-    throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
+  // Within the same limits as the background sends: re-sends fired at once, however many, hold
+  // at most the company's and the webhook's share of this process's slots.
+  const slot: Slot = { webhookId: w.id, companyId: w.companyId, slow: isSlow(w.id) };
+  if (!fits(slot)) {
+    throw new ApiError('rate_limited', "This webhook's (or this company's) sends are at their limit right now; retry in a moment.", 'delivery_id', {}, { 'Retry-After': '1' });
   }
-  await sendClaimed(db, claimed, w);
+  holdSlot(slot);
+  try {
+    // Claimed only from the state just read: what the re-send's failure leaves depends on it.
+    const [claimed] = await db
+      .update(webhookDeliveries)
+      .set({
+        status: 'sending',
+        attempts: sql`${webhookDeliveries.attempts} + 1`,
+        nextAttemptAt: new Date(at.getTime() + leaseMs()),
+        updatedAt: at,
+        // Recorded with the claim: a process that takes the replay over after this one died knows it.
+        ...(before.status === 'succeeded' && { payload: sql`coalesce(${webhookDeliveries.payload}, '{}'::jsonb) || '{"delivered": true}'::jsonb` }),
+      })
+      .where(and(mine, eq(webhookDeliveries.status, before.status), inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed'])))
+      .returning();
+    if (!claimed) {
+      await getDelivery({ db, companyId, webhookId, deliveryId });
+      throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
+    }
+    await sendClaimed(db, claimed, w);
+  } finally {
+    releaseSlot(slot);
+    notify();
+  }
   return getDelivery({ db, companyId, webhookId, deliveryId });
 }
