@@ -32,3 +32,14 @@ describe('advancing the test clock while the background tick is at work', () => 
     expect(runs).toBe(1);
   });
 });
+
+describe('two advances at once', () => {
+  it('take turns: the clock moves by both, each from where the other left it', async () => {
+    const { db } = t.database;
+    const start = (await advanceTestClock(db, 0)).getTime();
+    const [first, second] = await Promise.all([advanceTestClock(db, 86_400), advanceTestClock(db, 3_600)]);
+    expect(first.getTime() - start).toBe(86_400_000);
+    expect(second.getTime() - start).toBe(86_400_000 + 3_600_000);
+    expect(now().getTime() - start).toBe(90_000_000);
+  });
+});

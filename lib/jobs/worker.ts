@@ -150,9 +150,15 @@ export async function advanceTestClock(db: Db, seconds: number): Promise<Date> {
   // The process's own background tick neither runs beside the advance nor is overtaken by it:
   // stepping the clock past the leases of work it is doing would let the advance run that work again.
   loop.advancing++;
-  try {
+  // Advances take turns: each moves the clock by its own seconds from where the one before left
+  // it (two at once counted from the same time would move it once, past each other's work).
+  const turn = loop.advances.then(async () => {
     await loop.current;
-    return await advanceSteps(db, seconds);
+    return advanceSteps(db, seconds);
+  });
+  loop.advances = turn.catch(() => {});
+  try {
+    return await turn;
   } finally {
     loop.advancing--;
   }
@@ -174,9 +180,10 @@ async function advanceSteps(db: Db, seconds: number): Promise<Date> {
   return clockNow();
 }
 
-type LoopState = { timer?: NodeJS.Timeout; running: boolean; stopping: boolean; migrated: boolean; current?: Promise<void>; advancing: number };
-const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false, stopping: false, migrated: false, advancing: 0 });
+type LoopState = { timer?: NodeJS.Timeout; running: boolean; stopping: boolean; migrated: boolean; current?: Promise<void>; advancing: number; advances: Promise<unknown> };
+const loop: LoopState = ((globalThis as { __billingWorkerLoop?: LoopState }).__billingWorkerLoop ??= { running: false, stopping: false, migrated: false, advancing: 0, advances: Promise.resolve() });
 loop.advancing ??= 0;
+loop.advances ??= Promise.resolve();
 
 /** The in-process worker loop: ticks every WORKER_INTERVAL_MS (default 1 s). */
 export function startWorker(): void {
