@@ -7,6 +7,7 @@ import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
 import { advance, charges as listCharges, createPlan } from '../../testing/scenario';
 import { now } from '../../clock';
+import { reconcileCharges } from '../settlement';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
@@ -183,6 +184,29 @@ describe('a card collector link', () => {
     expect(again.body.error.message).toBe('This link was already used.');
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
     expect(await charges(co, a.id)).toEqual(['succeeded']);
+  });
+
+  it('stays usable when the plan charge its card started is still unknown, and takes another card once that one was declined', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const first = await submit(a.path, 'tok_chargeCustomerFail', newAddress());
+    expect(first.status, JSON.stringify(first.body)).toBe(502);
+    expect(first.body.error.charge_pending).toBe(true);
+    // Said to the card holder in their words: no ids, no API advice.
+    expect(first.body.error.message).toBe('Your card is saved. Its payment is still being confirmed; check back in a few minutes.');
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: null, busyUntil: null, failedAttempts: 0 });
+    // The processor declines it in the end: the plan still waits, and the same link takes another card.
+    const [pending] = await listCharges(co, a.id);
+    await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
+    await advance(120);
+    await reconcileCharges(t.database.db, now());
+    expect(await charges(co, a.id)).toEqual(['failed']);
+    const second = await submit(a.path, 'tok_visa', newAddress());
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.data.plan_status).toBe('ACTIVE');
+    expect(await charges(co, a.id)).toEqual(['succeeded', 'failed']);
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date) });
   });
 
   it('submitted twice at once saves one card and charges once', async () => {

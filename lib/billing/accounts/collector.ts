@@ -104,9 +104,17 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
 }
 
 /**
+ * A plan charge still unknown, said to the card holder on a hosted page: the API's message names
+ * the account and charge and advises a retry under an Idempotency-Key, which is for the company.
+ */
+export function forCardHolder(err: ApiError): ApiError {
+  return new ApiError(err.type, 'Your card is saved. Its payment is still being confirmed; check back in a few minutes.', err.param, err.extra, err.headers);
+}
+
+/**
  * The end customer submitted a card: claim the link for a while (one submission at a time, and
  * a process that dies mid-way does not leave it used), attach the card, start the pending plan,
- * and mark the link used. On failure the link is released so they can try another card;
+ * and mark the link used. On failure (a plan charge still unknown included) the link is released so they can try another card;
  * after MAX_FAILED_ATTEMPTS declined cards or refused tokens it is spent (410 link_expired).
  */
 export async function completeCollector({ db, token, cardToken }: { db: Db; token: string; cardToken: string }) {
@@ -128,10 +136,12 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
   try {
     ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at }));
   } catch (err) {
-    // The card was saved and only the plan's charge is still unknown: the link has done its job.
+    // The card was saved and only the plan's charge is still unknown. The link stays usable, as
+    // the portal's does: a card saved meanwhile charges nothing more (a start waits for a pending
+    // plan charge), and if that charge is declined the plan still waits for a card, through this link.
     if (err instanceof ApiError && err.extra.charge_pending === true) {
-      await used();
-      throw err;
+      await db.update(collectorLinks).set({ busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
+      throw forCardHolder(err);
     }
     // Any other failure frees it for another card.
     if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { busyUntil: null });

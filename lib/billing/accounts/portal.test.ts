@@ -198,6 +198,7 @@ describe('the customer portal', () => {
     const first = await submit(link.url, 'tok_visa');
     expect(first.status, JSON.stringify(first.body)).toBe(502);
     expect(first.body.error.charge_pending).toBe(true);
+    expect(first.body.error.message).toBe('Your card is saved. Its payment is still being confirmed; check back in a few minutes.');
     // While it is pending: the new card is saved, and the plan is not charged again.
     const meanwhile = await submit(link.url, 'tok_mastercard');
     expect(meanwhile.status, JSON.stringify(meanwhile.body)).toBe(502);

@@ -9,7 +9,7 @@ import { cardCharge, sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
-import { saveCard, type OverdueRenewal } from './collector';
+import { forCardHolder, saveCard, type OverdueRenewal } from './collector';
 import { periodChargeFor } from '../plans/plans';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
@@ -139,7 +139,7 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
     // and once the charge is settled the form works again.
     if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, portalLinks, row.link.id, err, issuer, { busyUntil: null });
     await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
-    throw err;
+    throw err instanceof ApiError && err.extra.charge_pending === true ? forCardHolder(err) : err;
   }
   await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
   const pm = account.paymentMethod;
