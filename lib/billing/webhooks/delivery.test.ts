@@ -146,6 +146,29 @@ describe('delivering webhooks', () => {
     ]);
   });
 
+  it('sends a balance_change only once the one before it for the same balance is done, so the newer balance arrives last', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => 'hang');
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await createAccount(co);
+    await grant(co, account, 10);
+    const first = runDueWork(t.database.db, now());
+    await r.waitFor(1);
+    expect(r.requests[0].json.balance).toBe('10');
+    // A change while that one is in flight: a new delivery, which waits for it.
+    await spend(co, account, 4);
+    const second = deliverDueWebhooks(t.database.db, now());
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.requests).toHaveLength(1);
+    expect((await deliveries(co, hook.id)).map((d) => d.status).sort()).toEqual(['pending', 'sending']);
+    r.answer(() => ({ status: 200 }));
+    r.release();
+    await Promise.all([first, second]);
+    await r.waitFor(2);
+    expect(r.requests.map((q) => q.json.balance)).toEqual(['10', '6']);
+    expect((await deliveries(co, hook.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
+  });
+
   it('keeps coalescing balance_change while the receiver fails, and sends the balance once when it is back', async () => {
     const co = await newCompany(t);
     const r = await receiver(() => ({ status: 500 }));

@@ -340,7 +340,7 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{
     const lockable = db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
-      .where(and(inArray(webhookDeliveries.id, [...picked.keys()]), dueNow(at)))
+      .where(and(inArray(webhookDeliveries.id, [...picked.keys()]), dueNow(at), noSiblingInFlight(at)))
       .for('update', { skipLocked: true });
     rows = await db
       .update(webhookDeliveries)
@@ -352,6 +352,20 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{
     for (const [id, slot] of picked) if (!taken.has(id)) releaseSlot(slot);
   }
   return { rows, slots: picked };
+}
+
+/**
+ * A balance_change waits while another of its key (webhook, account, denomination) is being sent
+ * under a live lease: it reads the balance when it is sent, so sent after that one it carries the
+ * newer balance last. Two sent side by side could arrive the other way round, and a receiver that
+ * keeps the latest message would keep the older balance.
+ */
+function noSiblingInFlight(at: Date) {
+  // webhook_deliveries is the claimed row here, o its sibling.
+  return sql`(webhook_deliveries.coalesce_key is null or not exists (
+    select 1 from webhook_deliveries o
+    where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'sending'
+      and o.next_attempt_at > ${at.toISOString()}::timestamptz and o.id <> webhook_deliveries.id))`;
 }
 
 async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
