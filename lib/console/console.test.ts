@@ -45,6 +45,26 @@ describe('form values', () => {
     expect(formValues(fd)).toEqual({ name: 'Pro', balances: [{ denomination: 'tokens', amount: '10' }, { denomination: 'gb' }], flags: { beta: 'on' } });
   });
 
+  it('refuses a list index or a depth no form has, at once, instead of building an array that long', () => {
+    for (const name of ['balances[4294967294].amount', 'a[1000]', 'a[0000000000001]', 'a.b.c.d.e.f.g']) {
+      const fd = new FormData();
+      fd.set('name', 'Pro');
+      fd.set(name, 'x');
+      const started = performance.now();
+      let thrown: unknown;
+      try {
+        formValues(fd);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(performance.now() - started, name).toBeLessThan(100);
+      expect((thrown as FormInvalid)?.errors, name).toEqual([{ param: name, message: expect.stringMatching(/at most 1000 rows/) }]);
+    }
+    const fd = new FormData();
+    fd.set('rows[999].amount', '1');
+    expect(formValues(fd)).toEqual({ rows: [{ amount: '1' }] });
+  });
+
   it("never reaches an object's prototype or an inherited member, whatever the field names", () => {
     const fd = new FormData();
     for (const name of ['__proto__.polluted', 'constructor.prototype.polluted', '__proto__[polluted]', 'toString.polluted', 'balances[0].__proto__.polluted']) fd.set(name, 'yes');

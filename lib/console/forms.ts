@@ -38,6 +38,13 @@ export class FormInvalid extends Error {
 }
 
 const UNSAFE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+/**
+ * Rows a list field may number, and how deep a name may go: no console form comes near either.
+ * An index is an array's length, and closing up the holes walks all of it: `rows[4294967294]`
+ * would hold the server's thread for minutes.
+ */
+export const MAX_FORM_ROWS = 1000;
+const MAX_NAME_DEPTH = 6;
 
 /**
  * FormData as the object the API would receive: `balances[0].amount` style names become nested
@@ -54,6 +61,9 @@ export function formValues(fd: FormData): Record<string, unknown> {
     const path = key.match(/[^.[\]]+/g) ?? [];
     // A name that would reach an object's prototype (`__proto__.x`) is no field of any form.
     if (path.some((part) => UNSAFE_NAMES.has(part))) continue;
+    if (path.length > MAX_NAME_DEPTH || path.some((part) => /^\d+$/.test(part) && (part.length > 4 || Number(part) >= MAX_FORM_ROWS))) {
+      throw new FormInvalid([{ param: key, message: `No form has this field: lists hold at most ${MAX_FORM_ROWS} rows.` }]);
+    }
     let node: Record<string, unknown> | unknown[] = out;
     path.forEach((part, i) => {
       const last = i === path.length - 1;
