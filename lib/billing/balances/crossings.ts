@@ -235,7 +235,13 @@ async function readCrossings(db: Db, falls: Moved[]): Promise<Crossed[]> {
   }));
 }
 
-/** One threshold refill in flight per balance: the partial unique index on jobs enforces it. */
+/**
+ * One threshold refill queued per balance: the partial unique index on jobs (queued or running)
+ * keeps a second crossing from queueing another while one waits. A crossing while the balance's
+ * refill job is running (its units may be in already, its job not yet marked done) is a new one:
+ * it is queued under the key `<balance>:next`, and runs once the charge before it is settled
+ * (runThresholdRefill waits for a pending one).
+ */
 export async function queueThresholdRefill(db: Db, balanceId: string, now: Date): Promise<void> {
   await queueThresholdRefills(db, [balanceId], now);
 }
@@ -245,7 +251,10 @@ async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): P
   await query(
     db,
     sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
-      select v.id, 'threshold_refill', v.balance_id, jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
+      select v.id, 'threshold_refill',
+        case when exists (select 1 from jobs j where j.kind = 'threshold_refill' and j.dedupe_key = v.balance_id and j.status = 'running')
+          then v.balance_id || ':next' else v.balance_id end,
+        jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
       from unnest(${textArray(balanceIds.map(() => newId('job')))}, ${textArray(balanceIds)}) as v(id, balance_id)
       on conflict do nothing`,
   );

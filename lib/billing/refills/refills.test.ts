@@ -132,6 +132,33 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill_threshold', amount: 100 }]);
   });
 
+  it('a crossing while the last threshold refill is still finishing queues the next one, and both are bought', async () => {
+    const a = await account(co);
+    expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 150 } })).status).toBe(200);
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 100 } })).status).toBe(200);
+    const spend = (units: number) => co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'use', cost_override_amount: units, cost_override_denomination: 'credits' } });
+    expect((await spend(60)).status).toBe(200);
+    // The refill for that crossing has added its units and its job is not marked done yet.
+    await advance(0);
+    expect((await balance(co, a.id)).amount).toBe(190);
+    const jobs = () => t.database.db.execute(sql`select status, dedupe_key from jobs where kind = 'threshold_refill' and payload->>'balance_id' = (select id from balances where account_id = ${a.id})`);
+    const rows = async () => {
+      const r = (await jobs()) as unknown as { rows?: { status: string }[] } & { status: string }[];
+      return (r.rows ?? r).map((j) => j.status).sort();
+    };
+    expect(await rows()).toEqual(['done']);
+    await t.database.db.execute(sql`update jobs set status = 'running', locked_until = ${new Date(now().getTime() + 300_000).toISOString()}::timestamptz where kind = 'threshold_refill' and payload->>'balance_id' = (select id from balances where account_id = ${a.id})`);
+    // A new crossing meanwhile (190 → 80).
+    expect((await spend(110)).status).toBe(200);
+    expect(await rows()).toEqual(['queued', 'running']);
+    await advance(0);
+    expect((await balance(co, a.id)).amount).toBe(180);
+    expect((await charges(co, a.id)).map((c) => [c.reason, c.amount, c.status])).toEqual([
+      ['refill_threshold', 900, 'succeeded'],
+      ['refill_threshold', 900, 'succeeded'],
+    ]);
+  });
+
   it('stores a threshold setting together with the refill it calls for, or neither', async () => {
     const a = await account(co);
     // Queuing the refill fails, as if the process died right after storing the setting.
