@@ -26,23 +26,26 @@ function useStripePromise(publishableKey: string, stripeJsUrl: string | null) {
   return promise;
 }
 
-export function CollectorForm(props: { token: string; publishableKey: string; stripeJsUrl: string | null }) {
+/** The plan start the page shows (its plan and what saving the card charges): sent with the card, which is charged only that. */
+export type Quote = { plan_id: string; charge: number } | null;
+
+export function CollectorForm(props: { token: string; publishableKey: string; stripeJsUrl: string | null; quote: Quote }) {
   const stripePromise = useStripePromise(props.publishableKey, props.stripeJsUrl);
   if (!stripePromise) return <p className="mt-6 text-slate-600" role="status">Loading the secure card form…</p>;
   return (
     <Elements stripe={stripePromise}>
-      <CardForm submitUrl={`/collect/${encodeURIComponent(props.token)}/submit`} mode="collector" />
+      <CardForm submitUrl={`/collect/${encodeURIComponent(props.token)}/submit`} mode="collector" quote={props.quote} />
     </Elements>
   );
 }
 
 /** The customer portal's form to replace the card on file: the collector's form, kept after a save. */
-export function PortalCardForm(props: { token: string; publishableKey: string; stripeJsUrl: string | null }) {
+export function PortalCardForm(props: { token: string; publishableKey: string; stripeJsUrl: string | null; quote: Quote }) {
   const stripePromise = useStripePromise(props.publishableKey, props.stripeJsUrl);
   if (!stripePromise) return <p className="mt-4 text-slate-700" role="status">Loading the secure card form…</p>;
   return (
     <Elements stripe={stripePromise}>
-      <CardForm submitUrl={`/portal/${encodeURIComponent(props.token)}/card`} mode="portal" />
+      <CardForm submitUrl={`/portal/${encodeURIComponent(props.token)}/card`} mode="portal" quote={props.quote} />
     </Elements>
   );
 }
@@ -58,7 +61,7 @@ function savedMessage(data: Outcome | undefined): string {
   return saved;
 }
 
-function CardForm({ submitUrl, mode }: { submitUrl: string; mode: 'collector' | 'portal' }) {
+function CardForm({ submitUrl, mode, quote }: { submitUrl: string; mode: 'collector' | 'portal'; quote: Quote }) {
   const stripe = useStripe();
   const elements = useElements();
   const router = useRouter();
@@ -87,7 +90,7 @@ function CardForm({ submitUrl, mode }: { submitUrl: string; mode: 'collector' | 
     const res = await fetch(submitUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token: cardToken.id }),
+      body: JSON.stringify({ token: cardToken.id, ...(quote && { quote }) }),
     });
     const body = await res.json().catch(() => null);
     setBusy(false);

@@ -43,7 +43,12 @@ export default async function CollectPage({ params }: { params: Promise<{ token:
             {result.view.plan && result.view.plan.charge === 0 && <> Saving the card starts the <span className="font-medium">{result.view.plan.name}</span> plan.</>}
           </p>
           {result.view.publishableKey ? (
-            <CollectorForm token={token} publishableKey={result.view.publishableKey} stripeJsUrl={local ? `${local}/stripe-js/v3` : null} />
+            <CollectorForm
+              token={token}
+              publishableKey={result.view.publishableKey}
+              stripeJsUrl={local ? `${local}/stripe-js/v3` : null}
+              quote={result.view.plan && { plan_id: result.view.plan.id, charge: result.view.plan.charge }}
+            />
           ) : (
             <p className="mt-4 rounded bg-amber-50 p-3 text-amber-900" role="alert">{result.view.companyName} has not set up card payments yet. Please contact them.</p>
           )}

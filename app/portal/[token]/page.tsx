@@ -164,7 +164,13 @@ export default async function PortalPage({ params }: { params: Promise<{ token: 
         </p>
         <h3 className="mt-4 font-medium">{view.card ? 'Replace your card' : 'Add a card'}</h3>
         {view.publishableKey ? (
-          <PortalCardForm token={token} publishableKey={view.publishableKey} stripeJsUrl={local ? `${local}/stripe-js/v3` : null} />
+          <PortalCardForm
+            token={token}
+            publishableKey={view.publishableKey}
+            stripeJsUrl={local ? `${local}/stripe-js/v3` : null}
+            // A plan waiting for a card starts with it, at the price shown above: the card is charged only that.
+            quote={view.plan?.status === 'PENDING_PAYMENT_METHOD' ? { plan_id: view.plan.id, charge: view.plan.charge } : null}
+          />
         ) : (
           <p className="mt-2 rounded bg-amber-50 p-3 text-amber-900">{view.companyName} has not set up card payments yet. Please contact them.</p>
         )}

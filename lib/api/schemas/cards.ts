@@ -14,4 +14,11 @@ export const hostedCardAttach = z.strictObject({
     .min(1, 'must not be empty')
     .max(255)
     .regex(/^tok_[A-Za-z0-9_]+$/, 'must be a card token made by Stripe.js (tok_...)'),
+  /** The plan start the page showed (its plan and what it said saving the card charges): a card is charged only that. */
+  quote: z
+    .strictObject({
+      plan_id: z.string().max(64),
+      charge: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    })
+    .optional(),
 });

@@ -186,6 +186,35 @@ describe('a card collector link', () => {
     expect(await charges(co, a.id)).toEqual(['succeeded']);
   });
 
+  it('charges only the plan start the page showed: after the company changed the plan, a stale page saves and charges nothing', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
+    const page = await viewCollector({ db: t.database.db, token: tokenOf(a.path) });
+    const shown = 'view' in page ? page.view.plan! : null;
+    expect(shown).toMatchObject({ name: 'Pro', charge: 2500 });
+    // The company moves the waiting account to another plan while the page is open.
+    expect((await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } })).status).toBe(200);
+    const send = (quote: unknown) => api('POST', `${a.path}/submit`, { body: { token: 'tok_visa', quote }, headers: { 'x-forwarded-for': newAddress() } });
+    const stale = await send({ plan_id: shown!.id, charge: shown!.charge });
+    expect(stale.status, JSON.stringify(stale.body)).toBe(409);
+    expect(stale.body.error).toMatchObject({ type: 'conflict', param: 'quote', message: expect.stringMatching(/nothing was saved or charged\. Reload the page/) });
+    expect(await charges(co, a.id)).toEqual([]);
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data).toMatchObject({ plan_id: max.id, plan_status: 'PENDING_PAYMENT_METHOD', payment_method: null });
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: null, busyUntil: null, failedAttempts: 0 });
+    // Reloaded: the page shows the new price, and the card is charged that.
+    const again = await viewCollector({ db: t.database.db, token: tokenOf(a.path) });
+    const now = 'view' in again ? again.view.plan! : null;
+    expect(now).toMatchObject({ id: max.id, charge: 5000 });
+    const ok = await send({ plan_id: now!.id, charge: now!.charge });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect((await listCharges(co, a.id)).map((c) => [c.amount, c.status])).toEqual([[5000, 'succeeded']]);
+    // A quote that is not one is refused on its field.
+    const bad = await send({ plan_id: max.id, charge: '50' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('quote.charge');
+  });
+
   it('stays usable when the plan charge its card started is still unknown, and takes another card once that one was declined', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);

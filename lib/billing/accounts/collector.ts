@@ -31,7 +31,7 @@ export type CollectorView = {
   companyName: string;
   publishableKey: string | null;
   accountName: string;
-  plan: { name: string; charge: number; period: string } | null;
+  plan: { id: string; name: string; charge: number; period: string } | null;
 };
 
 async function loadLink(db: Db, token: string) {
@@ -55,7 +55,7 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
   if (row.account.planId && row.account.planStatus === 'PENDING_PAYMENT_METHOD') {
     const [p] = await db.select().from(plans).where(eq(plans.id, row.account.planId));
     // What saving a card charges: a price under the card minimum is waived.
-    if (p) plan = { name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
+    if (p) plan = { id: p.id, name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
   }
   return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
 }
@@ -85,8 +85,14 @@ async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<Over
  * past-due renewal the new card was declined for is a 402 like a declined card (the card stays
  * saved; the holder may try another).
  */
-export async function saveCard({ db, company, account, cardToken, at }: { db: Db; company: Company; account: Account; cardToken: string; at: Date }): Promise<{ account: Account; renewal: OverdueRenewal }> {
+export async function saveCard({ db, company, account, cardToken, at, quote }: { db: Db; company: Company; account: Account; cardToken: string; at: Date; quote?: PlanQuote }): Promise<{ account: Account; renewal: OverdueRenewal }> {
   const before = account.planStatus;
+  // A page loaded before the company changed the waiting plan: nothing is saved or charged.
+  if (quote && account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD') {
+    const [plan] = await db.select().from(plans).where(eq(plans.id, account.planId));
+    const decision = decidePendingPlanStart({ account, plan: plan ?? null });
+    if (decision.kind === 'start' && !matchesQuote(decision, quote)) throw priceChanged(false);
+  }
   const attached = await attachCard({ db, company, account, token: cardToken });
   if (attached.planId && attached.planStatus === 'PENDING_PAYMENT_METHOD') {
     // Under the account's plan lease: another link of the same account may be submitted at once.
@@ -95,12 +101,30 @@ export async function saveCard({ db, company, account, cardToken, at }: { db: Db
       const pending = plan ? await pendingPlanCharge(db, fresh.id) : null;
       const decision = decidePendingPlanStart({ account: fresh, plan: plan ?? null, pendingPlanChargeId: pending?.id ?? null });
       if (decision.kind === 'wait') throw pendingPlanError(fresh, decision.chargeId, 'start');
+      if (decision.kind === 'start' && quote && !matchesQuote(decision, quote)) throw priceChanged(true);
       if (decision.kind === 'start') await activatePlan({ db, company, account: fresh, plan: decision.plan, chosen: decision.chosen, charge: decision.charge, reason: 'start' });
     });
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, attached.id));
   if (before !== 'PAST_DUE') return { account: fresh, renewal: null };
   return { account: fresh, renewal: fresh.planStatus === 'PAST_DUE' ? await overdueOutcome(db, fresh.id, at) : { status: 'paid' } };
+}
+
+/** What a hosted page showed a plan start would charge: the plan, and the cents saving a card charges. */
+export type PlanQuote = { plan_id: string; charge: number };
+
+function matchesQuote(decision: { plan: { id: string }; charge: number }, quote: PlanQuote): boolean {
+  return decision.plan.id === quote.plan_id && cardCharge(decision.charge) === quote.charge;
+}
+
+/** The plan the page showed is no longer the one a card would start, or costs another amount. */
+function priceChanged(saved: boolean): ApiError {
+  return conflict(
+    saved
+      ? 'Your card is saved, but the plan or its price changed since this page was loaded, so nothing was charged. Reload the page to see the current price.'
+      : 'The plan or its price changed since this page was loaded, so nothing was saved or charged. Reload the page to see the current price.',
+    'quote',
+  );
 }
 
 /**
@@ -117,7 +141,7 @@ export function forCardHolder(err: ApiError): ApiError {
  * and mark the link used. On failure (a plan charge still unknown included) the link is released so they can try another card;
  * after MAX_FAILED_ATTEMPTS declined cards or refused tokens it is spent (410 link_expired).
  */
-export async function completeCollector({ db, token, cardToken }: { db: Db; token: string; cardToken: string }) {
+export async function completeCollector({ db, token, cardToken, quote }: { db: Db; token: string; cardToken: string; quote?: PlanQuote }) {
   const at = clockNow();
   const row = await loadLink(db, token);
   if (!row) throw notFound('card collector link');
@@ -134,7 +158,7 @@ export async function completeCollector({ db, token, cardToken }: { db: Db; toke
   const used = () => db.update(collectorLinks).set({ usedAt: at, busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
   let account;
   try {
-    ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at }));
+    ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote }));
   } catch (err) {
     // The card was saved and only the plan's charge is still unknown. The link stays usable, as
     // the portal's does: a card saved meanwhile charges nothing more (a start waits for a pending

@@ -183,7 +183,14 @@ describe('the customer portal', () => {
     const link = await portalLink(co, account);
     const shown = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
     expect('view' in shown && shown.view.plan).toMatchObject({ name: 'Seats', status: 'PENDING_PAYMENT_METHOD', charge: 6000 });
-    expect((await submit(link.url, 'tok_visa')).status).toBe(200);
+    const quote = 'view' in shown ? { plan_id: shown.view.plan!.id, charge: shown.view.plan!.charge } : null;
+    // A page showing another price than the plan's now is not charged.
+    const stale = await api('POST', `${new URL(link.url).pathname}/card`, { body: { token: 'tok_visa', quote: { ...quote, charge: 1000 } }, headers: { 'x-forwarded-for': newAddress() } });
+    expect(stale.status, JSON.stringify(stale.body)).toBe(409);
+    expect(stale.body.error).toMatchObject({ type: 'conflict', param: 'quote' });
+    expect(await charges(co, account)).toEqual([]);
+    const paid = await api('POST', `${new URL(link.url).pathname}/card`, { body: { token: 'tok_visa', quote }, headers: { 'x-forwarded-for': newAddress() } });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     expect((await charges(co, account)).map((c) => [c.amount, c.status])).toEqual([[6000, 'succeeded']]);
     const after = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
     expect('view' in after && after.view.plan).toMatchObject({ status: 'ACTIVE', charge: 6000 });

@@ -9,7 +9,7 @@ import { cardCharge, sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
-import { forCardHolder, saveCard, type OverdueRenewal } from './collector';
+import { forCardHolder, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
 import { periodChargeFor } from '../plans/plans';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
@@ -45,6 +45,7 @@ export type PortalView = {
   account: { name: string; email: string };
   balances: { denomination: string; amount: string; pending: string; available: string }[];
   plan: {
+    id: string;
     name: string;
     status: string;
     /** Cents per period. */
@@ -88,6 +89,7 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
       plan:
         current && account.planStatus !== 'NONE'
           ? {
+              id: current.id,
               name: current.name,
               status: account.planStatus,
               // A plan waiting for a card has no period charge yet: what saving one will charge.
@@ -117,7 +119,7 @@ export type PortalCardOutcome = {
  * renewal is retried at once and a plan waiting for a card starts, as with the collector. After
  * MAX_FAILED_ATTEMPTS declined cards or refused tokens the link is spent (410 link_expired).
  */
-export async function replacePortalCard({ db, token, cardToken }: { db: Db; token: string; cardToken: string }): Promise<PortalCardOutcome> {
+export async function replacePortalCard({ db, token, cardToken, quote }: { db: Db; token: string; cardToken: string; quote?: PlanQuote }): Promise<PortalCardOutcome> {
   const at = clockNow();
   const row = await loadLink(db, token);
   if (!row) throw notFound('portal link');
@@ -132,7 +134,7 @@ export async function replacePortalCard({ db, token, cardToken }: { db: Db; toke
   let account;
   let renewal: OverdueRenewal = null;
   try {
-    ({ account, renewal } = await saveCard({ db, company: row.company, account: row.account, cardToken, at }));
+    ({ account, renewal } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote }));
   } catch (err) {
     // A charge whose outcome is still unknown frees the link like any other answer: a card saved
     // meanwhile charges nothing more (saveCard and the renewals wait for a pending plan charge),
