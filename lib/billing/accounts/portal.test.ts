@@ -118,7 +118,7 @@ describe('the customer portal', () => {
       { denomination: 'credits', amount: '231', pending: '0', available: '231' },
       { denomination: 'tokens', amount: '1000', pending: '12.5', available: '987.5' },
     ]);
-    expect(view.plan).toEqual({ name: plan.name, status: 'ACTIVE', charge: 2500, period: 'month', nextRenewal: new Date(account.next_plan_renewal), scheduledName: null });
+    expect(view.plan).toEqual({ id: plan.id, name: plan.name, status: 'ACTIVE', charge: 2500, period: 'month', nextRenewal: new Date(account.next_plan_renewal), scheduledName: null });
     expect(view.card).toMatchObject({ brand: 'visa', last4: '4242' });
     // 22 charges (the plan start and 21 deposits): the newest 20, newest first.
     expect(view.charges).toHaveLength(20);

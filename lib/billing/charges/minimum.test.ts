@@ -32,20 +32,33 @@ describe('amounts below the smallest card payment ($0.50)', () => {
     expect((await charges(co, id)).map((c) => [c.amount, c.status])).toEqual([[50, 'succeeded']]);
   });
 
-  it('are waived at a renewal (30 cents of overage): the plan renews instead of failing for good', async () => {
+  it('are carried at a renewal (30 cents of overage): the plan renews, and the cents are billed with a later renewal once they reach $0.50', async () => {
     const co = await newPayingCompany(t);
     const plan = await createPlan(co, { name: 'Daily', charge_amount: 0, billing_period: 'day', overage_charge_mode: 'postpay', balances: [{ amount: 10, denomination: 'tokens', overage_charge_amount: 3 }] });
     const id = await createAccount(co, { plan_id: plan.id, token: 'tok_visa' });
     await spend(co, id, 20, { type: 'use', denomination: 'tokens' });
     const paidBefore = await intents(co);
     await advance(86_400);
-    const account = (await co.call('GET', `/v1/accounts/${id}`)).body.data;
-    expect(account.plan_status).toBe('ACTIVE');
+    expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('ACTIVE');
     expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(10);
-    const [renewal] = await charges(co, id);
-    expect(renewal).toMatchObject({ reason: 'plan_renewal', amount: 0, status: 'succeeded' });
-    expect(renewal.description).toMatch(/\$0\.30 waived: below \$0\.50/);
+    // Nothing charged for the 30 cents yet, and nothing lost of them.
+    expect((await charges(co, id)).filter((c) => c.reason === 'plan_renewal')).toEqual([]);
     expect(await intents(co)).toBe(paidBefore);
+    // A day with 4 tokens over (12 cents): 42 cents, still carried.
+    await spend(co, id, 14, { type: 'use', denomination: 'tokens' });
+    await advance(86_400);
+    expect((await charges(co, id)).filter((c) => c.reason === 'plan_renewal')).toEqual([]);
+    // A day with 3 more over (9 cents): 51 cents, charged at once with the renewal, naming what was carried.
+    await spend(co, id, 13, { type: 'use', denomination: 'tokens' });
+    await advance(86_400);
+    const renewals = (await charges(co, id)).filter((c) => c.reason === 'plan_renewal');
+    expect(renewals.map((c) => [c.amount, c.status])).toEqual([[51, 'succeeded']]);
+    expect(renewals[0].description).toMatch(/carried from earlier renewals \(below \$0\.50 each\): 42 cents/);
+    expect(await intents(co)).toBe(paidBefore + 1);
+    // Paid: nothing carried any more; the next day without overage charges nothing.
+    await advance(86_400);
+    expect((await charges(co, id)).filter((c) => c.reason === 'plan_renewal')).toHaveLength(1);
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(10);
   });
 
   it('are waived for an upgrade whose credit leaves less than 50 cents, as its preview says', async () => {

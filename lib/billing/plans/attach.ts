@@ -23,7 +23,8 @@ export type ActivatePlanEffect = { kind: 'activate_plan'; plan_id: string; chose
  * What a renewal charge pays for: the next period of the plan (or of the scheduled one). Its
  * failure has an effect too: the account becomes PAST_DUE until a retry is paid.
  */
-export type RenewPlanEffect = { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured };
+/** `carried_after`: the cents left carried to the next renewal once this one is paid (effects made before carrying have none: unchanged). */
+export type RenewPlanEffect = { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured; carried_after?: number };
 
 /** A plan start or upgrade was paid: its period starts now. */
 export async function applyPlanActivation(db: Db, charge: Charge, effect: ActivatePlanEffect, now: Date): Promise<void> {
@@ -33,7 +34,7 @@ export async function applyPlanActivation(db: Db, charge: Charge, effect: Activa
 
 /** A renewal was paid: its period starts (once per due date). */
 export async function applyRenewal(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
-  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now });
+  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now, carriedAfter: effect.carried_after });
 }
 
 /** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted, and a new card's try outside the schedule, carry none). */
@@ -137,7 +138,7 @@ export async function failRenewal(db: Db, args: { accountId: string; due: Date; 
 /** The renewal's effect: once per due date (the update only matches while it is still due). */
 export async function completeRenewal(
   db: Db,
-  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date },
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date; carriedAfter?: number },
 ): Promise<void> {
   const [account] = await db
     .select()
@@ -167,6 +168,7 @@ export async function completeRenewal(
     measured: args.measured,
     schedule: periodUnderWay(newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due }, plan.billingPeriod as BillingPeriod, args.now),
   });
+  if (args.carriedAfter !== undefined) await db.update(accounts).set({ carriedCents: args.carriedAfter }).where(eq(accounts.id, account.id));
 }
 
 /**

@@ -66,6 +66,8 @@ export const accounts = pgTable(
     planAnchorAt: timestamp('plan_anchor_at', { withTimezone: true, mode: 'date' }),
     planPeriods: integer('plan_periods').notNull().default(0),
     renewalAttempts: integer('renewal_attempts').notNull().default(0),
+    // Renewal cents below the smallest card payment, not charged yet: added to the next renewal's charge.
+    carriedCents: bigint('carried_cents', { mode: 'number' }).notNull().default(0),
     renewalRetryAt: timestamp('renewal_retry_at', { withTimezone: true, mode: 'date' }),
     renewalLockedUntil: timestamp('renewal_locked_until', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -79,6 +81,7 @@ export const accounts = pgTable(
     // instead of every account of the company.
     index('accounts_search').using('gin', t.name.op('gin_trgm_ops'), t.email.op('gin_trgm_ops'), t.externalId.op('gin_trgm_ops')),
     check('accounts_external_id_length', sql`char_length(${t.externalId}) between 1 and 255`),
+    check('accounts_carried_cents_range', sql`${t.carriedCents} >= 0 and ${t.carriedCents} < 50`),
     check('accounts_plan_status_known', isOneOf(t.planStatus, PLAN_STATUSES)),
     check('accounts_plan_renewal_cadence_known', isOneOf(t.planRenewalCadence, RENEWAL_CADENCES)),
   ],

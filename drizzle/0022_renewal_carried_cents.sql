@@ -1,0 +1,2 @@
+ALTER TABLE "accounts" ADD COLUMN "carried_cents" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "accounts" ADD CONSTRAINT "accounts_carried_cents_range" CHECK ("accounts"."carried_cents" >= 0 and "accounts"."carried_cents" < 50);
