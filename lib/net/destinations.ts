@@ -118,7 +118,60 @@ export type ResolvedAddress = { address: string; family: number };
 /** Answers every address of a name (like `dns.lookup` with `all: true`). */
 export type Resolver = (hostname: string, family: number | undefined) => Promise<ResolvedAddress[]>;
 
+/** The operating system's lookup (getaddrinfo: the hosts file, then DNS), on libuv's thread pool. */
 export const systemResolver: Resolver = (hostname, family) => dns.promises.lookup(hostname, { all: true, family: family ?? 0 });
+
+// A DNS query waits this long for its answer, and is sent this many times, before the name counts
+// as not resolving: 4 s at most, inside the 10 s a send has.
+const DNS_TIMEOUT_MS = 2_000;
+const DNS_TRIES = 2;
+// Lookups through the operating system at once. getaddrinfo runs on libuv's pool of four threads,
+// which password hashing and file work share, and cannot be cancelled: names whose DNS servers
+// never answer would hold every thread for as long as the system resolver waits.
+const MAX_SYSTEM_LOOKUPS = 2;
+const systemLookups = { running: 0, waiting: [] as (() => void)[] };
+
+async function limitedSystemLookup(hostname: string, family: number | undefined): Promise<ResolvedAddress[]> {
+  if (systemLookups.running >= MAX_SYSTEM_LOOKUPS) await new Promise<void>((resolve) => systemLookups.waiting.push(resolve));
+  systemLookups.running++;
+  try {
+    return await systemResolver(hostname, family);
+  } finally {
+    systemLookups.running--;
+    systemLookups.waiting.shift()?.();
+  }
+}
+
+/**
+ * How sends resolve names: DNS queries made by the process itself (c-ares: no thread held while
+ * a server is slow, and a timeout of their own), both address families at once. A name DNS does
+ * not answer for at once (no such name, a refusal) goes on to the operating system's lookup, for
+ * the hosts file, at most MAX_SYSTEM_LOOKUPS at a time, as do localhost names; one whose servers
+ * do not answer in time fails. `servers` (host:port) replaces the system's DNS servers.
+ */
+export function dnsResolver(opts: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolver {
+  return async (hostname, family) => {
+    // Always this machine, and answered by the hosts file.
+    const name = hostname.toLowerCase().replace(/\.$/, '');
+    if (name === 'localhost' || name.endsWith('.localhost')) return limitedSystemLookup(hostname, family);
+    const resolver = new dns.promises.Resolver({ timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS, tries: opts.tries ?? DNS_TRIES });
+    if (opts.servers) resolver.setServers(opts.servers);
+    const [v4, v6] = await Promise.allSettled([family === 6 ? [] : resolver.resolve4(hostname), family === 4 ? [] : resolver.resolve6(hostname)]);
+    const found = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (found.length) return found;
+    const failures = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as NodeJS.ErrnoException] : []));
+    // The servers did not answer in time: the system's lookup would only wait for them again, on a pool thread.
+    const unanswered = failures.find((e) => e.code === dns.TIMEOUT);
+    if (unanswered) throw unanswered;
+    // No such name in DNS, or DNS refused or failed at once: the hosts file may know it.
+    return limitedSystemLookup(hostname, family);
+  };
+}
+
+export const defaultResolver: Resolver = dnsResolver();
 
 /**
  * A `lookup` for sockets: resolves the name, then refuses the connection when any address it

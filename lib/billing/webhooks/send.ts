@@ -8,7 +8,7 @@ import {
   guardedLookup,
   literalHostProblem,
   privateDestinationsAllowed,
-  systemResolver,
+  defaultResolver,
   type Resolver,
 } from '../../net/destinations';
 
@@ -32,7 +32,7 @@ export const MAX_DRAIN_MS = 1_000;
 
 type Agents = { http: http.Agent; https: https.Agent };
 const state = ((globalThis as { __billingWebhookSend?: { resolver: Resolver; agents: Map<string, Agents> } }).__billingWebhookSend ??= {
-  resolver: systemResolver,
+  resolver: defaultResolver,
   agents: new Map(),
 });
 
@@ -67,7 +67,8 @@ export function useResolver(resolver: Resolver): () => void {
 }
 
 function dnsFailure(err: NodeJS.ErrnoException): boolean {
-  return err.syscall === 'getaddrinfo' || err.code === 'ENOTFOUND' || /^EAI_/.test(err.code ?? '');
+  // getaddrinfo's, or a DNS query's (queryA, queryAaaa: timeouts, refusals, server failures).
+  return err.syscall === 'getaddrinfo' || /^query/.test(err.syscall ?? '') || err.code === 'ENOTFOUND' || /^EAI_/.test(err.code ?? '');
 }
 
 /**
