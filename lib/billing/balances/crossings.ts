@@ -26,7 +26,10 @@ export type Moved = {
   crossed?: Omit<Crossed, 'moved'>;
 };
 
-type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean };
+/** `needed`: for `paused`, the available amount that is sufficient again (a refused event's cost; 0 after a drop below zero). */
+type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean; needed?: Units };
+/** A gated event refused on a balance: its `pause_balance`, and the cost the balance fell short of. */
+export type Refusal = Notification & { needed: Units };
 
 /**
  * After balances moved inside a transaction: queue `balance_change`, the crossing notifications,
@@ -37,14 +40,15 @@ type Enter = { balanceId: string; kind: string; period?: string; n: Notification
  * balance. notification_states records what the balance is in (`negative`, `paused`,
  * `refill_threshold`; `plan_threshold` per plan period) and is re-armed from the state each move
  * leaves, on every path: at or above zero clears `negative`, at or above the refill threshold
- * clears `refill_threshold`, and any rise of `available` clears `paused`. A refused gated event
+ * clears `refill_threshold`, and a rise of `available` to what the pause needs clears `paused`
+ * (the cost a gated event was refused for; zero after a drop below zero). A refused gated event
  * sends `pause_balance` only while no `paused` row exists, so refusals pause once until the
- * balance is raised; a drop below zero records `paused` as well.
+ * balance is sufficient again; a drop below zero records `paused` as well.
  */
-export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved[], rejected: Notification[], now: Date): Promise<void> {
+export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved[], rejected: Refusal[], now: Date): Promise<void> {
   const out: Notification[] = [];
   const enter: Enter[] = [];
-  const leave: { balanceId: string; kinds: string[]; raisedAt?: Date }[] = [];
+  const leave: { balanceId: string; kinds: string[]; raisedAt?: Date; after: Units }[] = [];
   const refillCrossed = new Set<string>();
   const falls: Moved[] = [];
   for (const m of moved) {
@@ -60,7 +64,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     const after = sub(m.amount, m.pending);
     const clear = leftStates.filter((s) => s.left(after, m.threshold)).map((s) => s.kind);
     if (cmp(after, before) > 0) clear.push('paused');
-    if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt });
+    if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt, after });
     // Only a fall can cross anything: rises and unchanged balances are not sent to the database.
     if (amountFell || cmp(after, before) < 0) falls.push(m);
   }
@@ -72,7 +76,7 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
     const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
     if (c.belowZero) {
       enter.push({ balanceId: m.id, kind: 'negative', always: true, n: [{ ...base, topic: 'negative_balance' }] });
-      enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }] });
+      enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }], needed: '0' });
     }
     if (c.belowRefillThreshold) {
       enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold: m.threshold } }] });
@@ -97,27 +101,32 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
           on b.account_id = v.account_id and b.denomination = v.denomination`,
     );
     const ids = new Map(rows.map((b) => [key(b.account_id, b.denomination), b.id]));
-    for (const r of rejected) {
+    for (const { needed, ...r } of rejected) {
       const id = ids.get(key(r.accountId, r.denomination));
-      if (id) enter.push({ balanceId: id, kind: 'paused', n: [r] });
+      if (id) enter.push({ balanceId: id, kind: 'paused', n: [r], needed });
     }
   }
   if (leave.length) {
-    const flat = leave.flatMap((l) => l.kinds.map((kind) => ({ balanceId: l.balanceId, kind, raisedAt: l.raisedAt?.toISOString() ?? null })));
-    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands.
+    const flat = leave.flatMap((l) => l.kinds.map((kind) => ({ balanceId: l.balanceId, kind, raisedAt: l.raisedAt?.toISOString() ?? null, after: l.after })));
+    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands. A
+    // pause lasts until `available` is sufficient again: at least the cost it was refused for
+    // (0 for one entered by a drop below zero; any rise for one recorded without it).
     await query(
       db,
       sql`delete from notification_states n
-        using unnest(${textArray(flat.map((f) => f.balanceId))}, ${textArray(flat.map((f) => f.kind))}, ${textArray(flat.map((f) => f.raisedAt))}::timestamptz[]) as v(balance_id, kind, raised_at)
-        where n.balance_id = v.balance_id and n.kind = v.kind and not (n.kind = 'paused' and v.raised_at is not null and n.created_at > v.raised_at)`,
+        using unnest(${textArray(flat.map((f) => f.balanceId))}, ${textArray(flat.map((f) => f.kind))}, ${textArray(flat.map((f) => f.raisedAt))}::timestamptz[], ${textArray(flat.map((f) => f.after))}::numeric[]) as v(balance_id, kind, raised_at, after)
+        where n.balance_id = v.balance_id and n.kind = v.kind
+          and not (n.kind = 'paused' and v.raised_at is not null and n.created_at > v.raised_at)
+          and not (n.kind = 'paused' and v.after < coalesce((n.payload->>'needed')::numeric, v.after))`,
     );
   }
   if (enter.length) {
     const inserted = await query<{ balance_id: string; kind: string; period: string }>(
       db,
-      sql`insert into notification_states (balance_id, kind, period, created_at)
-        select v.balance_id, v.kind, v.period, ${now.toISOString()}::timestamptz
-        from unnest(${textArray(enter.map((e) => e.balanceId))}, ${textArray(enter.map((e) => e.kind))}, ${textArray(enter.map((e) => e.period ?? ''))}) as v(balance_id, kind, period)
+      sql`insert into notification_states (balance_id, kind, period, payload, created_at)
+        select v.balance_id, v.kind, v.period, case when v.needed is not null then jsonb_build_object('needed', v.needed) end, ${now.toISOString()}::timestamptz
+        from unnest(${textArray(enter.map((e) => e.balanceId))}, ${textArray(enter.map((e) => e.kind))}, ${textArray(enter.map((e) => e.period ?? ''))}, ${textArray(enter.map((e) => e.needed ?? null))})
+          as v(balance_id, kind, period, needed)
         on conflict do nothing returning balance_id, kind, period`,
     );
     // A state entered by this statement notifies once, through its first entry.

@@ -6,9 +6,9 @@ import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, neg, sub, toUnits, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
-import { insertDeliveries, type Notification } from '../webhooks/outbox';
+import { insertDeliveries } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
-import { afterBalancesMoved, crossingRules, planPeriodKey, type Moved } from '../balances/crossings';
+import { afterBalancesMoved, crossingRules, planPeriodKey, type Moved, type Refusal } from '../balances/crossings';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
@@ -171,7 +171,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       hasStates: b.has_states,
     });
     const eventRows: EventRow[] = [];
-    const rejectedOn: Notification[] = [];
+    const rejectedOn: Refusal[] = [];
     let moved = false;
     if (billed.length) {
       // Only balances that did not exist when the batch was priced are created (in one sorted insert).
@@ -240,7 +240,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         eventRows.push(r);
         if (!p.cost || !st) continue;
         if (state === 'rejected') {
-          rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount });
+          rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount, needed: p.cost.amount });
         } else if (state === 'pending') {
           st.pending = add(st.pending, p.cost.amount);
         } else {

@@ -94,7 +94,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     expect(await hook.got()).toEqual(['negative_balance', 'negative_balance']);
   });
 
-  it('a refused gated event pauses once until the balance is raised; a top-up arms it again', async () => {
+  it('a refused gated event pauses once until the balance is sufficient again for it; a top-up that makes it so arms it again', async () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['pause_balance', 'negative_balance']);
     const account = await createAccount(co);
@@ -106,11 +106,14 @@ describe('crossing notifications are armed again by whatever raised the balance'
     expect((await event(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
 
-    await grant(co, account, 2); // 3 now: still short of 5, but raised since the pause
+    await grant(co, account, 2); // 3 now: raised, but still short of the 5 refused: still paused
     expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect(await hook.got()).toEqual(['pause_balance']);
+    await grant(co, account, 2); // 5: sufficient for what was refused
+    await spend(co, account, 1); // 4: short again, and the next refusal pauses again
     expect((await event(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance', 'pause_balance']);
-    expect(hook.balances('pause_balance')).toEqual(['2', '3']);
+    expect(hook.balances('pause_balance')).toEqual(['2', '4']);
   });
 
   it('a balance that went below zero is paused already: a refused gated event sends no second pause_balance', async () => {
