@@ -247,6 +247,21 @@ describe('a card collector link', () => {
     expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date), busyUntil: null });
   });
 
+  it("used, retires the account's other collector links: an older one forwarded elsewhere cannot replace the card", async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const second = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
+    expect((await submit(second, 'tok_visa', newAddress())).status).toBe(200);
+    const older = await submit(a.path, 'tok_mastercard', newAddress());
+    expect(older.status).toBe(409);
+    expect(older.body.error.message).toBe('This link was already used.');
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.payment_method).toMatchObject({ brand: 'visa' });
+    // A link made afterwards works.
+    const later = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
+    expect((await submit(later, 'tok_mastercard', newAddress())).status).toBe(200);
+  });
+
   it('of one account, submitted together with another link of it, starts the plan and charges once', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);

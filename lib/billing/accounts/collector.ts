@@ -1,4 +1,4 @@
-import { desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, charges, collectorLinks, companies, plans } from '../../db/schema';
 import { sha256 } from '../../crypto';
@@ -173,5 +173,11 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
     throw err;
   }
   await used();
+  // The account's other collector links have done their job too: one forwarded or leaked could
+  // otherwise replace the card for the rest of its life. One being submitted right now finishes.
+  await db
+    .update(collectorLinks)
+    .set({ usedAt: at })
+    .where(and(eq(collectorLinks.accountId, row.account.id), isNull(collectorLinks.usedAt), or(isNull(collectorLinks.busyUntil), lt(collectorLinks.busyUntil, at))));
   return account;
 }
