@@ -34,7 +34,9 @@ export async function applyPlanActivation(db: Db, charge: Charge, effect: Activa
 
 /** A renewal was paid: its period starts (once per due date). */
 export async function applyRenewal(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
-  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now, carriedAfter: effect.carried_after });
+  // The period is the one under way when the card was charged, not when the answer came (a
+  // charge the reconciler settles a day later paid for the period it was made in).
+  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now, paidAt: charge.createdAt, carriedAfter: effect.carried_after });
 }
 
 /** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted, and a new card's try outside the schedule, carry none). */
@@ -138,7 +140,7 @@ export async function failRenewal(db: Db, args: { accountId: string; due: Date; 
 /** The renewal's effect: once per due date (the update only matches while it is still due). */
 export async function completeRenewal(
   db: Db,
-  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date; carriedAfter?: number },
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date; paidAt?: Date; carriedAfter?: number },
 ): Promise<void> {
   const [account] = await db
     .select()
@@ -166,7 +168,7 @@ export async function completeRenewal(
     reason: 'renewal',
     now: args.now,
     measured: args.measured,
-    schedule: periodUnderWay(newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due }, plan.billingPeriod as BillingPeriod, args.now),
+    schedule: periodUnderWay(newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due }, plan.billingPeriod as BillingPeriod, args.paidAt ?? args.now),
   });
   if (args.carriedAfter !== undefined) await db.update(accounts).set({ carriedCents: args.carriedAfter }).where(eq(accounts.id, account.id));
 }

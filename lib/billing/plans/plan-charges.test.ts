@@ -158,6 +158,33 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect(await tokens(co, a.id)).toBe(5000);
   });
 
+  it('a renewal charge settled after its period has ended renews the period it was charged in, not the one under way then', async () => {
+    const co = await newPayingCompany(t);
+    const daily = await createPlan(co, { name: 'Daily', charge_amount: 100, billing_period: 'day', balances: [{ amount: 10, denomination: 'tokens' }] });
+    const a = await subscribe(co, daily.id);
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime());
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    await renewDuePlans(db(), now());
+    const pending = await untilCharge(a.id, 'plan_renewal');
+    expect(pending.status).toBe('pending');
+    // The processor's answer comes a day and a bit later.
+    await completeIntent(pending.processorPaymentIntentId!);
+    setTestTime(due.getTime() + 86_400_000 + 3_600_000);
+    await reconcileCharges(db(), now());
+    // Paid for [due, due + 1 day): that period is renewed, and the next one is due (and charged) now.
+    const after = await account(co, a.id);
+    expect(after.last_plan_renewal).toBe(due.toISOString());
+    expect(after.next_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
+    await renewDuePlans(db(), now());
+    expect((await chargeLines(co, a.id)).map((c) => [c[0], c[1], c[2]])).toEqual([
+      ['plan_start', 100, 'succeeded'],
+      ['plan_renewal', 100, 'succeeded'],
+      ['plan_renewal', 100, 'succeeded'],
+    ]);
+    expect((await account(co, a.id)).last_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
+  });
+
   it('refuses a change while a renewal charge is pending; the renewal then completes and the change follows', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
