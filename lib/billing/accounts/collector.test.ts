@@ -215,7 +215,7 @@ describe('a card collector link', () => {
     expect(bad.body.error.param).toBe('quote.charge');
   });
 
-  it('stays usable when the plan charge its card started is still unknown, and takes another card once that one was declined', async () => {
+  it('is used once its card started the plan charge, even before the answer, and serves again only if that charge was declined', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);
     await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
@@ -224,18 +224,40 @@ describe('a card collector link', () => {
     expect(first.body.error.charge_pending).toBe(true);
     // Said to the card holder in their words: no ids, no API advice.
     expect(first.body.error.message).toBe('Your card is saved. Its payment is still being confirmed; check back in a few minutes.');
-    expect(await linkRow(a.path)).toMatchObject({ usedAt: null, busyUntil: null, failedAttempts: 0 });
+    expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date), busyUntil: null, failedAttempts: 0 });
+    // While the answer is awaited the link takes no other card.
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
+    expect((await submit(a.path, 'tok_mastercard', newAddress())).status).toBe(409);
     // The processor declines it in the end: the plan still waits, and the same link takes another card.
     const [pending] = await listCharges(co, a.id);
     await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
     await advance(120);
     await reconcileCharges(t.database.db, now());
     expect(await charges(co, a.id)).toEqual(['failed']);
+    expect('view' in (await viewCollector({ db: t.database.db, token: tokenOf(a.path) }))).toBe(true);
     const second = await submit(a.path, 'tok_visa', newAddress());
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     expect(second.body.data.plan_status).toBe('ACTIVE');
     expect(await charges(co, a.id)).toEqual(['succeeded', 'failed']);
     expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date) });
+    // Started: used for good.
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
+  });
+
+  it('is used for good once the plan charge its card started is paid, even when the answer came late', async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(502);
+    const [pending] = await listCharges(co, a.id);
+    await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
+    await advance(120);
+    await reconcileCharges(t.database.db, now());
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.plan_status).toBe('ACTIVE');
+    expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
+    const later = await submit(a.path, 'tok_mastercard', newAddress());
+    expect(later.status).toBe(409);
+    expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.payment_method).toMatchObject({ brand: 'visa' });
   });
 
   it('submitted twice at once saves one card and charges once', async () => {

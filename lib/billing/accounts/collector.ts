@@ -48,7 +48,7 @@ async function loadLink(db: Db, token: string) {
 export async function viewCollector({ db, token }: { db: Db; token: string }): Promise<{ view: CollectorView } | { problem: 'unknown' | 'used' | 'expired' | 'spent'; companyName?: string }> {
   const row = await loadLink(db, token);
   if (!row) return { problem: 'unknown' };
-  if (row.link.usedAt) return { problem: 'used' };
+  if (row.link.usedAt && !(await reopened(db, row.account))) return { problem: 'used' };
   if (isSpent(row.link)) return { problem: 'spent', companyName: row.company.name };
   if (row.link.expiresAt.getTime() <= clockNow().getTime()) return { problem: 'expired' };
   let plan: CollectorView['plan'] = null;
@@ -58,6 +58,14 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
     if (p) plan = { id: p.id, name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
   }
   return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
+}
+
+/**
+ * A used link serves again while the plan its account waits for still waits, with no charge for
+ * it pending: the card saved through it started a charge that was then declined.
+ */
+async function reopened(db: Db, account: Account): Promise<boolean> {
+  return !!account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD' && !(await pendingPlanCharge(db, account.id));
 }
 
 /** A past-due renewal retried with a new card: paid, or not tried yet (a decline is a 402); null when none was due. */
@@ -148,8 +156,9 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
   const issuer = row.company.name;
   if (isSpent(row.link)) throw linkSpentError(issuer);
   if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
-  if (row.link.usedAt) throw conflict('This link was already used.');
-  if (!(await claimSubmission(db, collectorLinks, row.link.id, at, isNull(collectorLinks.usedAt)))) {
+  const again = !!row.link.usedAt && (await reopened(db, row.account));
+  if (row.link.usedAt && !again) throw conflict('This link was already used.');
+  if (!(await claimSubmission(db, collectorLinks, row.link.id, at, again ? undefined : isNull(collectorLinks.usedAt)))) {
     const [current] = await db.select().from(collectorLinks).where(eq(collectorLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
     if (current?.usedAt) throw conflict('This link was already used.');
@@ -160,11 +169,11 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
   try {
     ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote }));
   } catch (err) {
-    // The card was saved and only the plan's charge is still unknown. The link stays usable, as
-    // the portal's does: a card saved meanwhile charges nothing more (a start waits for a pending
-    // plan charge), and if that charge is declined the plan still waits for a card, through this link.
+    // The card was saved and only the plan's charge is still unknown: the link has done its job,
+    // unless that charge is declined: then the plan still waits for a card, and the link serves
+    // again (see reopened).
     if (err instanceof ApiError && err.extra.charge_pending === true) {
-      await db.update(collectorLinks).set({ busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
+      await used();
       throw forCardHolder(err);
     }
     // Any other failure frees it for another card.
