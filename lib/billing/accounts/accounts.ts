@@ -261,13 +261,13 @@ async function openAccount(
  * worker can send it in between.
  */
 async function removeRefusedAccount(tx: Db, accountId: string) {
+  const [used] = await tx.select({ id: balances.id }).from(balances).where(eq(balances.accountId, accountId)).limit(1);
+  // A company that moved units on it meanwhile (a deposit) keeps it, with its ledger, its links
+  // and without the plan that was refused (which it never had: the plan starts once paid).
+  if (used) return;
   // The links a company may have minted while the charge was pending go with the account.
   await tx.delete(collectorLinks).where(eq(collectorLinks.accountId, accountId));
   await tx.delete(portalLinks).where(eq(portalLinks.accountId, accountId));
-  const [used] = await tx.select({ id: balances.id }).from(balances).where(eq(balances.accountId, accountId)).limit(1);
-  // A company that moved units on it meanwhile (a deposit) keeps it, with its ledger, and
-  // without the plan that was refused (which it never had: the plan starts once paid).
-  if (used) return;
   await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.status, 'pending')));
   await tx.delete(accounts).where(eq(accounts.id, accountId));
 }

@@ -7,6 +7,7 @@ import { accounts, charges as chargeRows, collectorLinks, companies, portalLinks
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
+import { viewPortal } from '../accounts/portal';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
 import { captureLogs } from '../../testing/log-capture';
@@ -391,9 +392,13 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     const id = first.body.error.account_id as string;
     const deposit = await co.call('POST', `/v1/accounts/${id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5 } });
     expect(deposit.status, JSON.stringify(deposit.body)).toBe(200);
+    const portal = await co.call('POST', `/v1/accounts/${id}/portal_link`);
+    expect(portal.status).toBe(200);
     const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
     expect(retry.status, JSON.stringify(retry.body)).toBe(402);
     expect(await account(co, id)).toMatchObject({ id, plan_id: null, plan_status: 'NONE' });
+    // The link the customer was sent still shows the account.
+    expect('view' in (await viewPortal({ db: db(), token: new URL(portal.body.data.url).pathname.split('/').pop()! }))).toBe(true);
     expect((await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data.amount).toBe(5);
     await expectLedgerMatches(db(), co, id);
     expect((await co.call('POST', '/v1/companies/{company}/accounts', { body, headers })).status).toBe(402);
