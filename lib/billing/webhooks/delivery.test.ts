@@ -5,7 +5,7 @@ import { advance, createAccount, useWebhookRecorder, type Co } from '../../testi
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
-import { deliverDueWebhooks, deliveryIdOf, messageId, RETRY_DELAYS_S } from './delivery';
+import { deliverDueWebhooks, deliveryIdOf, MAX_ATTEMPTS, messageId, RETRY_DELAYS_S } from './delivery';
 import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
@@ -166,6 +166,29 @@ describe('delivering webhooks', () => {
     await Promise.all([first, second]);
     await r.waitFor(2);
     expect(r.requests.map((q) => q.json.balance)).toEqual(['10', '6']);
+    expect((await deliveries(co, hook.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
+  });
+
+  it('of two balance_change deliveries of one balance due at once, sends the older first and the other after it', async () => {
+    const co = await newCompany(t);
+    const r = await receiver(() => 'hang');
+    const hook = await topicWebhook(co, r.url, ['balance_change']);
+    const account = await createAccount(co);
+    await grant(co, account, 10);
+    // The first waits for its last attempt (nothing is merged into it), so the next change queues a second.
+    await t.database.db.update(webhookDeliveries).set({ attempts: MAX_ATTEMPTS - 1, nextAttemptAt: new Date(now().getTime() + 3_600_000) }).where(eq(webhookDeliveries.webhookId, hook.id));
+    await spend(co, account, 4);
+    expect(await deliveries(co, hook.id)).toHaveLength(2);
+    // The receiver's success elsewhere pulls retries forward: both are due now.
+    await t.database.db.update(webhookDeliveries).set({ nextAttemptAt: now() }).where(eq(webhookDeliveries.webhookId, hook.id));
+    const run = deliverDueWebhooks(t.database.db, now());
+    await r.waitFor(1);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.requests).toHaveLength(1);
+    r.answer(() => ({ status: 200 }));
+    r.release();
+    await run;
+    expect(r.requests).toHaveLength(2);
     expect((await deliveries(co, hook.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
   });
 

@@ -356,16 +356,20 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{
 
 /**
  * A balance_change waits while another of its key (webhook, account, denomination) is being sent
- * under a live lease: it reads the balance when it is sent, so sent after that one it carries the
- * newer balance last. Two sent side by side could arrive the other way round, and a receiver that
- * keeps the latest message would keep the older balance.
+ * under a live lease, or an older one of its key is due as well: it reads the balance when it is
+ * sent, so sent after that one it carries the newer balance last. Two sent side by side could
+ * arrive the other way round, and a receiver that keeps the latest message would keep the older
+ * balance.
  */
 function noSiblingInFlight(at: Date) {
-  // webhook_deliveries is the claimed row here, o its sibling.
-  return sql`(webhook_deliveries.coalesce_key is null or not exists (
-    select 1 from webhook_deliveries o
-    where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'sending'
-      and o.next_attempt_at > ${at.toISOString()}::timestamptz and o.id <> webhook_deliveries.id))`;
+  // webhook_deliveries is the claimed row here, o its sibling. Of two due at once (a receiver back
+  // from an outage pulls its retries forward), only the older is claimed: one claim would take both.
+  const t = sql`${at.toISOString()}::timestamptz`;
+  return sql`(webhook_deliveries.coalesce_key is null or (
+    not exists (select 1 from webhook_deliveries o
+      where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'sending' and o.next_attempt_at > ${t} and o.id <> webhook_deliveries.id)
+    and not exists (select 1 from webhook_deliveries o
+      where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'pending' and o.next_attempt_at <= ${t} and o.id < webhook_deliveries.id)))`;
 }
 
 async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
