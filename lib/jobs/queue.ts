@@ -68,6 +68,26 @@ export async function failJob(db: Db, job: Job, error: string, now: Date, maxAtt
   );
 }
 
+/** Thrown by a job handler whose work cannot be done yet: the job runs again after `delayMs`, not counted as a failure. */
+export class DeferJob extends Error {
+  constructor(
+    readonly delayMs: number,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'DeferJob';
+  }
+}
+
+/** Queues a claimed job again for `runAt`, the claim not counted as an attempt. */
+export async function deferJob(db: Db, job: Job, runAt: Date, now: Date) {
+  await query(
+    db,
+    sql`update jobs set status = 'queued', attempts = greatest(attempts - 1, 0), locked_until = null,
+      run_at = ${runAt.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz where ${claimed(job)}`,
+  );
+}
+
 /** Gives claimed jobs back unrun (a worker that stops): queued again, the claim not counted as an attempt. */
 export async function releaseJobs(db: Db, jobs: Job[], now: Date) {
   if (!jobs.length) return;

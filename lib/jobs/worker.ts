@@ -1,6 +1,6 @@
 import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/client';
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
-import { claimJobs, failJob, finishJob, holdJob, releaseJobs, type Job } from './queue';
+import { claimJobs, DeferJob, deferJob, failJob, finishJob, holdJob, releaseJobs, type Job } from './queue';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
 import { setting } from '../env';
@@ -57,6 +57,11 @@ registerTask({
         await handler(db, job, now);
         await finishJob(db, job, now);
       } catch (err) {
+        if (err instanceof DeferJob) {
+          log.info({ job_id: job.id, kind: job.kind, reason: err.message, delay_ms: err.delayMs }, 'job deferred');
+          await deferJob(db, job, new Date(laterOf(now, clockNow()).getTime() + err.delayMs), now);
+          continue;
+        }
         log.error({ job_id: job.id, kind: job.kind, err }, 'job failed');
         await failJob(db, job, err instanceof Error ? err.message : String(err), now);
       }

@@ -249,7 +249,7 @@ async function readCrossings(db: Db, falls: Moved[]): Promise<Crossed[]> {
  * keeps a second crossing from queueing another while one waits. A crossing while the balance's
  * refill job is running (its units may be in already, its job not yet marked done) is a new one:
  * it is queued under the key `<balance>:next`, and runs once the charge before it is settled
- * (runThresholdRefill waits for a pending one).
+ * (runThresholdRefill defers itself while one is pending).
  */
 export async function queueThresholdRefill(db: Db, balanceId: string, now: Date): Promise<void> {
   await queueThresholdRefills(db, [balanceId], now);

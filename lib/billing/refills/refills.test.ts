@@ -200,6 +200,33 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect((await balance(co, a.id)).amount).toBe(100);
   });
 
+  it("a crossing while another refill's charge is unknown waits for it, and buys its own if that one was declined", async () => {
+    const a = await account(co, 'tok_chargeCustomerFail');
+    expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 150 } })).status).toBe(200);
+    expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 100 } })).status).toBe(200);
+    const spend = (units: number) => co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'use', cost_override_amount: units, cost_override_denomination: 'credits' } });
+    // The first crossing's charge stays at the processor, its answer not known yet.
+    await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    expect((await spend(60)).status).toBe(200);
+    await advance(0);
+    const [first] = await charges(co, a.id);
+    expect([first.reason, first.status]).toEqual(['refill_threshold', 'pending']);
+    // A grant lifts the balance over the threshold and usage takes it below again: a second crossing.
+    expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 50 } })).status).toBe(200);
+    expect((await spend(50)).status).toBe(200);
+    await advance(0);
+    expect((await charges(co, a.id)).map((c) => c.status)).toEqual(['pending']);
+    // A good card now; the first charge is declined in the end (its own card's answer).
+    expect((await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);
+    await fetch(`${local.url}/__control/payment_intents/${first.processor_payment_intent_id}/complete`, { method: 'POST' });
+    await advance(3600);
+    expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([
+      ['refill_threshold', 'succeeded'],
+      ['refill_threshold', 'failed'],
+    ]);
+    expect((await balance(co, a.id)).amount).toBe(190);
+  });
+
   it('monthly and threshold together: a first refill that leaves the balance below the threshold queues a threshold refill', async () => {
     const a = await account(co);
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 10, usd_charge: 100, refill_period: 'monthly', threshold: 15 } });

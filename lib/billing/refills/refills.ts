@@ -3,7 +3,7 @@ import { query, sql, type Db } from '../../db/client';
 import { accounts, balances, charges, companies, type Account } from '../../db/schema';
 import { ApiError, conflict } from '../../errors';
 import { unitsOut } from '../../money';
-import { enqueueJob, type Job } from '../../jobs/queue';
+import { DeferJob, enqueueJob, type Job } from '../../jobs/queue';
 import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
@@ -354,6 +354,9 @@ export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<vo
   });
 }
 
+/** How long a threshold refill waits for another of its balance whose charge is pending, before it looks again. */
+const THRESHOLD_WAIT_MS = 5 * 60_000;
+
 /** Job: a threshold refill, queued in the event's transaction; one per crossing. */
 export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<void> {
   const row = await loadForJob(db, String(job.payload.balance_id));
@@ -361,8 +364,11 @@ export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<v
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
   if (!isBelowThreshold(balance, row.balance.refillThreshold)) return;
   // A threshold refill of this balance whose outcome is not known yet may still add its units:
-  // another now could buy two for one crossing. This job's own (a retry of it) carries on.
-  if (await pendingThresholdRefill(db, row.account.id, row.balance.id, `job:${job.id}`)) return;
+  // another now could buy two for one crossing. This job waits for it (and then finds the balance
+  // raised, or buys its own if that one was declined); its own charge (a retry of it) carries on.
+  if (await pendingThresholdRefill(db, row.account.id, row.balance.id, `job:${job.id}`)) {
+    throw new DeferJob(THRESHOLD_WAIT_MS, 'a threshold refill charge of this balance is still pending');
+  }
   await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;
     await enqueueNotifications(db, row.company.id, [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_failed', balance: balance.amount, detail: { reason: err.message } }], now);
