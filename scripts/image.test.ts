@@ -79,9 +79,10 @@ describe.skipIf(onPostgres)('the Dockerfile', () => {
     expect(compose).toMatch(/^ {2}app:\n(?:.*\n)*? {6}WORKER: "0"/m);
     expect(compose).toMatch(/^x-environment:[\s\S]*?MIGRATE: "0"/m);
     expect(compose).toMatch(/condition: service_completed_successfully/);
-    for (const service of ['app', 'worker']) {
-      expect(compose, service).toMatch(new RegExp(`^ {2}${service}:\\n(?:.*\\n)*? {6}test: \\["CMD", "node", "scripts/healthcheck\\.mjs"\\]`, 'm'));
+    for (const [service, port] of [['app', '3000'], ['worker', '3001']]) {
+      expect(compose, service).toMatch(new RegExp(`^ {2}${service}:\\n(?:.*\\n)*? {6}test: \\["CMD", "node", "scripts/healthcheck\\.mjs", "${port}"\\]`, 'm'));
     }
+    expect(compose).toMatch(/^ {2}worker:\n(?:.*\n)*? {6}WORKER_HEALTH_PORT: "3001"/m);
     for (const file of ['dist/migrate.mjs', 'dist/worker.mjs', 'scripts/healthcheck.mjs']) expect(fs.existsSync(path.join(root, file)), file).toBe(true);
   });
 });
@@ -229,6 +230,8 @@ describe('the image, started with plain node from only what the Dockerfile copie
       expect(await (await fetch(`${workerProbes}/readyz`)).json()).toEqual({ data: { status: 'ok', database: 'postgres' } });
       expect(await (await fetch(`${workerProbes}/livez`)).json()).toEqual({ data: { status: 'ok' } });
       expect((await healthcheck({ PORT: '1', WORKER_HEALTH_PORT: String(probePort) })).status).toBe(0);
+      // The port given as its argument wins (compose names each service's).
+      expect((await runInImage(dir, [...runtimeStage().healthcheck!, String(probePort)], { PORT: '1', WORKER_HEALTH_PORT: '2' }, 10_000)).status).toBe(0);
     }
 
     // The operator command, bundled (on the embedded database before the server holds DATA_DIR).
