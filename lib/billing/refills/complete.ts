@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import { query, sql, type Db } from '../../db/client';
 import { balances } from '../../db/schema';
 import { cmp } from '../../money';
 import { moveBalance, moveBalanceInSteps } from '../balances/balances';
@@ -21,10 +21,24 @@ export type RefillEffect = {
 /** A refill was paid. */
 export async function applyRefill(db: Db, charge: Charge, effect: RefillEffect, now: Date): Promise<void> {
   await completeRefill(db, { charge, balanceId: effect.balance_id, amount: effect.amount, description: effect.description, periodic: effect.periodic, config: effect.config, now });
+  await wakeWaitingThresholdRefills(db, effect.balance_id, now);
+}
+
+/**
+ * A threshold refill that waits for this balance's refill charge to be settled (runThresholdRefill
+ * defers itself meanwhile) runs as soon as it is: in the settling transaction, its job is due now.
+ */
+async function wakeWaitingThresholdRefills(db: Db, balanceId: string, now: Date): Promise<void> {
+  await query(
+    db,
+    sql`update jobs set run_at = ${now.toISOString()}::timestamptz
+      where kind = 'threshold_refill' and dedupe_key in (${balanceId}, ${`${balanceId}:next`}) and status = 'queued' and run_at > ${now.toISOString()}::timestamptz`,
+  );
 }
 
 /** A refill charge failed, whenever that becomes known (at once, or when a pending charge is reconciled): refill_failed. */
 export async function applyRefillFailure(db: Db, charge: Charge, effect: RefillEffect, now: Date): Promise<void> {
+  await wakeWaitingThresholdRefills(db, effect.balance_id, now);
   const [b] = await db.select({ denomination: balances.denomination, amount: balances.amount }).from(balances).where(eq(balances.id, effect.balance_id));
   if (b) {
     await enqueueNotifications(db, charge.companyId, [{ accountId: charge.accountId, denomination: b.denomination, topic: 'refill_failed', balance: b.amount, detail: { charge_id: charge.id, amount: effect.amount, usd_charge: charge.amount, failure_code: charge.failureCode } }], now);

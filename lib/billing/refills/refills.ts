@@ -354,8 +354,12 @@ export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<vo
   });
 }
 
-/** How long a threshold refill waits for another of its balance whose charge is pending, before it looks again. */
-const THRESHOLD_WAIT_MS = 5 * 60_000;
+/**
+ * How long a threshold refill waits for another of its balance whose charge is pending, before it
+ * looks again: the settlement of that charge wakes it (applyRefill, applyRefillFailure), so this
+ * only bounds the wait, as the reconciler's hourly look does.
+ */
+const THRESHOLD_WAIT_MS = 60 * 60_000;
 
 /** Job: a threshold refill, queued in the event's transaction; one per crossing. */
 export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<void> {
