@@ -244,9 +244,10 @@ describe('a card collector link', () => {
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
   });
 
-  it('is used for good once the plan charge its card started is paid, even when the answer came late', async () => {
+  it('is used for good once the plan charge its card started is paid, even when the answer came late, with the account\'s other links', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);
+    const sibling = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
     await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(502);
     const [pending] = await listCharges(co, a.id);
@@ -257,6 +258,9 @@ describe('a card collector link', () => {
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
     const later = await submit(a.path, 'tok_mastercard', newAddress());
     expect(later.status).toBe(409);
+    const other = await submit(sibling, 'tok_mastercard', newAddress());
+    expect(other.status).toBe(409);
+    expect(other.body.error.message).toBe('This link was already used.');
     expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.payment_method).toMatchObject({ brand: 'visa' });
   });
 

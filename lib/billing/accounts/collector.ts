@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, charges, collectorLinks, companies, plans } from '../../db/schema';
 import { sha256 } from '../../crypto';
@@ -158,13 +158,26 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
   if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
   const again = !!row.link.usedAt && (await reopened(db, row.account));
   if (row.link.usedAt && !again) throw conflict('This link was already used.');
-  if (!(await claimSubmission(db, collectorLinks, row.link.id, at, again ? undefined : isNull(collectorLinks.usedAt)))) {
+  // A reopened link is claimed only as it was read: another submission that used it since wins.
+  if (!(await claimSubmission(db, collectorLinks, row.link.id, at, again ? eq(collectorLinks.usedAt, row.link.usedAt!) : isNull(collectorLinks.usedAt)))) {
     const [current] = await db.select().from(collectorLinks).where(eq(collectorLinks.id, row.link.id));
     if (current && isSpent(current)) throw linkSpentError(issuer);
     if (current?.usedAt) throw conflict('This link was already used.');
     throw submissionBusyError();
   }
-  const used = () => db.update(collectorLinks).set({ usedAt: at, busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
+  // This link, and with it the account's other unused ones: one forwarded or leaked could otherwise
+  // replace the card for the rest of its life. One being submitted right now finishes. If the plan
+  // charge this card started is declined, they all serve again (see reopened).
+  const used = () =>
+    db
+      .update(collectorLinks)
+      .set({ usedAt: at, busyUntil: sql`case when ${collectorLinks.id} = ${row.link.id} then null else ${collectorLinks.busyUntil} end` })
+      .where(
+        or(
+          eq(collectorLinks.id, row.link.id),
+          and(eq(collectorLinks.accountId, row.account.id), isNull(collectorLinks.usedAt), or(isNull(collectorLinks.busyUntil), lt(collectorLinks.busyUntil, at))),
+        ),
+      );
   let account;
   try {
     ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote }));
@@ -182,11 +195,5 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
     throw err;
   }
   await used();
-  // The account's other collector links have done their job too: one forwarded or leaked could
-  // otherwise replace the card for the rest of its life. One being submitted right now finishes.
-  await db
-    .update(collectorLinks)
-    .set({ usedAt: at })
-    .where(and(eq(collectorLinks.accountId, row.account.id), isNull(collectorLinks.usedAt), or(isNull(collectorLinks.busyUntil), lt(collectorLinks.busyUntil, at))));
   return account;
 }
