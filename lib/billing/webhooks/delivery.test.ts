@@ -181,14 +181,17 @@ describe('delivering webhooks', () => {
     expect(await deliveries(co, hook.id)).toHaveLength(2);
     // The receiver's success elsewhere pulls retries forward: both are due now.
     await t.database.db.update(webhookDeliveries).set({ nextAttemptAt: now() }).where(eq(webhookDeliveries.webhookId, hook.id));
+    const [newer, older] = await deliveries(co, hook.id);
     const run = deliverDueWebhooks(t.database.db, now());
     await r.waitFor(1);
     await new Promise((res) => setTimeout(res, 300));
     expect(r.requests).toHaveLength(1);
+    expect(deliveryIdOf(r.requests[0].headers['webhook-id'])).toBe(older.id);
     r.answer(() => ({ status: 200 }));
     r.release();
     await run;
     expect(r.requests).toHaveLength(2);
+    expect(deliveryIdOf(r.requests[1].headers['webhook-id'])).toBe(newer.id);
     expect((await deliveries(co, hook.id)).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
   });
 

@@ -315,12 +315,14 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{
       .where(
         and(
           dueNow(at),
+          // The claim checks it again, under the lock: read here too, a delivery that must wait does not take a slot.
+          noSiblingInFlight(at),
           excluded.length ? notInArray(webhookDeliveries.webhookId, excluded) : undefined,
           fullCompanies.length ? notInArray(webhookDeliveries.companyId, fullCompanies) : undefined,
           seen.size ? notInArray(webhookDeliveries.id, [...seen]) : undefined,
         ),
       )
-      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
       .limit(limit * 4);
     if (!candidates.length) break;
     for (const c of candidates) {
@@ -363,13 +365,14 @@ async function claim(db: Db, at: Date, limit: number, skip: string[]): Promise<{
  */
 function noSiblingInFlight(at: Date) {
   // webhook_deliveries is the claimed row here, o its sibling. Of two due at once (a receiver back
-  // from an outage pulls its retries forward), only the older is claimed: one claim would take both.
+  // from an outage pulls its retries forward; a send whose worker died is due again once its
+  // lease ends), only the older is claimed: one claim would take both.
   const t = sql`${at.toISOString()}::timestamptz`;
   return sql`(webhook_deliveries.coalesce_key is null or (
     not exists (select 1 from webhook_deliveries o
       where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'sending' and o.next_attempt_at > ${t} and o.id <> webhook_deliveries.id)
     and not exists (select 1 from webhook_deliveries o
-      where o.coalesce_key = webhook_deliveries.coalesce_key and o.status = 'pending' and o.next_attempt_at <= ${t} and o.id < webhook_deliveries.id)))`;
+      where o.coalesce_key = webhook_deliveries.coalesce_key and o.status in ('pending', 'sending') and o.next_attempt_at <= ${t} and o.id < webhook_deliveries.id)))`;
 }
 
 async function webhooksById(db: Db, ids: string[]): Promise<Map<string, Webhook>> {
