@@ -174,10 +174,11 @@ export async function completeRenewal(
 }
 
 /**
- * The period a renewal pays for: the one that was due, or, when it is paid after that period has
- * ended (a past-due account paying late), the one under way at the payment, on the same renewal
- * days. Periods that went by while the account was past due are not billed (their units were
- * never granted), and the next renewal is never already due when the paid one starts.
+ * The period a renewal pays for: the one that was due, or, when it is charged after that period
+ * has ended (a past-due account paying late), the one under way when the card was charged, on the
+ * same renewal days. Periods that went by while the account was past due are not billed (their
+ * units were never granted). The next renewal is due at once only when the processor's answer
+ * came after the paid period ended too.
  */
 function periodUnderWay(schedule: { anchor: Date; periods: number; periodStart: Date }, period: BillingPeriod, now: Date) {
   let { periods, periodStart } = schedule;
