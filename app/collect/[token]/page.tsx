@@ -42,6 +42,9 @@ export default async function CollectPage({ params }: { params: Promise<{ token:
             )}
             {result.view.plan && result.view.plan.charge === 0 && <> Saving the card starts the <span className="font-medium">{result.view.plan.name}</span> plan.</>}
           </p>
+          {result.view.pastDue && (
+            <p className="mt-3 rounded bg-red-50 p-3 text-red-900">The last renewal payment did not go through. Saving the card tries it again at once, with this card.</p>
+          )}
           {result.view.publishableKey ? (
             <CollectorForm
               token={token}

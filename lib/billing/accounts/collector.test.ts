@@ -120,6 +120,9 @@ describe('a card collector link', () => {
     expect(link.status).toBe(200);
     const path = new URL(link.body.data.card_collector_url).pathname;
     const from = newAddress();
+    // The page says that saving a card retries the overdue payment.
+    const page = await viewCollector({ db: t.database.db, token: tokenOf(path) });
+    expect('view' in page && page.view).toMatchObject({ pastDue: true, plan: null });
 
     const declined = await submit(path, 'tok_chargeDeclinedInsufficientFunds', from);
     expect(declined.status, JSON.stringify(declined.body)).toBe(402);

@@ -32,6 +32,8 @@ export type CollectorView = {
   publishableKey: string | null;
   accountName: string;
   plan: { id: string; name: string; charge: number; period: string } | null;
+  /** The account's last renewal payment failed: saving a card retries it at once. */
+  pastDue: boolean;
 };
 
 async function loadLink(db: Db, token: string) {
@@ -57,7 +59,7 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
     // What saving a card charges: a price under the card minimum is waived.
     if (p) plan = { id: p.id, name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
   }
-  return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan } };
+  return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan, pastDue: row.account.planStatus === 'PAST_DUE' } };
 }
 
 /**
