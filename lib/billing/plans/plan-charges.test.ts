@@ -186,6 +186,24 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect((await account(co, a.id)).last_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
   });
 
+  it('a renewal claimed by a run whose time fell behind still holds its lease from the claim: another run does not take it', async () => {
+    const co = await newPayingCompany(t);
+    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
+    const a = await subscribe(co, pro.id);
+    const due = new Date(a.next_plan_renewal);
+    setTestTime(due.getTime() + 15 * 60_000);
+    // A run that started 15 minutes ago (its rounds took that long) claims the renewal; the processor is slow.
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const behind = renewDuePlans(db(), due);
+    await untilCharge(a.id, 'plan_renewal');
+    expect(await renewDuePlans(db(), now())).toBe(0);
+    expect(await behind).toBe(1);
+    expect((await chargeLines(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
+      ['plan_start', 'succeeded'],
+      ['plan_renewal', 'succeeded'],
+    ]);
+  });
+
   it('refuses a change while a renewal charge is pending; the renewal then completes and the change follows', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });

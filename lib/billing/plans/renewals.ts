@@ -7,16 +7,20 @@ import { chargeFor } from '../settlement';
 import { completeRenewal, failRenewal, type Measured } from './attach';
 import { computeOverage } from './periods';
 import { MIN_CARD_CHARGE_CENTS } from '../../money';
+import { now as clockNow } from '../../clock';
 import { periodChargeFor, planBalances, type Plan } from './plans';
 
-type Claimed = { id: string };
+type Claimed = { id: string; lease: Date };
 
 /** Leases due accounts; SKIP LOCKED and the lease keep two workers from renewing one account twice. */
 async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[]> {
   const at = now.toISOString();
-  return query<Claimed>(
+  // `now` is the run's time, which a long run of rounds leaves behind: the lease counts from the claim.
+  const claimedAt = Math.max(now.getTime(), clockNow().getTime());
+  const lease = new Date(claimedAt + 10 * 60_000);
+  const rows = await query<{ id: string }>(
     db,
-    sql`update accounts set renewal_locked_until = ${new Date(now.getTime() + 10 * 60_000).toISOString()}::timestamptz
+    sql`update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
       where id in (
         select id from accounts
         where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
@@ -26,6 +30,12 @@ async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[
         for update skip locked)
       returning id`,
   );
+  return rows.map((r) => ({ id: r.id, lease }));
+}
+
+/** Gives back leases this run holds: one that ran out and was taken by another run is left to it. */
+async function releaseLeases(db: Db, claimed: Claimed[]): Promise<void> {
+  for (const { id, lease } of claimed) await db.update(accounts).set({ renewalLockedUntil: null }).where(and(eq(accounts.id, id), eq(accounts.renewalLockedUntil, lease)));
 }
 
 /**
@@ -34,9 +44,10 @@ async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[
  */
 export async function retryPastDueRenewal(db: Db, accountId: string, now: Date): Promise<boolean> {
   const at = now.toISOString();
-  const claimed = await query<Claimed>(
+  const lease = new Date(now.getTime() + 10 * 60_000);
+  const claimed = await query<{ id: string }>(
     db,
-    sql`update accounts set renewal_locked_until = ${new Date(now.getTime() + 10 * 60_000).toISOString()}::timestamptz
+    sql`update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
       where id = ${accountId} and plan_status = 'PAST_DUE' and next_plan_renewal <= ${at}::timestamptz
         and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
       returning id`,
@@ -45,7 +56,7 @@ export async function retryPastDueRenewal(db: Db, accountId: string, now: Date):
   try {
     await renewOne(db, accountId, now, { withNewCard: true });
   } finally {
-    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, accountId));
+    await releaseLeases(db, [{ id: accountId, lease }]);
   }
   return true;
 }
@@ -113,8 +124,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
   const claimed = await claimDueRenewals(db, now);
   for (const [i, { id }] of claimed.entries()) {
     if (opts.stopping?.()) {
-      const rest = claimed.slice(i).map((c) => c.id);
-      await db.update(accounts).set({ renewalLockedUntil: null }).where(inArray(accounts.id, rest));
+      await releaseLeases(db, claimed.slice(i));
       return i;
     }
     try {
@@ -125,7 +135,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
       log.error({ account_id: id, err }, 'renewal failed; retried when its lease ends');
       continue;
     }
-    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
+    await releaseLeases(db, [claimed[i]]);
   }
   return claimed.length;
 }
