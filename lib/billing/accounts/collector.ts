@@ -15,7 +15,7 @@ import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, lin
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
-import { periodChargeFor } from '../plans/plans';
+import { startChargeFor } from '../plans/plans';
 import { setting } from '../../env';
 import { plainDecline } from '../../processor/stripe';
 
@@ -57,7 +57,7 @@ export async function viewCollector({ db, token }: { db: Db; token: string }): P
   if (row.account.planId && row.account.planStatus === 'PENDING_PAYMENT_METHOD') {
     const [p] = await db.select().from(plans).where(eq(plans.id, row.account.planId));
     // What saving a card charges: a price under the card minimum is waived.
-    if (p) plan = { id: p.id, name: p.name, charge: cardCharge(periodChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null)), period: p.billingPeriod };
+    if (p) plan = { id: p.id, name: p.name, charge: startChargeFor(p, row.account.planVariableAmounts as Record<string, string> | null), period: p.billingPeriod };
   }
   return { view: { companyName: row.company.name, publishableKey: row.company.processorPublishableKey, accountName: row.account.name, plan, pastDue: row.account.planStatus === 'PAST_DUE' } };
 }

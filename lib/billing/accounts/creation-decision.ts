@@ -1,8 +1,7 @@
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { ApiError, invalid } from '../../errors';
-import { cardCharge } from '../../money';
 import type { Charge } from '../charges/charges';
-import { periodChargeFor, type Plan } from '../plans/plans';
+import { periodChargeFor, startChargeFor, type Plan } from '../plans/plans';
 
 /** Everything account creation decides on, read before anything is written or sent to the processor. */
 export type AccountCreationFacts = {
@@ -47,7 +46,7 @@ export function decideAccountCreation(f: AccountCreationFacts): AccountCreationD
   if (!plan) return { kind: 'open', collector: f.collector };
   if (f.collector) return { kind: 'attach_pending', plan };
   // A price below the smallest card payment is waived, as for any plan charge.
-  const charge = cardCharge(periodChargeFor(plan, f.chosen));
+  const charge = startChargeFor(plan, f.chosen);
   if (charge > 0 && !f.token && !f.paymentMethod) {
     return {
       kind: 'conflict',

@@ -5,12 +5,12 @@ import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
-import { cardCharge, sub } from '../../money';
+import { sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
 import { forCardHolder, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
-import { periodChargeFor } from '../plans/plans';
+import { startChargeFor } from '../plans/plans';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 
 /** A portal link lives a day: long enough to read and act on, short enough if it is forwarded. */
@@ -93,7 +93,7 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
               name: current.name,
               status: account.planStatus,
               // A plan waiting for a card has no period charge yet: what saving one will charge.
-              charge: account.planChargeAmount ?? cardCharge(periodChargeFor(current, account.planVariableAmounts as Record<string, string> | null)),
+              charge: account.planChargeAmount ?? startChargeFor(current, account.planVariableAmounts as Record<string, string> | null),
               period: current.billingPeriod,
               nextRenewal: account.planStatus === 'CANCELLED' ? null : account.nextPlanRenewal,
               scheduledName: scheduled?.name ?? null,

@@ -244,6 +244,10 @@ async function readCrossings(db: Db, falls: Moved[]): Promise<Crossed[]> {
   }));
 }
 
+/** The dedupe keys a balance's threshold refill jobs are queued under: its id, and this suffixed to it. */
+export const NEXT_REFILL_SUFFIX = ':next';
+export const thresholdRefillKeys = (balanceId: string): [string, string] => [balanceId, `${balanceId}${NEXT_REFILL_SUFFIX}`];
+
 /**
  * One threshold refill queued per balance: the partial unique index on jobs (queued or running)
  * keeps a second crossing from queueing another while one waits. A crossing while the balance's
@@ -262,7 +266,7 @@ async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): P
     sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
       select v.id, 'threshold_refill',
         case when exists (select 1 from jobs j where j.kind = 'threshold_refill' and j.dedupe_key = v.balance_id and j.status = 'running')
-          then v.balance_id || ':next' else v.balance_id end,
+          then v.balance_id || ${NEXT_REFILL_SUFFIX} else v.balance_id end,
         jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
       from unnest(${textArray(balanceIds.map(() => newId('job')))}, ${textArray(balanceIds)}) as v(id, balance_id)
       on conflict do nothing`,

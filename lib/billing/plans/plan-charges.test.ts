@@ -371,23 +371,32 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(await intents(co)).toBe(1);
   });
 
-  it('account creation refused on a retry takes back the account with the links minted for it meanwhile', async () => {
+  /**
+   * An account creation whose first attempt left its plan charge unknown (the request never reached
+   * the processor, and the look-up failed), with a card the processor declines once it is asked.
+   */
+  async function pendingCreation(key: string) {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    // The first attempt's request never reaches the processor, and the look-up fails: unknown.
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
     const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_chargeCustomerFail' };
-    const headers = { 'Idempotency-Key': 'create-ada-links' };
+    const headers = { 'Idempotency-Key': key };
     const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
     expect(first.status, JSON.stringify(first.body)).toBe(502);
     const id = first.body.error.account_id as string;
-    expect((await co.call("GET", `/v1/accounts/${id}`)).status, "kept while pending").toBe(200);
+    const retry = () => co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    return { co, id, retry };
+  }
+
+  it('account creation refused on a retry takes back the account with the links minted for it meanwhile', async () => {
+    const { co, id, retry: again } = await pendingCreation('create-ada-links');
+    expect((await co.call('GET', `/v1/accounts/${id}`)).status, 'kept while pending').toBe(200);
     // The company sends its customer a way to look at the account meanwhile.
     expect((await co.call('POST', `/v1/accounts/${id}/portal_link`)).status).toBe(200);
     expect((await co.call('POST', `/v1/accounts/${id}/card_collector`)).status).toBe(200);
     // The retry reaches the processor, which declines: the creation is refused, and nothing of it stays.
-    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    const retry = await again();
     expect(retry.status, JSON.stringify(retry.body)).toBe(402);
     expect(retry.body.error).toMatchObject({ type: 'card_declined' });
     expect((await co.call('GET', `/v1/accounts/${id}`)).status).toBe(404);
@@ -395,31 +404,23 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(await db().select().from(portalLinks).where(eq(portalLinks.accountId, id))).toEqual([]);
     expect(await db().select().from(collectorLinks).where(eq(collectorLinks.accountId, id))).toEqual([]);
     // And the same key answers the same again.
-    expect((await co.call('POST', '/v1/companies/{company}/accounts', { body, headers })).status).toBe(402);
+    expect((await again()).status).toBe(402);
   });
 
   it('account creation refused on a retry keeps an account the company deposited on meanwhile, without the plan', async () => {
-    const co = await newPayingCompany(t);
-    const pro = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
-    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
-    await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
-    const body = { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_chargeCustomerFail' };
-    const headers = { 'Idempotency-Key': 'create-ada-deposit' };
-    const first = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
-    expect(first.status, JSON.stringify(first.body)).toBe(502);
-    const id = first.body.error.account_id as string;
+    const { co, id, retry: again } = await pendingCreation('create-ada-deposit');
     const deposit = await co.call('POST', `/v1/accounts/${id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5 } });
     expect(deposit.status, JSON.stringify(deposit.body)).toBe(200);
     const portal = await co.call('POST', `/v1/accounts/${id}/portal_link`);
     expect(portal.status).toBe(200);
-    const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
+    const retry = await again();
     expect(retry.status, JSON.stringify(retry.body)).toBe(402);
     expect(await account(co, id)).toMatchObject({ id, plan_id: null, plan_status: 'NONE' });
     // The link the customer was sent still shows the account.
     expect('view' in (await viewPortal({ db: db(), token: new URL(portal.body.data.url).pathname.split('/').pop()! }))).toBe(true);
     expect((await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data.amount).toBe(5);
     await expectLedgerMatches(db(), co, id);
-    expect((await co.call('POST', '/v1/companies/{company}/accounts', { body, headers })).status).toBe(402);
+    expect((await again()).status).toBe(402);
   });
 
   it('account creation keeps an account whose plan charge was paid when recording it failed, and a retry settles it', async () => {

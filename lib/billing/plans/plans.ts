@@ -4,7 +4,7 @@ import { plans, type BillingPeriod, type OverageChargeMode, type PlanCurrency, t
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { notFound } from '../../errors';
-import { unitsOut } from '../../money';
+import { cardCharge, unitsOut } from '../../money';
 import { computePlanCharge } from './periods';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
@@ -31,6 +31,11 @@ export function planBalances(p: Plan): PlanBalance[] {
 /** The account's period charge for this plan with its chosen amounts. */
 export function periodChargeFor(plan: Plan, chosen: Record<string, string> | null | undefined): number {
   return computePlanCharge({ chargeAmount: plan.chargeAmount, balances: planBalances(plan) }, chosen);
+}
+
+/** What starting the plan charges a card: its period charge, waived below the smallest card payment. */
+export function startChargeFor(plan: Plan, chosen: Record<string, string> | null | undefined): number {
+  return cardCharge(periodChargeFor(plan, chosen));
 }
 
 export function serializePlan(p: Plan) {

@@ -10,10 +10,10 @@ import { MIN_CARD_CHARGE_CENTS } from '../../money';
 import { now as clockNow } from '../../clock';
 import { periodChargeFor, planBalances, type Plan } from './plans';
 
-type Claimed = { id: string; lease: Date };
+type Claimed = { ids: string[]; lease: Date };
 
 /** Leases due accounts; SKIP LOCKED and the lease keep two workers from renewing one account twice. */
-async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[]> {
+async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed> {
   const at = now.toISOString();
   // `now` is the run's time, which a long run of rounds leaves behind: the lease counts from the claim.
   const claimedAt = Math.max(now.getTime(), clockNow().getTime());
@@ -30,12 +30,13 @@ async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed[
         for update skip locked)
       returning id`,
   );
-  return rows.map((r) => ({ id: r.id, lease }));
+  return { ids: rows.map((r) => r.id), lease };
 }
 
 /** Gives back leases this run holds: one that ran out and was taken by another run is left to it. */
-async function releaseLeases(db: Db, claimed: Claimed[]): Promise<void> {
-  for (const { id, lease } of claimed) await db.update(accounts).set({ renewalLockedUntil: null }).where(and(eq(accounts.id, id), eq(accounts.renewalLockedUntil, lease)));
+async function releaseLeases(db: Db, { ids, lease }: Claimed): Promise<void> {
+  if (!ids.length) return;
+  await db.update(accounts).set({ renewalLockedUntil: null }).where(and(inArray(accounts.id, ids), eq(accounts.renewalLockedUntil, lease)));
 }
 
 /**
@@ -56,7 +57,7 @@ export async function retryPastDueRenewal(db: Db, accountId: string, now: Date):
   try {
     await renewOne(db, accountId, now, { withNewCard: true });
   } finally {
-    await releaseLeases(db, [{ id: accountId, lease }]);
+    await releaseLeases(db, { ids: [accountId], lease });
   }
   return true;
 }
@@ -121,10 +122,10 @@ export async function pendingPlanCharge(db: Db, accountId: string): Promise<Char
  * that stops gives back the leases of the accounts it has not started on.
  */
 export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
-  const claimed = await claimDueRenewals(db, now);
-  for (const [i, { id }] of claimed.entries()) {
+  const { ids, lease } = await claimDueRenewals(db, now);
+  for (const [i, id] of ids.entries()) {
     if (opts.stopping?.()) {
-      await releaseLeases(db, claimed.slice(i));
+      await releaseLeases(db, { ids: ids.slice(i), lease });
       return i;
     }
     try {
@@ -135,9 +136,9 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
       log.error({ account_id: id, err }, 'renewal failed; retried when its lease ends');
       continue;
     }
-    await releaseLeases(db, [claimed[i]]);
+    await releaseLeases(db, { ids: [id], lease });
   }
-  return claimed.length;
+  return ids.length;
 }
 
 /**

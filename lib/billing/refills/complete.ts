@@ -3,6 +3,7 @@ import { query, sql, type Db } from '../../db/client';
 import { balances } from '../../db/schema';
 import { cmp } from '../../money';
 import { moveBalance, moveBalanceInSteps } from '../balances/balances';
+import { thresholdRefillKeys } from '../balances/crossings';
 import type { Charge } from '../charges/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
 
@@ -32,7 +33,8 @@ async function wakeWaitingThresholdRefills(db: Db, balanceId: string, now: Date)
   await query(
     db,
     sql`update jobs set run_at = ${now.toISOString()}::timestamptz
-      where kind = 'threshold_refill' and dedupe_key in (${balanceId}, ${`${balanceId}:next`}) and status = 'queued' and run_at > ${now.toISOString()}::timestamptz`,
+      where kind = 'threshold_refill' and dedupe_key in (${sql.join(thresholdRefillKeys(balanceId).map((k) => sql`${k}`), sql`, `)})
+        and status = 'queued' and run_at > ${now.toISOString()}::timestamptz`,
   );
 }
 
