@@ -37,6 +37,9 @@ type Row = {
   crossing: boolean | null;
 };
 
+/** How often the statement wrote its event, and how often it handed it to the general path (observable by tests). */
+export const singleStatement = { wrote: 0, handedOver: 0 };
+
 const d = (x: string | Date | null) => (x === null ? null : new Date(x));
 const v = (name: string) => sql.placeholder(name);
 /** The statement below as SQL text: built on first use, then prepared once per connection. */
@@ -163,7 +166,11 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
     });
     if (!row) return 'not_found';
     // Nothing written: a new balance, a repeated idempotency key, or a crossing.
-    if (!row.inserted) return null;
+    if (!row.inserted) {
+      singleStatement.handedOver++;
+      return null;
+    }
+    singleStatement.wrote++;
 
     const state = row.inserted;
     const cost = row.cost;

@@ -91,7 +91,7 @@ export async function startPlanPeriod(
     }
   }
   for (const inc of included) {
-    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
+    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? ('plan_reset' as const) : ('plan_grant' as const), description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
     await setLevel(db, { ...change, level: inc.amount, measured: amountFor(args.measured, inc.denomination) }, now);
     await db
       .update(balances)

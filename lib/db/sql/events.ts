@@ -32,9 +32,9 @@ export async function insertEvents(db: Db, { companyId, now }: { companyId: stri
  * share the company and the time, sent once, as `insertEvents` does; their ids are made here,
  * under those locks, in the rows' order (lib/ids.ts ledgerId).
  */
-export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[]): Promise<void> {
+export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[]): Promise<Record<string, unknown>[]> {
   const col = (f: (t: (typeof rows)[number]) => string | null) => textArray(rows.map(f));
-  await query(
+  return query(
     db,
     sql`with stamp as materialized (select ledger_stamp() as s)
       insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
@@ -43,7 +43,9 @@ export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: 
         ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
         ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)})
         with ordinality as u(account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, ord)
-      cross join stamp`,
+      cross join stamp
+      order by u.ord
+      returning *`,
   );
 }
 
@@ -121,13 +123,13 @@ export async function setBalanceAmounts(db: Db, moved: { id: string; amount: str
 export type LedgerMove = { pair: number; cost: string; eventId: string; type: string };
 
 /** A balance `moveBalancesForEvents` locked that its caller must see to: what it was, what it is now, and what it crossed. */
-export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; plan_period: string | null };
+export type MovedBalance = LockedBalance & { new_amount: string; below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean };
 
 /**
- * The crossing rules (the domain's single source), as SQL over the columns of `c`: `before`
+ * The crossing rules (crossings.ts `crossingRules`), as SQL over the columns of `c`: `before`
  * and `after` (available), `start_amount`, `amount`, `threshold`, `included`, `pct`, `period`.
  */
-export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert: SQL; periodKey: SQL };
+export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert: SQL };
 
 /**
  * A batch's balance moves in one statement, when no item's state hangs on a balance (no gated,
@@ -226,7 +228,7 @@ export async function moveBalancesForEvents(
     )
     select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
       c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
-      c.below_zero, c.below_refill_threshold, c.plan_alert, ${crossings.periodKey} as plan_period
+      c.below_zero, c.below_refill_threshold, c.plan_alert
     from e c
     where c.changed and not c.plain
     order by c.ord`,
