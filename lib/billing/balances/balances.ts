@@ -6,7 +6,7 @@ import { notFound } from '../../errors';
 import { add, cmp, sub, unitsOut, type Units } from '../../money';
 import { movedBalance, notifyMoves } from './crossings';
 import { decideMove, type MoveOp, type MovePlan, type PlanAlert } from './move-decision';
-import { insertLedgerRows, lockBalancesForEvents, setBalanceAmounts, type LockedBalance } from '../../db/sql/events';
+import { insertLedgerRows, lockBalances, setBalanceAmounts, type LockedBalance } from '../../db/sql/balance-move';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
@@ -57,7 +57,8 @@ const livePending = (now: Date) => sql`coalesce((
   where e.account_id = b.account_id and e.cost_denomination = b.denomination
     and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text`;
 
-function fromRaw(r: Record<string, unknown>): Balance {
+/** A balance row as a statement returned it (the table's column names), with its live holds as `pending`. */
+export function balanceFromRow(r: Record<string, unknown>): Balance {
   const d = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
   return {
     id: r.id as string,
@@ -82,7 +83,7 @@ function fromRaw(r: Record<string, unknown>): Balance {
 
 export async function findBalance({ db, accountId, denomination, now }: { db: Db; accountId: string; denomination: string; now: Date }) {
   const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
-  return rows[0] ? fromRaw(rows[0]) : null;
+  return rows[0] ? balanceFromRow(rows[0]) : null;
 }
 
 export async function getBalance(args: { db: Db; accountId: string; denomination: string; now: Date }): Promise<Balance> {
@@ -93,7 +94,7 @@ export async function getBalance(args: { db: Db; accountId: string; denomination
 
 export async function listBalances({ db, accountId, now }: { db: Db; accountId: string; now: Date }) {
   const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} order by b.denomination`);
-  return rows.map(fromRaw);
+  return rows.map(balanceFromRow);
 }
 
 /** Creates the balance at 0 when missing (idempotent; concurrent callers are safe). */
@@ -147,8 +148,16 @@ export type MoveResult = { balanceId: string; plan: MovePlan; rows: LedgerRow[] 
  */
 export async function moveBalances(db: Db, companyId: string, moves: BalanceMove[], now: Date): Promise<MoveResult[]> {
   if (!moves.length) return [];
-  await ensureBalances(db, moves.map((m) => ({ accountId: m.accountId, companyId, denomination: m.denomination })), now);
-  const facts = new Map((await lockBalancesForEvents(db, moves.map((m) => [m.accountId, m.denomination] as const), now)).map((b) => [pairKey(b.account_id, b.denomination), b]));
+  // One move per balance: each is decided from the facts read once under its lock.
+  if (new Set(moves.map((m) => pairKey(m.accountId, m.denomination))).size < moves.length) throw new Error('moveBalances takes one move per balance');
+  const pairs = moves.map((m) => [m.accountId, m.denomination] as const);
+  let facts = new Map<string, LockedBalance>();
+  // Made when missing, then locked; made again should one be deleted in between (a balance nothing used yet may be).
+  for (let attempt = 0; facts.size < pairs.length; attempt++) {
+    if (attempt === 3) throw new Error('a balance to move kept disappearing before it could be locked');
+    await ensureBalances(db, moves.map((m) => ({ accountId: m.accountId, companyId, denomination: m.denomination })), now);
+    facts = new Map((await lockBalances(db, pairs, now)).map((b) => [pairKey(b.account_id, b.denomination), b]));
+  }
   const decided = moves.map((m) => {
     const b = facts.get(pairKey(m.accountId, m.denomination))!;
     const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.cost) : sum), '0');

@@ -3,6 +3,7 @@ import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Units } from '../../money';
 import type { Crossed, MovePlan, PlanAlert, StateKind } from './move-decision';
+import type { MoveRules } from '../../db/sql/balance-move';
 import { enqueueNotifications, type Notification } from '../webhooks/outbox';
 
 /**
@@ -202,3 +203,6 @@ async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): P
 }
 
 const stateKey = (balanceId: string, kind: string, period: string) => `${balanceId}\u0000${kind}\u0000${period}`;
+
+/** The rules the one-statement paths are built from (lib/db/sql/balance-move.ts). */
+export const moveRules: MoveRules = { crossings: crossingRules, leaves: leavesStateSql, periodKey: planPeriodKey };

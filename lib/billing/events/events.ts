@@ -8,12 +8,13 @@ import { keysetPage, type PageQuery } from '../../db/keyset';
 import { completeHold, ensureBalances, findBalance, planAlertOf, releaseHolds, type Balance } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
-import { crossingRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
+import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
 import { decideMove, leftStates, type MoveOp } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
-import { insertEvents, insertLedgerRows, lockBalancesForEvents, moveBalancesForEvents, setBalanceAmounts, type CrossingSql, type LedgerInsert, type LedgerMove } from '../../db/sql/events';
+import { insertEvents } from '../../db/sql/events';
+import { insertLedgerRows, lockBalances, moveBalancesForEvents, setBalanceAmounts, type LedgerInsert, type LedgerMove } from '../../db/sql/balance-move';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -54,19 +55,6 @@ export function serializeEvent(e: EventRow, now: Date) {
 }
 
 type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; hasBalance: boolean };
-/** The crossing rules over the columns `moveBalancesForEvents` gives them. */
-const batchCrossings: CrossingSql = {
-  ...crossingRules({
-    before: sql`c.before`,
-    after: sql`c.after`,
-    threshold: sql`c.threshold`,
-    startAmount: sql`c.start_amount`,
-    amount: sql`c.amount`,
-    included: sql`c.included`,
-    pct: sql`c.pct`,
-    period: sql`c.period`,
-  }),
-};
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -82,18 +70,27 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
   const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, hasBalance: prices[index].hasBalance }));
 
+  let ensureAll = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writeEvents(db, companyId, priced, now);
+      return await writeEvents(db, companyId, priced, now, ensureAll);
     } catch (err) {
       // Two requests raced on one idempotency key: the loser re-reads the winner's record.
       if (attempt < 2 && isUniqueViolation(err)) continue;
+      // A balance priced as there was gone when locked: written again with every balance made sure of.
+      if (attempt < 2 && err instanceof BalanceGone) {
+        ensureAll = true;
+        continue;
+      }
       throw err;
     }
   }
 }
 
-async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date): Promise<EventRow[]> {
+/** A balance the batch was priced on was deleted before its lock was taken: its transaction is rolled back and written again. */
+class BalanceGone extends Error {}
+
+async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date, ensureAll: boolean): Promise<EventRow[]> {
   const keys = [...new Set(priced.map((p) => p.item.idempotency_key).filter((k): k is string => Boolean(k)))];
   const existing = new Map<string, EventRow>();
   if (keys.length) {
@@ -149,7 +146,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     const moved: MovedBalance[] = [];
     if (billed.length) {
       // Only balances that did not exist when the batch was priced are created (in one sorted insert).
-      const unseen = billed.filter((p) => !p.hasBalance);
+      const unseen = ensureAll ? billed : billed.filter((p) => !p.hasBalance);
       if (unseen.length) await ensureBalances(tx, unseen.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
       // The company's batches take turns here, before either locking statement below takes its
@@ -177,7 +174,9 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         // The balances that only need their balance_change are notified by the statement itself;
         // the ones it returns crossed something, are in a state, or changed by holds alone.
         const notify = (source: SQL) => insertDeliveries(companyId, now.toISOString(), source);
-        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings, notify })) {
+        const rows = await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, rules: moveRules, notify });
+        if (rows === 'lost') throw new BalanceGone();
+        for (const b of rows) {
           const before = sub(b.amount, sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0'));
           const after = sub(b.new_amount, b.pending);
           moved.push(
@@ -198,7 +197,8 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       } else {
         // Gated items: each balance's items decided in request order (move-decision.ts) from what
         // was read under its lock; this transaction's own early holds are already in that read.
-        const facts = new Map((await lockBalancesForEvents(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
+        const facts = new Map((await lockBalances(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
+        if (facts.size < pairs.length) throw new BalanceGone();
         const ops = new Map<string, { index: number; op: MoveOp }[]>();
         for (const [i, p] of toInsert.entries()) {
           if (!p.cost) continue;
