@@ -4,18 +4,16 @@ import { accounts, balances, charges, collectorLinks, plans, portalLinks, webhoo
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { log } from '../../log';
-import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { MAX_CHARGE_CENTS, unitsOut } from '../../money';
 import { keysetPage } from '../../db/keyset';
-import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
+import { processorFor } from '../../processor/processors';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { findRequestCharge, type Charge } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { periodChargeFor } from '../plans/plans';
 import { decideAccountCreation, type AccountCreationDecision, type AccountCreationFacts } from './creation-decision';
-import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
 import type { Company } from '../companies/companies';
 
@@ -168,10 +166,10 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
   const earlier = plan && !collector ? await findEarlierCreation(db, company, idempotencyKey) : null;
   // After the resumption: the account an earlier attempt made holds this id already.
   if (!earlier && input.external_id) await checkExternalIdFree({ db, companyId: company.id, externalId: input.external_id });
-  const stripe = processorFor(company);
+  const processor = processorFor(company);
   const named = input.processor_id ?? null;
-  const paymentMethod = !earlier && named && stripe && !input.token ? await defaultPaymentMethod(stripe, named) : null;
-  const decision = decideAccountCreation({ plan, chosen: input.plan_variable_amounts ?? null, collector, hasProcessor: !!stripe, token: !!input.token, paymentMethod, earlier });
+  const paymentMethod = !earlier && named && processor && !input.token ? await processor.defaultCard(named) : null;
+  const decision = decideAccountCreation({ plan, chosen: input.plan_variable_amounts ?? null, collector, hasProcessor: !!processor, token: !!input.token, paymentMethod, earlier });
   if (decision.kind === 'conflict') throw decision.error;
   if (decision.kind === 'resume') return { account: await resumeAccountCreation(db, company, decision), cardCollectorUrl: undefined };
   return openAccount(db, company, input, decision, paymentMethod, idempotencyKey);
@@ -186,13 +184,13 @@ async function openAccount(
   defaultCard: PaymentMethodSummary | null,
   idempotencyKey: string | null,
 ) {
-  const stripe = processorFor(company);
+  const processor = processorFor(company);
   const chosen = input.plan_variable_amounts ?? null;
   const id = newId('a');
   let processorId = input.processor_id ?? null;
   let paymentMethod = defaultCard;
-  if (!processorId && stripe) processorId = await createCustomer({ stripe, accountId: id, name: input.name, email: input.email });
-  if (input.token && stripe && processorId) paymentMethod = await attachCardToCustomer({ stripe, accountId: id, customer: processorId, token: input.token });
+  if (!processorId && processor) processorId = await processor.createCustomer({ accountId: id, name: input.name, email: input.email });
+  if (input.token && processor && processorId) paymentMethod = await processor.attachCard({ accountId: id, customer: processorId, token: input.token });
 
   const pending = decision.kind === 'attach_pending';
   const collects = pending || (decision.kind === 'open' && decision.collector);
@@ -290,20 +288,6 @@ async function resumeAccountCreation(db: Db, company: Company, { account, charge
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
   return fresh;
-}
-
-async function defaultPaymentMethod(stripe: Stripe, customerId: string): Promise<PaymentMethodSummary | null> {
-  try {
-    const customer = await stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] });
-    if ('deleted' in customer && customer.deleted) throw invalid('That processor customer was deleted.', 'processor_id');
-    const pm = (customer as Stripe.Customer).invoice_settings?.default_payment_method;
-    if (!pm || typeof pm === 'string' || !pm.card) return null;
-    return { id: pm.id, brand: pm.card.brand, last4: pm.card.last4, exp_month: pm.card.exp_month, exp_year: pm.card.exp_year };
-  } catch (err) {
-    if (err instanceof Stripe.errors.StripeInvalidRequestError) throw invalid(`No such processor customer: ${customerId}.`, 'processor_id');
-    if (err instanceof ApiError) throw err;
-    throw processorFailure(err);
-  }
 }
 
 export async function updateAccount({ db, companyId, accountId, input }: { db: Db; companyId: string; accountId: string; input: AccountPatch }) {

@@ -17,7 +17,7 @@ import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { startChargeFor } from '../plans/plans';
 import { setting } from '../../env';
-import { plainDecline } from '../../processor/stripe';
+import { plainDecline } from '../../processor/port';
 
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */

@@ -1,4 +1,3 @@
-import Stripe from 'stripe';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
@@ -6,7 +5,8 @@ import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { cardCharge, formatCents } from '../../money';
 import { log } from '../../log';
-import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
+import type { PaymentLook, PaymentOutcome, Processor } from '../../processor/port';
+import { processorFor } from '../../processor/processors';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import {
   chargeById,
@@ -269,7 +269,7 @@ export function missingPaymentMethod(company: Pick<Company, 'processorKeyEnc'>, 
 async function continueCharge<E extends PaidFor>(
   db: Db,
   handlers: Handlers<E>,
-  stripe: Stripe | null,
+  stripe: Processor | null,
   account: Pick<typeof accounts.$inferSelect, 'processorId'>,
   charge: Charge,
   now: Date,
@@ -296,69 +296,43 @@ type Attempt =
   /** Not known yet: no answer, a 5xx, the same key still in flight, or a payment still processing. */
   | { kind: 'unknown'; intentId: string | null };
 
+function fromOutcome(o: PaymentOutcome): Attempt {
+  switch (o.kind) {
+    case 'paid':
+      return o;
+    case 'declined':
+      return { kind: 'declined', code: o.code, error: new ApiError('card_declined', o.message, null, { decline_code: o.code }), intentId: o.intentId };
+    case 'refused':
+      return { kind: 'refused', error: new ApiError('processor_error', o.message) };
+    case 'unknown':
+      return { kind: 'unknown', intentId: o.intentId };
+  }
+}
+
 /**
  * Creates (or, under the same idempotency key, gets the outcome of) the charge's PaymentIntent.
  * After an unclear answer it looks for the intent, but not finding it proves nothing: the
  * request may still reach the processor, so the outcome stays unknown.
  */
-async function attemptIntent(stripe: Stripe, charge: Charge, customer: string): Promise<Attempt> {
-  try {
-    const intent = await stripe.paymentIntents.create(
-      {
-        amount: charge.amount,
-        currency: 'usd',
-        customer,
-        payment_method: charge.processorPaymentMethodId ?? undefined,
-        // A saved card, charged off session, where no one can be redirected: without this the
-        // intent allows redirect-based methods, and Stripe refuses to confirm it without a return_url.
-        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
-        confirm: true,
-        off_session: true,
-        description: charge.description,
-        metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
-      },
-      { idempotencyKey: `charge-${charge.id}` },
-    );
-    return fromIntent(intent);
-  } catch (err) {
-    if (err instanceof Stripe.errors.StripeCardError) {
-      const pi = (err.payment_intent as Stripe.PaymentIntent | undefined)?.id ?? null;
-      return { kind: 'declined', code: err.decline_code || err.code || 'card_declined', error: processorFailure(err), intentId: pi };
-    }
-    if (isUnclear(err)) {
-      const found = await findIntent(stripe, customer, charge.id);
-      return found && found !== 'unknown' ? fromIntent(found) : { kind: 'unknown', intentId: null };
-    }
-    return { kind: 'refused', error: processorFailure(err) };
+async function attemptIntent(processor: Processor, charge: Charge, customer: string): Promise<Attempt> {
+  const outcome = await processor.createPayment({
+    amount: charge.amount,
+    customer,
+    paymentMethod: charge.processorPaymentMethodId!,
+    description: charge.description,
+    metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
+    idempotencyKey: `charge-${charge.id}`,
+    firstSend: true,
+  });
+  if (outcome.kind === 'unknown' && outcome.why !== 'processing') {
+    const found = await processor.findPayment({ customer, chargeId: charge.id, since: new Date(0) });
+    return isOutcome(found) ? fromOutcome(found) : { kind: 'unknown', intentId: null };
   }
+  return fromOutcome(outcome);
 }
 
-function fromIntent(intent: Stripe.PaymentIntent): Attempt {
-  if (intent.status === 'succeeded') return { kind: 'paid', intentId: intent.id };
-  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
-    const e = intent.last_payment_error;
-    const code = e?.decline_code || e?.code || intent.status;
-    return { kind: 'declined', code, error: new ApiError('card_declined', plainDecline(code), null, { decline_code: code }), intentId: intent.id };
-  }
-  // processing (the bank answers later) or otherwise unfinished: looked at again later.
-  return { kind: 'unknown', intentId: intent.id };
-}
-
-/** Errors after which the request may have been, or may still be, carried out by the processor. */
-function isUnclear(err: unknown): boolean {
-  if (
-    err instanceof Stripe.errors.StripeConnectionError ||
-    err instanceof Stripe.errors.StripeAPIError ||
-    err instanceof Stripe.errors.StripeRateLimitError ||
-    // The key was used with other parameters: whatever was done under it stands.
-    err instanceof Stripe.errors.StripeIdempotencyError
-  ) {
-    return true;
-  }
-  const e = err as { type?: string; code?: string; statusCode?: number };
-  // 409 idempotency_key_in_use: another request with this key is still running.
-  if (e?.code === 'idempotency_key_in_use' || e?.statusCode === 409 || (e?.statusCode ?? 0) >= 500) return true;
-  return e?.type === 'StripeConnectionError' || e?.code === 'ETIMEDOUT' || e?.code === 'ECONNRESET';
+function isOutcome(look: PaymentLook): look is PaymentOutcome {
+  return look.kind !== 'not_found' && look.kind !== 'unanswered';
 }
 
 async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
@@ -383,30 +357,6 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
       }
       return outcomeOf(row.status === 'pending' ? row : charge);
     }
-  }
-}
-
-/**
- * Finds the PaymentIntent made for our charge among all of the customer's, newest first: any
- * number of payments may have come after it, and "not found" decides that nothing was paid.
- * 'unknown' when the processor cannot be asked.
- */
-async function findIntent(stripe: Stripe, customer: string, chargeId: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
-  try {
-    for await (const pi of stripe.paymentIntents.list({ customer, limit: 100 })) {
-      if (pi.metadata?.charge_id === chargeId) return pi;
-    }
-    return null;
-  } catch {
-    return 'unknown';
-  }
-}
-
-async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
-  try {
-    return await stripe.paymentIntents.retrieve(id);
-  } catch (err) {
-    return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 ? null : 'unknown';
   }
 }
 
@@ -465,11 +415,11 @@ async function reconcileCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>,
   const row = await chargeContext(db, charge);
   const stripe = row ? processorFor(row.company) : null;
   if (!stripe || !row?.customer) return;
-  const found = charge.processorPaymentIntentId ? await retrieveIntent(stripe, charge.processorPaymentIntentId) : await findIntent(stripe, row.customer, charge.id);
+  const found = charge.processorPaymentIntentId ? await stripe.retrievePayment(charge.processorPaymentIntentId) : await stripe.findPayment({ customer: row.customer, chargeId: charge.id, since: new Date(0) });
   let attempt: Attempt;
-  if (found && found !== 'unknown') attempt = fromIntent(found);
+  if (isOutcome(found)) attempt = fromOutcome(found);
   else if (now.getTime() - charge.createdAt.getTime() < GIVE_UP_MS) attempt = await attemptIntent(stripe, charge, row.customer);
-  else if (found === null) attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
+  else if (found.kind === 'not_found') attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
   else return; // the processor cannot be asked: keep looking
   await recordAttempt(db, handlers, charge, attempt, now);
 }
