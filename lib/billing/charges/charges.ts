@@ -5,6 +5,7 @@ import { newId } from '../../ids';
 import { ApiError } from '../../errors';
 import { cardCharge, formatCents } from '../../money';
 import { log } from '../../log';
+import { wallClock } from '../../clock';
 import type { PaymentLook, PaymentOutcome, Processor } from '../../processor/port';
 import { processorFor } from '../../processor/processors';
 import { keysetPage, type PageQuery } from '../../db/keyset';
@@ -17,6 +18,7 @@ import {
   insertCharge,
   markFailed,
   markPaid,
+  markSent,
   releaseWorkKey,
   reusableChargeByWorkKey,
   setIntent,
@@ -119,10 +121,15 @@ export type Withdrawal = (tx: Db, charge: Charge, now: Date) => Promise<void>;
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
 
 /**
- * How long a charge whose outcome is unknown is worked on before it is given up: inside the
- * processor's 24-hour idempotency window, so a retry under its key never makes a second payment.
+ * The processor keeps an idempotency key for 24 hours from its first use, by its own (real)
+ * clock. A charge's payment is sent under its key only within this much real time of its first
+ * send, so a resend always reaches the first one's record and never makes a second payment.
  */
-export const GIVE_UP_MS = 23 * 3600_000;
+export const KEY_WINDOW_MS = 23 * 3600_000;
+/** A send this long ago (real time) can no longer be under way at the processor. */
+export const SEND_SETTLED_MS = 3600_000;
+/** How far before the first send a look for the payment reaches: the processor's clock may be behind ours. */
+const CLOCK_SKEW_MS = 10 * 60_000;
 /** How long a retried request may reuse its charge: the life of an Idempotency-Key. */
 const REQUEST_REUSE_MS = 24 * 3600_000;
 
@@ -269,7 +276,7 @@ export function missingPaymentMethod(company: Pick<Company, 'processorKeyEnc'>, 
 async function continueCharge<E extends PaidFor>(
   db: Db,
   handlers: Handlers<E>,
-  stripe: Processor | null,
+  processor: Processor | null,
   account: Pick<typeof accounts.$inferSelect, 'processorId'>,
   charge: Charge,
   now: Date,
@@ -277,23 +284,25 @@ async function continueCharge<E extends PaidFor>(
   withdraw?: Withdrawal,
 ): Promise<ChargeOutcome> {
   if (charge.status !== 'pending') return outcomeOf(charge);
-  if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
+  if (!processor || !account.processorId || !charge.processorPaymentMethodId) {
     // An earlier attempt may have reached the processor: only a charge never tried can fail here.
     if (!fresh) return outcomeOf(charge);
-    const error = paymentMethodRequired(!!stripe);
+    const error = paymentMethodRequired(!!processor);
     log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
     return failCharge(db, handlers, charge, 'payment_method_required', error, null, now, withdraw);
   }
-  return recordAttempt(db, handlers, charge, await attemptIntent(stripe, charge, account.processorId), now, withdraw);
+  const attempt = await advanceCharge(db, processor, charge, account.processorId);
+  if (!attempt) return outcomeOf(await chargeById(db, charge.id));
+  return recordAttempt(db, handlers, charge, attempt, now, withdraw);
 }
 
 /** What the processor said about a charge. */
 type Attempt =
   | { kind: 'paid'; intentId: string }
   | { kind: 'declined'; code: string; error: ApiError; intentId: string | null }
-  /** The processor refused the request itself: nothing was charged. */
+  /** Definite: nothing was charged (the processor refused the request itself, or the charge was given up). */
   | { kind: 'refused'; error: ApiError }
-  /** Not known yet: no answer, a 5xx, the same key still in flight, or a payment still processing. */
+  /** Not known yet: no answer, a 5xx, the same key still in flight, a refused key, or a payment still processing. */
   | { kind: 'unknown'; intentId: string | null };
 
 function fromOutcome(o: PaymentOutcome): Attempt {
@@ -309,30 +318,56 @@ function fromOutcome(o: PaymentOutcome): Attempt {
   }
 }
 
-/**
- * Creates (or, under the same idempotency key, gets the outcome of) the charge's PaymentIntent.
- * After an unclear answer it looks for the intent, but not finding it proves nothing: the
- * request may still reach the processor, so the outcome stays unknown.
- */
-async function attemptIntent(processor: Processor, charge: Charge, customer: string): Promise<Attempt> {
-  const outcome = await processor.createPayment({
-    amount: charge.amount,
-    customer,
-    paymentMethod: charge.processorPaymentMethodId!,
-    description: charge.description,
-    metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
-    idempotencyKey: `charge-${charge.id}`,
-    firstSend: true,
-  });
-  if (outcome.kind === 'unknown' && outcome.why !== 'processing') {
-    const found = await processor.findPayment({ customer, chargeId: charge.id, since: new Date(0) });
-    return isOutcome(found) ? fromOutcome(found) : { kind: 'unknown', intentId: null };
-  }
-  return fromOutcome(outcome);
-}
-
 function isOutcome(look: PaymentLook): look is PaymentOutcome {
   return look.kind !== 'not_found' && look.kind !== 'unanswered';
+}
+
+/**
+ * Moves a pending charge one step at the processor, by what is known of it (real time, never the
+ * service's clock, measures the processor's limits):
+ * - its payment's id is known: that payment is read, never created again (a payment still
+ *   processing a day later is not made twice);
+ * - never sent, or first sent less than KEY_WINDOW_MS ago: the payment is created under the
+ *   charge's key, which answers with what an earlier send did (or 409 while it is still under
+ *   way), or makes it now; after an unclear answer it is looked for;
+ * - first sent longer ago: the key may have expired, so only a look; a payment not found fails
+ *   the charge only once its last send is SEND_SETTLED_MS old (no request can still make it).
+ * Null when the charge stopped being pending meanwhile.
+ */
+async function advanceCharge(db: Db, processor: Processor, charge: Charge, customer: string): Promise<Attempt | null> {
+  if (charge.processorPaymentIntentId) {
+    const look = await processor.retrievePayment(charge.processorPaymentIntentId);
+    return isOutcome(look) ? fromOutcome(look) : { kind: 'unknown', intentId: charge.processorPaymentIntentId };
+  }
+  const wall = wallClock();
+  if (!charge.firstSentAt || wall.getTime() - charge.firstSentAt.getTime() < KEY_WINDOW_MS) {
+    const sent = await markSent(db, charge.id, wall);
+    if (!sent) return null;
+    const outcome = await processor.createPayment({
+      amount: charge.amount,
+      customer,
+      paymentMethod: charge.processorPaymentMethodId!,
+      description: charge.description,
+      metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
+      idempotencyKey: `charge-${charge.id}`,
+      firstSend: sent.first,
+    });
+    if (outcome.kind !== 'unknown' || outcome.intentId) return fromOutcome(outcome);
+    // Not finding it proves nothing here: the request may still reach the processor.
+    const look = await processor.findPayment({ customer, chargeId: charge.id, since: lookFrom(sent.charge) });
+    return isOutcome(look) ? fromOutcome(look) : { kind: 'unknown', intentId: null };
+  }
+  const look = await processor.findPayment({ customer, chargeId: charge.id, since: lookFrom(charge) });
+  if (isOutcome(look)) return fromOutcome(look);
+  if (look.kind === 'not_found' && wall.getTime() - (charge.lastSentAt ?? charge.firstSentAt).getTime() >= SEND_SETTLED_MS) {
+    return { kind: 'refused', error: new ApiError('processor_error', 'The payment processor has no payment for this charge, and no request for it can still be under way: it was given up, and nothing was charged.') };
+  }
+  return { kind: 'unknown', intentId: null };
+}
+
+/** Where a look for a charge's payment starts: a little before its first send. */
+function lookFrom(charge: Pick<Charge, 'firstSentAt'>): Date {
+  return new Date((charge.firstSentAt?.getTime() ?? 0) - CLOCK_SKEW_MS);
 }
 
 async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
@@ -389,10 +424,9 @@ export async function settleCharge<E extends PaidFor>(db: Db, handlers: Handlers
 }
 
 /**
- * Settles charges whose outcome was unknown. Each is looked up at the processor: paid → its
- * effects are applied; declined or canceled → failed; still processing → looked at again later.
- * One the processor has no trace of is created again under the same idempotency key, which
- * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
+ * Settles charges whose outcome was unknown, one step each (advanceCharge): paid → its effects
+ * are applied; declined, or given up once no request for it can still be made → failed; still
+ * unknown → looked at again later.
  */
 export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Date, opts: { handlers: Handlers<E>; stopping?: () => boolean }): Promise<number> {
   const due = await dueChargeChecks(db, now, 20);
@@ -413,13 +447,8 @@ export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Da
 
 async function reconcileCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, now: Date): Promise<void> {
   const row = await chargeContext(db, charge);
-  const stripe = row ? processorFor(row.company) : null;
-  if (!stripe || !row?.customer) return;
-  const found = charge.processorPaymentIntentId ? await stripe.retrievePayment(charge.processorPaymentIntentId) : await stripe.findPayment({ customer: row.customer, chargeId: charge.id, since: new Date(0) });
-  let attempt: Attempt;
-  if (isOutcome(found)) attempt = fromOutcome(found);
-  else if (now.getTime() - charge.createdAt.getTime() < GIVE_UP_MS) attempt = await attemptIntent(stripe, charge, row.customer);
-  else if (found.kind === 'not_found') attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
-  else return; // the processor cannot be asked: keep looking
-  await recordAttempt(db, handlers, charge, attempt, now);
+  const processor = row ? processorFor(row.company) : null;
+  if (!processor || !row?.customer || !charge.processorPaymentMethodId) return;
+  const attempt = await advanceCharge(db, processor, charge, row.customer);
+  if (attempt) await recordAttempt(db, handlers, charge, attempt, now);
 }

@@ -112,6 +112,11 @@ export const charges = pgTable(
     metadata: jsonb('metadata').notNull(),
     // Set by work that may be retried (a job, a renewal attempt): the retry finds this charge.
     workKey: text('work_key'),
+    // Real (wall-clock) times of the first and the latest send of the charge's payment to the
+    // processor, written before each send: the processor keeps an idempotency key 24 hours from
+    // its first use, by its own clock, whatever the service's (test) clock says.
+    firstSentAt: timestamp('first_sent_at', { withTimezone: true, mode: 'date' }),
+    lastSentAt: timestamp('last_sent_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },

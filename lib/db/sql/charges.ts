@@ -65,6 +65,26 @@ export async function markFailed(db: Db, id: string, failure: { code: string; me
   return row ?? null;
 }
 
+/**
+ * Records, before it is made, a send of a pending charge's payment at real time `wall`: the first
+ * send sets first_sent_at. `first`: this is the first send of the charge's processor key. Null
+ * when the charge is no longer pending.
+ */
+export async function markSent(db: Db, id: string, wall: Date): Promise<{ charge: Charge; first: boolean } | null> {
+  const [first] = await db
+    .update(charges)
+    .set({ firstSentAt: wall, lastSentAt: wall })
+    .where(and(eq(charges.id, id), eq(charges.status, 'pending'), isNull(charges.firstSentAt)))
+    .returning();
+  if (first) return { charge: first, first: true };
+  const [again] = await db
+    .update(charges)
+    .set({ lastSentAt: wall })
+    .where(and(eq(charges.id, id), eq(charges.status, 'pending')))
+    .returning();
+  return again ? { charge: again, first: false } : null;
+}
+
 /** Records the PaymentIntent of a charge still pending; null when it no longer is. */
 export async function setIntent(db: Db, id: string, intentId: string): Promise<Charge | null> {
   const [row] = await db

@@ -255,6 +255,9 @@ export class Account {
   readonly charges = new Map<string, Charge>();
   /** Intents left in `processing` (see ApiRequest.processing), with the card that pays them. */
   readonly processing = new Map<string, StoredPaymentMethod>();
+  /** Pages of payment intents listed, and the intents they held: what looking for a payment costs. */
+  intentListPages = 0;
+  intentsListed = 0;
 }
 
 export class LocalStripeState {
@@ -1171,7 +1174,10 @@ function listPaymentIntents(req: ApiRequest): ListObject<PaymentIntent> {
   if (customerId !== undefined) items = items.filter((pi) => pi.customer === customerId);
   const created = createdFilter(params);
   if (created) items = items.filter((pi) => created(pi.created));
-  return paginate(items, params, '/v1/payment_intents');
+  const page = paginate(items, params, '/v1/payment_intents');
+  account.intentListPages += 1;
+  account.intentsListed += page.data.length;
+  return page;
 }
 
 /** `created=<ts>` or `created[gt|gte|lt|lte]=<ts>` (unix seconds), as Stripe's lists take it. */
@@ -1274,5 +1280,7 @@ export function accountCounts(account: Account) {
     payment_intents: account.paymentIntents.size,
     payment_intents_by_status: byStatus,
     charges: account.charges.size,
+    payment_intent_list_pages: account.intentListPages,
+    payment_intents_listed: account.intentsListed,
   };
 }

@@ -95,6 +95,8 @@ interface FailureRule {
   /**
    * The answer is lost: the request is carried out (after `delay_ms`, if any), then the
    * connection is reset without a byte of the answer, as when a network path dies mid-call.
+   * Stripe's SDK sends a request once more when its connection is reset before an answer (it
+   * takes that for a stale keep-alive socket), so losing one call's answer takes `count: 2`.
    */
   lose: boolean;
   error: Partial<Pick<StripeErrorBody, 'type' | 'code' | 'message'>>;
