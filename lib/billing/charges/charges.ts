@@ -300,8 +300,11 @@ async function continueCharge<E extends PaidFor>(
 type Attempt =
   | { kind: 'paid'; intentId: string }
   | { kind: 'declined'; code: string; error: ApiError; intentId: string | null }
-  /** Definite: nothing was charged (the processor refused the request itself, or the charge was given up). */
-  | { kind: 'refused'; error: ApiError }
+  /**
+   * Definite: nothing was charged (the processor refused the request itself, or the charge was
+   * given up). With `sends`: only if no send followed the one refused (see markFailed).
+   */
+  | { kind: 'refused'; error: ApiError; sends?: number }
   /** Not known yet: no answer, a 5xx, the same key still in flight, a refused key, or a payment still processing. */
   | { kind: 'unknown'; intentId: string | null };
 
@@ -350,8 +353,10 @@ async function advanceCharge(db: Db, processor: Processor, charge: Charge, custo
       description: charge.description,
       metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
       idempotencyKey: `charge-${charge.id}`,
-      firstSend: sent.first,
+      firstSend: sent.sends === 1,
     });
+    // A refused key on the first send: final unless another send of the key has left meanwhile.
+    if (outcome.kind === 'refused') return { ...fromOutcome(outcome), sends: sent.sends } as Attempt;
     if (outcome.kind !== 'unknown' || outcome.intentId) return fromOutcome(outcome);
     // Not finding it proves nothing here: the request may still reach the processor.
     const look = await processor.findPayment({ customer, chargeId: charge.id, since: lookFrom(sent.charge) });
@@ -384,7 +389,7 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
     case 'declined':
       return failCharge(db, handlers, charge, attempt.code, attempt.error, attempt.intentId, now, withdraw);
     case 'refused':
-      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now, withdraw);
+      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now, withdraw, attempt.sends);
     case 'unknown': {
       let row = charge;
       if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
@@ -400,9 +405,9 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
  * its effects' failure handlers, then the caller's withdrawal; a charge that is no longer pending
  * is reported as it is.
  */
-async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
+async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date, withdraw?: Withdrawal, sends?: number): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
-    const row = await markFailed(tx, charge.id, { code, message: error.message, intentId }, now);
+    const row = await markFailed(tx, charge.id, { code, message: error.message, intentId, sends }, now);
     if (!row) return null;
     if (!withdraw) await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
     for (const effect of effectsOf<E>(row)) await handlerFor(handlers, effect).failed?.(tx, row, effect, now);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
 import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
 
@@ -117,6 +117,8 @@ export const charges = pgTable(
     // its first use, by its own clock, whatever the service's (test) clock says.
     firstSentAt: timestamp('first_sent_at', { withTimezone: true, mode: 'date' }),
     lastSentAt: timestamp('last_sent_at', { withTimezone: true, mode: 'date' }),
+    // How many sends were made: a refusal heard for the first send is final only if no other followed it.
+    sendCount: integer('send_count').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },

@@ -55,34 +55,31 @@ export async function markPaid(db: Db, id: string, intentId: string, now: Date):
   return row ?? null;
 }
 
-/** pending → failed; null when the charge was no longer pending. */
-export async function markFailed(db: Db, id: string, failure: { code: string; message: string; intentId: string | null }, now: Date): Promise<Charge | null> {
+/**
+ * pending → failed; null when the charge was no longer pending, or, with `sends`, when another
+ * send was made since the one whose answer this is (that one may still be paid).
+ */
+export async function markFailed(db: Db, id: string, failure: { code: string; message: string; intentId: string | null; sends?: number }, now: Date): Promise<Charge | null> {
   const [row] = await db
     .update(charges)
     .set({ status: 'failed', failureCode: failure.code, failureMessage: failure.message, processorPaymentIntentId: failure.intentId, updatedAt: now })
-    .where(and(eq(charges.id, id), eq(charges.status, 'pending')))
+    .where(and(eq(charges.id, id), eq(charges.status, 'pending'), failure.sends === undefined ? undefined : eq(charges.sendCount, failure.sends)))
     .returning();
   return row ?? null;
 }
 
 /**
  * Records, before it is made, a send of a pending charge's payment at real time `wall`: the first
- * send sets first_sent_at. `first`: this is the first send of the charge's processor key. Null
- * when the charge is no longer pending.
+ * send sets first_sent_at. `sends`: how many sends there were with this one. Null when the charge
+ * is no longer pending.
  */
-export async function markSent(db: Db, id: string, wall: Date): Promise<{ charge: Charge; first: boolean } | null> {
-  const [first] = await db
+export async function markSent(db: Db, id: string, wall: Date): Promise<{ charge: Charge; sends: number } | null> {
+  const [row] = await db
     .update(charges)
-    .set({ firstSentAt: wall, lastSentAt: wall })
-    .where(and(eq(charges.id, id), eq(charges.status, 'pending'), isNull(charges.firstSentAt)))
-    .returning();
-  if (first) return { charge: first, first: true };
-  const [again] = await db
-    .update(charges)
-    .set({ lastSentAt: wall })
+    .set({ firstSentAt: sql`coalesce(${charges.firstSentAt}, ${wall.toISOString()}::timestamptz)`, lastSentAt: wall, sendCount: sql`${charges.sendCount} + 1` })
     .where(and(eq(charges.id, id), eq(charges.status, 'pending')))
     .returning();
-  return again ? { charge: again, first: false } : null;
+  return row ? { charge: row, sends: row.sendCount } : null;
 }
 
 /** Records the PaymentIntent of a charge still pending; null when it no longer is. */
