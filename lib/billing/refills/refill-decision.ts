@@ -167,11 +167,21 @@ export type PeriodicRefillDecision =
   | { kind: 'skip' }
   | { kind: 'refill'; amount: Units; charge: number; applyScheduled: boolean; description: string };
 
-export function decidePeriodicRefill({ balance, due }: { balance: Pick<Balance, 'denomination' | 'refillAmount' | 'refillUsdAmount' | 'scheduledRefill'> | null; due: string }): PeriodicRefillDecision {
+export function decidePeriodicRefill({
+  balance,
+  due,
+  skipped = [],
+}: {
+  balance: Pick<Balance, 'denomination' | 'refillAmount' | 'refillUsdAmount' | 'scheduledRefill'> | null;
+  due: string;
+  /** Refill days that went by while no worker ran: not charged, named in the description. */
+  skipped?: string[];
+}): PeriodicRefillDecision {
   if (!balance || !balance.refillAmount) return { kind: 'skip' };
   const scheduled = balance.scheduledRefill as { amount: Units; usd_charge: number; effective_at?: string } | null;
   const applyScheduled = !!scheduled && (!scheduled.effective_at || !due || new Date(scheduled.effective_at) <= new Date(due));
   const amount = applyScheduled ? scheduled!.amount : balance.refillAmount;
   const charge = applyScheduled ? scheduled!.usd_charge : (balance.refillUsdAmount ?? 0);
-  return { kind: 'refill', amount, charge, applyScheduled, description: `Monthly refill of ${amount} ${balance.denomination}` };
+  const missed = skipped.length ? ` (missed while the service was down, not charged: ${skipped.map((d) => d.slice(0, 10)).join(', ')})` : '';
+  return { kind: 'refill', amount, charge, applyScheduled, description: `Monthly refill of ${amount} ${balance.denomination}${missed}` };
 }

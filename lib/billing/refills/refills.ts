@@ -308,7 +308,11 @@ async function applyMidMonthChange({
   }
 }
 
-/** Due monthly refills: the schedule moves forward in the same statement that claims them. */
+/**
+ * Due monthly refills: the schedule moves forward in the same statement that claims them. A
+ * worker back after downtime refills once, for the latest refill day that has come, and skips the
+ * ones that went by meanwhile (as renewals do): the refill says which in its ledger row.
+ */
 export async function queueDueRefills(db: Db, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
     const due = await query<{ id: string; next_periodic_refill: string | Date; refill_on_day: string }>(
@@ -317,12 +321,25 @@ export async function queueDueRefills(db: Db, now: Date): Promise<number> {
         where next_periodic_refill <= ${now.toISOString()}::timestamptz order by next_periodic_refill limit 50 for update skip locked`,
     );
     for (const b of due) {
-      const at = new Date(b.next_periodic_refill);
-      await tx.update(balances).set({ nextPeriodicRefill: computeFollowingRefill(at, Number(b.refill_on_day || 1)) }).where(eq(balances.id, b.id));
-      await enqueueJob(tx, { kind: 'periodic_refill', dedupeKey: `${b.id}:${at.toISOString()}`, payload: { balance_id: b.id, due: at.toISOString() }, runAt: now }, now);
+      const { latest, skipped, next } = latestRefillDue(new Date(b.next_periodic_refill), Number(b.refill_on_day || 1), now);
+      await tx.update(balances).set({ nextPeriodicRefill: next }).where(eq(balances.id, b.id));
+      await enqueueJob(tx, { kind: 'periodic_refill', dedupeKey: `${b.id}:${latest.toISOString()}`, payload: { balance_id: b.id, due: latest.toISOString(), ...(skipped.length && { skipped: skipped.map((d) => d.toISOString()) }) }, runAt: now }, now);
     }
     return due.length;
   });
+}
+
+/** Of the refill days from `first` on, the latest that has come by `now`, those before it, and the one after it. */
+export function latestRefillDue(first: Date, refillOnDay: number, now: Date): { latest: Date; skipped: Date[]; next: Date } {
+  const skipped: Date[] = [];
+  let latest = first;
+  let next = computeFollowingRefill(first, refillOnDay);
+  while (next.getTime() <= now.getTime()) {
+    skipped.push(latest);
+    latest = next;
+    next = computeFollowingRefill(next, refillOnDay);
+  }
+  return { latest, skipped, next };
 }
 
 export async function nextRefillDue(db: Db, after: Date): Promise<Date | null> {
@@ -343,7 +360,8 @@ async function loadForJob(db: Db, balanceId: string) {
 /** Job: one monthly refill. A scheduled change takes effect here, before charging. */
 export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<void> {
   const row = await loadForJob(db, String(job.payload.balance_id));
-  const decision = decidePeriodicRefill({ balance: row?.balance ?? null, due: String(job.payload.due ?? '') });
+  const skipped = Array.isArray(job.payload.skipped) ? (job.payload.skipped as string[]) : [];
+  const decision = decidePeriodicRefill({ balance: row?.balance ?? null, due: String(job.payload.due ?? ''), skipped });
   if (decision.kind === 'skip' || !row) return;
   const { amount, charge: usd, description } = decision;
   if (decision.applyScheduled) await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));
