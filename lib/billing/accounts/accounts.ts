@@ -1,4 +1,4 @@
-import { and, eq, ilike, inArray, or } from 'drizzle-orm';
+import { and, eq, ilike, inArray, ne, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { accounts, balances, charges, collectorLinks, plans, portalLinks, webhookDeliveries } from '../../db/schema';
 import { newId } from '../../ids';
@@ -226,7 +226,7 @@ async function openAccount(
 
   if (decision.kind === 'start') {
     try {
-      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey, withdraw: (tx) => removeRefusedAccount(tx, id) });
+      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey, withdraw: (tx, charge) => removeRefusedAccount(tx, id, charge) });
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers. A
@@ -258,11 +258,22 @@ async function openAccount(
  * this in the transaction that records the decline, so its payment_failed is never queued and no
  * worker can send it in between.
  */
-async function removeRefusedAccount(tx: Db, accountId: string) {
+async function removeRefusedAccount(tx: Db, accountId: string, refused: Pick<Charge, 'id'> | null = null) {
+  // Locked first: a charge made for the account meanwhile is inserted under a share lock of it
+  // (chargeAccount), so it is either seen here or made after the account is gone (and refused).
+  const [locked] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+  if (!locked) return;
   const [used] = await tx.select({ id: balances.id }).from(balances).where(eq(balances.accountId, accountId)).limit(1);
-  // A company that moved units on it meanwhile (a deposit) keeps it, with its ledger, its links
-  // and without the plan that was refused (which it never had: the plan starts once paid).
+  // A company that moved units on it meanwhile, or made a charge on it that is or may be paid (a
+  // deposit whose outcome is not known yet), keeps it, with its ledger, its links and without the
+  // plan that was refused (which it never had: the plan starts once paid).
   if (used) return;
+  const [paying] = await tx
+    .select({ id: charges.id })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), inArray(charges.status, ['pending', 'succeeded']), refused ? ne(charges.id, refused.id) : undefined))
+    .limit(1);
+  if (paying) return;
   // The links a company may have minted while the charge was pending go with the account.
   await tx.delete(collectorLinks).where(eq(collectorLinks.accountId, accountId));
   await tx.delete(portalLinks).where(eq(portalLinks.accountId, accountId));
@@ -280,10 +291,10 @@ async function findEarlierCreation(db: Db, company: Company, idempotencyKey: str
 
 /** Carries on with an earlier attempt's first charge: its account, once paid; a failed one removes the account. */
 async function resumeAccountCreation(db: Db, company: Company, { account, charge }: { account: Account; charge: Charge }): Promise<Account> {
-  const outcome = await resumeChargeFor({ db, company, account, charge, now: now(), withdraw: (tx) => removeRefusedAccount(tx, account.id) });
+  const outcome = await resumeChargeFor({ db, company, account, charge, now: now(), withdraw: (tx, refused) => removeRefusedAccount(tx, account.id, refused) });
   if (!outcome.ok) {
     // Failed before this retry (a failure it learnt of took the account back already).
-    if (outcome.charge.status === 'failed') await db.transaction((tx) => removeRefusedAccount(tx, account.id));
+    if (outcome.charge.status === 'failed') await db.transaction((tx) => removeRefusedAccount(tx, account.id, outcome.charge));
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
-import { ApiError } from '../../errors';
+import { ApiError, notFound } from '../../errors';
 import { cardCharge, formatCents } from '../../money';
 import { log } from '../../log';
 import { wallClock } from '../../clock';
@@ -197,7 +197,10 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
   } else {
     // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
     // same work key: the charge row, and so the processor's idempotency key, are reused.
-    await insertCharge(db, values);
+    await db.transaction(async (tx) => {
+      await lockAccount(tx, account.id);
+      await insertCharge(tx, values);
+    });
   }
   const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
@@ -216,9 +219,19 @@ function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequ
   return { ...req, amount: 0, description: `${req.description} (${formatCents(req.amount)} waived: below $0.50, the smallest card payment)` };
 }
 
+/**
+ * A charge is recorded under a share lock of its account: an account taken back meanwhile (its
+ * creation refused) is either gone (404) or sees the charge and stays (removeRefusedAccount).
+ */
+async function lockAccount(tx: Db, accountId: string): Promise<void> {
+  const [row] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('share');
+  if (!row) throw notFound('account', 'account_id');
+}
+
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
 async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
   return db.transaction(async (tx) => {
+    await lockAccount(tx, values.accountId);
     const row = await insertCharge(tx, values);
     if (!row) return null;
     await applyPaid(tx, handlers, row, now);
