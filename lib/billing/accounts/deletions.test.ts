@@ -3,6 +3,7 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 process.env.STRIPE_TIMEOUT_MS = '1500';
 
 import { describe, expect, it } from 'vitest';
+import { query, sql } from '../../db/client';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { advance, charges, createPlan } from '../../testing/scenario';
 
@@ -10,6 +11,8 @@ import { advance, charges, createPlan } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
+type Co = Awaited<ReturnType<typeof newPayingCompany>>;
+const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
 describe('deletions that would leave a paid charge without its credit', () => {
   it('an account whose first plan charge is declined stays while a deposit on it is pending, and the deposit is credited', async () => {
@@ -39,5 +42,31 @@ describe('deletions that would leave a paid charge without its credit', () => {
     await advance(3600);
     expect((await charges(co, id)).find((c) => c.reason === 'deposit')).toMatchObject({ status: 'succeeded' });
     expect((await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data.amount).toBe(70);
+  });
+
+  it("a monthly refill's new balance stays when settling its paid charge failed, and the settlement credits it later", async () => {
+    const co = await newPayingCompany(t);
+    const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Bo', email: 'bo@x.io', token: 'tok_visa' } });
+    const id = r.body.data.id as string;
+    // The database refuses the first ledger row of the settlement (as a failover mid-transaction would).
+    for (const statement of [
+      'create sequence settle_faults',
+      `create function fail_first_gem_row() returns trigger language plpgsql as $$
+        begin
+          if new.denomination = 'gems' and nextval('settle_faults') = 1 then raise exception 'injected fault'; end if;
+          return new;
+        end $$`,
+      'create trigger fail_first_gem_row before insert on transactions for each row execute function fail_first_gem_row()',
+    ]) {
+      await query(t.database.db, sql.raw(statement));
+    }
+    const set = await co.call('PUT', `/v1/accounts/${id}/balance/gems/auto_refill`, { body: { amount: 50, usd_charge: 500, refill_period: 'monthly' } });
+    expect(set.status).toBe(500);
+    expect(await intents(co)).toBe(1);
+    expect((await charges(co, id)).map((c) => c.status)).toEqual(['pending']);
+    await advance(120);
+    expect((await charges(co, id)).map((c) => c.status)).toEqual(['succeeded']);
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/gems`)).body.data).toMatchObject({ amount: 50, refill_amount: 50, refill_usd_amount: 500 });
+    expect(await intents(co)).toBe(1);
   });
 });

@@ -199,13 +199,19 @@ async function lastMonthlyRefillStatus(db: Db, accountId: string, balanceId: str
   return rows.find((c) => refillOf(c, balanceId))?.status ?? null;
 }
 
-/** Deletes a balance nothing has moved or points at yet (no ledger row, no crossing state, still 0). */
+/**
+ * Deletes a balance nothing has moved or points at yet: no ledger row, no crossing state, still 0,
+ * and no charge that is or may be paid for it (a settlement that failed after the card was paid
+ * leaves its charge pending, and the reconciler's settlement needs the balance to credit).
+ */
 async function removeUnusedBalance(db: Db, balanceId: string): Promise<void> {
   await query(
     db,
     sql`delete from balances b where b.id = ${balanceId} and b.amount = 0
       and not exists (select 1 from transactions t where t.balance_id = b.id)
-      and not exists (select 1 from notification_states n where n.balance_id = b.id)`,
+      and not exists (select 1 from notification_states n where n.balance_id = b.id)
+      and not exists (select 1 from charges c where c.account_id = b.account_id and c.status in ('pending', 'succeeded')
+        and c.metadata->'effects' @> jsonb_build_array(jsonb_build_object('balance_id', b.id)))`,
   );
 }
 

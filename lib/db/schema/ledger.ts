@@ -40,7 +40,8 @@ export const transactions = pgTable(
     accountId: text('account_id').notNull(),
     companyId: text('company_id').notNull(),
     // No foreign key: a ledger row is only ever written with the id of a balance its statement
-    // holds locked (balances are never deleted), and a key would cost every event's ledger row a
+    // holds locked (a balance is deleted only while unused: no ledger row, and no charge that is or
+    // may be paid for it), and a key would cost every event's ledger row a
     // lookup inside the lock window of its balance (bench/README.md). Nor an index: nothing
     // reads the ledger by balance (lists and sums go by account).
     balanceId: text('balance_id').notNull(),
