@@ -203,6 +203,11 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
     });
   }
   const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
+  if (charge.accountId !== account.id) {
+    // Another run of the same request (its Idempotency-Key taken over from this one, which fell
+    // silent) made the charge, for an account of its own: that run pays; this one stops.
+    throw new ApiError('conflict', `Another run of this request (the same Idempotency-Key) made its charge ${charge.id} for account ${charge.accountId}; this run charged nothing. Read that account.`, null, { charge_id: charge.id, account_id: charge.accountId });
+  }
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
 }
 

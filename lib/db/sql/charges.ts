@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lte, not, or, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lte, not, or, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { accounts, charges, companies } from '../schema';
 
@@ -25,24 +25,26 @@ export async function chargeByWorkKey(db: Db, companyId: string, workKey: string
 }
 
 /** A request's charge that its retry may carry on with: pending, or paid after `paidSince`. */
-function reusable(accountId: string | null, paidSince: Date) {
-  return and(
-    accountId ? eq(charges.accountId, accountId) : undefined,
-    or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, paidSince))),
-  )!;
+function reusable(paidSince: Date) {
+  return or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, paidSince)))!;
 }
 
 export async function reusableChargeByWorkKey(db: Db, companyId: string, workKey: string, paidSince: Date): Promise<Charge | null> {
-  const [row] = await db.select().from(charges).where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), reusable(null, paidSince)));
+  const [row] = await db.select().from(charges).where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), reusable(paidSince)));
   return row ?? null;
 }
 
-/** The charge holding a work key gives it up unless a retry of its request may still reuse it. */
+/**
+ * The charge holding a work key gives it up unless a retry of its request may still reuse it:
+ * pending or paid within the key's life (`paidSince`), whatever account it is for (another run of
+ * the same request may have made it, for an account of its own), or pending for this account.
+ */
 export async function releaseWorkKey(db: Db, companyId: string, accountId: string, workKey: string, paidSince: Date): Promise<void> {
+  const kept = or(and(inArray(charges.status, ['pending', 'succeeded']), gt(charges.createdAt, paidSince)), and(eq(charges.accountId, accountId), eq(charges.status, 'pending')))!;
   await db
     .update(charges)
     .set({ workKey: sql`${charges.workKey} || '#' || ${charges.id}` })
-    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(reusable(accountId, paidSince))));
+    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(kept)));
 }
 
 /** pending → succeeded; null when the charge was no longer pending (someone else settled it). */
