@@ -45,8 +45,9 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
   it('a deposit held 6 s at the processor, with the test clock moved 25 hours meanwhile, is paid once and credited once', async () => {
     const co = await newPayingCompany(t);
     const id = await createAccount(co, { token: 'tok_visa' });
-    // The service waits 1.5 s; the processor carries the payment out after 6 s.
-    await local.control('fail', { delay_ms: 6000, late: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    // The service waits 1.5 s; the processor holds the payment (6 s and more) until released.
+    await local.control('fail', { hold: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const sent = Date.now();
     const first = await deposit(co, id, 264, 264, 'dep-264');
     expect(first.status, JSON.stringify(first.body)).toBe(502);
     expect(first.body.error.charge_pending).toBe(true);
@@ -57,6 +58,9 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     // A retry with the same key carries on with the same charge: never a second payment.
     const retry = await deposit(co, id, 264, 264, 'dep-264');
     expect(retry.status, JSON.stringify(retry.body)).toBe(502);
+    expect((await counts(co)).payment_intents).toBe(0);
+    await sleep(Math.max(0, 6000 - (Date.now() - sent)));
+    expect((await local.control('release', {})).released).toBe(1);
     await untilIntents(co, 1);
     await sleep(300);
     await advance(3600);

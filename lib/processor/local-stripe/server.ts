@@ -93,6 +93,12 @@ interface FailureRule {
   /** Payments confirmed by the request stop at `processing` (POST /__control/payment_intents/{id}/complete ends them). */
   processing: boolean;
   /**
+   * The request is held, its key in flight (409 to any other request with it), until POST
+   * /__control/release, then carried out whether or not its client still waits: a payment that
+   * reaches the bank as late as the test says.
+   */
+  hold: boolean;
+  /**
    * The answer is lost: the request is carried out (after `delay_ms`, if any), then the
    * connection is reset without a byte of the answer, as when a network path dies mid-call.
    * Stripe's SDK sends a request once more when its connection is reset before an answer (it
@@ -144,7 +150,9 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
   const delayMs = int('delay_ms', 0, 600_000) ?? 0;
   const processing = o.processing === true;
   const lose = o.lose === true;
-  if (status === null && delayMs === 0 && !processing && !lose) throw new Error('give a status (400-599), a delay_ms, lose: true and/or processing: true');
+  const hold = o.hold === true;
+  if (status === null && delayMs === 0 && !processing && !lose && !hold) throw new Error('give a status (400-599), a delay_ms, hold: true, lose: true and/or processing: true');
+  if (hold && (delayMs > 0 || o.after === true || o.late === true || lose)) throw new Error('hold excludes delay_ms, after, late and lose');
   if (o.late === true && (o.after === true || delayMs === 0)) throw new Error('late needs a delay_ms and excludes after');
   if (lose && (status !== null || o.after === true || o.late === true)) throw new Error('lose excludes status, after and late (its delay_ms holds the request before it is carried out)');
   const type = str('type');
@@ -163,6 +171,7 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
     late: o.late === true,
     processing,
     lose,
+    hold,
     error: { type: type as StripeErrorBody['type'] | undefined, code: str('code'), message: str('message') },
   };
 }
@@ -291,6 +300,8 @@ export function createLocalStripeHandler(): LocalStripeHandler {
   let rules: FailureRule[] = [];
   let nextRuleId = 1;
   const pendingSleeps = new Set<() => void>();
+  /** Requests held by a `hold` rule, each resumed by POST /__control/release (true) or shutdown (false). */
+  const held: ((go: boolean) => void)[] = [];
 
   function reset(): void {
     state.reset();
@@ -462,7 +473,8 @@ export function createLocalStripeHandler(): LocalStripeHandler {
         req.socket.resetAndDestroy();
         return;
       }
-      if (rule && !rule.after) {
+      if (rule?.hold && !(await new Promise<boolean>((resume) => held.push(resume)))) return;
+      if (rule && !rule.after && !rule.hold) {
         if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
         // The request "never reached Stripe": nothing processed (unless it arrives late).
         if (clientGone && !rule.late) return;
@@ -502,6 +514,13 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       } catch (err) {
         send(res, jsonAnswer(400, { error: { type: 'invalid_request_error', message: (err as Error).message } }));
       }
+      return;
+    }
+    if (method === 'POST' && path === '/__control/release') {
+      await readBody(req);
+      const released = held.length;
+      for (const resume of held.splice(0)) resume(true);
+      send(res, jsonAnswer(200, { ok: true, released }));
       return;
     }
     if (method === 'POST' && path === '/__control/clock') {
@@ -575,6 +594,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
           late: r.late,
           processing: r.processing,
           lose: r.lose,
+          hold: r.hold,
           key: r.key,
         })),
         now: new Date(processorNow()).toISOString(),
@@ -622,6 +642,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       reset,
       shutdown: () => {
         for (const cancel of [...pendingSleeps]) cancel();
+        for (const resume of held.splice(0)) resume(false);
       },
       state,
     },
