@@ -15,15 +15,16 @@ describe('account creation taken over by a retry', () => {
     const plan = await createPlan(co, { name: 'Pro', charge_amount: 2000, billing_period: 'month', balances: [{ amount: 10, denomination: 'tokens' }] });
     const body = { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' };
     const headers = { 'Idempotency-Key': 'create-ada-once' };
-    // The first run stalls on its processor customer for two seconds...
-    await local.control('fail', { delay_ms: 2000, count: 1, path_prefix: '/v1/customers', method: 'POST' });
+    // The first run stalls on its processor customer (held until released)...
+    await local.control('fail', { hold: true, count: 1, path_prefix: '/v1/customers', method: 'POST' });
     const stalled = co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (let i = 0; i < 200 && (await local.control('state')).pending_failures.length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     // ...while more than a minute passes on the service's clock: its key looks abandoned.
     await advance(120);
     const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data.plan_status).toBe('ACTIVE');
+    expect((await local.control('release', {})).released).toBe(1);
     const first = await stalled;
     expect(first.status, JSON.stringify(first.body)).toBe(409);
     expect(first.body.error.account_id).toBe(retry.body.data.id);

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
 import { ApiError, notFound } from '../../errors';
-import { cardCharge, formatCents } from '../../money';
+import { formatCents, splitForCard } from '../../money';
 import { log } from '../../log';
 import { wallClock } from '../../clock';
 import type { PaymentLook, PaymentOutcome, Processor } from '../../processor/port';
@@ -17,6 +17,7 @@ import {
   dueChargeChecks,
   insertCharge,
   markFailed,
+  carryCents,
   markPaid,
   markSent,
   releaseWorkKey,
@@ -108,6 +109,11 @@ export type ChargeRequest<E extends PaidFor> = {
   idempotencyKey?: string | null;
   /** What the caller does about a failure this call learns of (see Withdrawal). */
   withdraw?: Withdrawal;
+  /**
+   * The amount is one the service worked out (not one a company set): below the smallest card
+   * payment it is not charged now but carried to the account's next renewal (splitForCard).
+   */
+  computed?: boolean;
 };
 
 /**
@@ -170,7 +176,7 @@ function outcomeOf(charge: Charge): ChargeOutcome {
  * as paid with its effects in one transaction.
  */
 export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>): Promise<ChargeOutcome> {
-  const req = waiveBelowMinimum(asked);
+  const req = carryBelowMinimum(asked);
   const { db, company, account, now } = req;
   const workKey = req.workKey ?? (req.idempotencyKey ? requestWorkKey(req.idempotencyKey, req.reason) : null);
   // Before any row is written: a company whose processor key cannot be used is not a decline.
@@ -192,7 +198,7 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
     updatedAt: now,
   };
   if (req.amount === 0) {
-    const free = await recordFreeCharge(db, req.handlers, values, now);
+    const free = await recordFreeCharge(db, req.handlers, values, now, req.carried);
     if (free) return { charge: free, ok: true };
   } else {
     // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
@@ -211,17 +217,15 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
 }
 
-/** The charges whose amount the service works out from a plan (its price, chosen amounts, proration, overage). */
-const PLAN_CHARGES: readonly ChargeReason[] = ['plan_start', 'plan_change', 'plan_renewal'];
-
 /**
- * A plan charge below the smallest card payment (cardCharge) is charged as 0 cents, saying so
- * in its description: the processor would refuse it, and the renewal could never be paid.
- * Amounts a company sets (deposits, refills) are refused below it instead, where they are set.
+ * An amount the service worked out below the smallest card payment is recorded as a 0-cent charge
+ * (what it pays for applies at once) and its cents are carried to the account's next renewal,
+ * saying so in its description: never waived. Amounts a company sets are refused below it instead.
  */
-function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> {
-  if (!PLAN_CHARGES.includes(req.reason) || cardCharge(req.amount) === req.amount) return req;
-  return { ...req, amount: 0, description: `${req.description} (${formatCents(req.amount)} waived: below $0.50, the smallest card payment)` };
+function carryBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> & { carried: number } {
+  const { charge, carried } = req.computed ? splitForCard(req.amount) : { charge: req.amount, carried: 0 };
+  if (!carried) return { ...req, carried: 0 };
+  return { ...req, amount: charge, carried, description: `${req.description} (${formatCents(carried)} carried to the next renewal: below $0.50, the smallest card payment)` };
 }
 
 /**
@@ -234,11 +238,12 @@ async function lockAccount(tx: Db, accountId: string): Promise<void> {
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
-async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
+async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date, carried = 0): Promise<Charge | null> {
   return db.transaction(async (tx) => {
     await lockAccount(tx, values.accountId);
     const row = await insertCharge(tx, values);
     if (!row) return null;
+    if (carried) await carryCents(tx, values.accountId, carried);
     await applyPaid(tx, handlers, row, now);
     return row;
   });

@@ -1,5 +1,5 @@
 import { invalid, notFound, type ApiError } from '../../errors';
-import { cardCharge, cmp, Decimal, roundCents, sub, toUnits, type Units } from '../../money';
+import { cmp, Decimal, roundCents, sub, toUnits, type Units } from '../../money';
 import type { Balance } from '../balances/balances';
 import { effectsOf, type Charge } from '../charges/charges';
 import type { Effect } from '../settlement';
@@ -152,7 +152,8 @@ export function decideMidMonthChange(f: MidMonthFacts): MidMonthDecision {
     kind: 'increase',
     remaining: toUnits(remaining),
     credit,
-    charge: cardCharge(Math.max(0, input.usd_charge - credit)),
+    // What is left below the smallest card payment is carried to the next renewal (chargeAccount).
+    charge: Math.max(0, input.usd_charge - credit),
     columns: refillColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, f.at, { keepThreshold: true }),
     description: `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${toUnits(remaining)} cancelled units`,
   };

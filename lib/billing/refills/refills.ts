@@ -35,6 +35,8 @@ async function chargeRefill(args: {
   credit?: number;
   workKey?: string;
   idempotencyKey?: string | null;
+  /** The amount is worked out by the service (a mid-month change): below the card minimum it is carried. */
+  computed?: boolean;
 }) {
   const { db, company, account, balance, amount, usd, now } = args;
   const outcome = await chargeFor({
@@ -48,6 +50,7 @@ async function chargeRefill(args: {
     now,
     workKey: args.workKey,
     idempotencyKey: args.idempotencyKey,
+    computed: args.computed,
   });
   // refill_failed is queued with the failure itself (refills/complete.ts), also when a pending
   // charge fails later at reconciliation.
@@ -307,9 +310,9 @@ async function applyMidMonthChange({
     case 'increase': {
       const { credit, charge, remaining, columns, description } = decision;
       const config = { ...columns, cancel_remaining: remaining };
-      const outcome = await chargeRefill({ db, company, account, balance: b!, amount: input.amount, usd: charge, periodic: true, description, now, config, credit, idempotencyKey });
+      const outcome = await chargeRefill({ db, company, account, balance: b!, amount: input.amount, usd: charge, periodic: true, description, now, config, credit, idempotencyKey, computed: true });
       if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
-      return { balance: await current(), credit, charged: charge };
+      return { balance: await current(), credit, charged: outcome.charge.amount };
     }
   }
 }

@@ -47,6 +47,11 @@ export async function releaseWorkKey(db: Db, companyId: string, accountId: strin
     .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(kept)));
 }
 
+/** Adds cents to what the account's next renewal charges (a computed amount below the smallest card payment). */
+export async function carryCents(db: Db, accountId: string, cents: number): Promise<void> {
+  await db.update(accounts).set({ carriedCents: sql`${accounts.carriedCents} + ${cents}` }).where(eq(accounts.id, accountId));
+}
+
 /** pending → succeeded; null when the charge was no longer pending (someone else settled it). */
 export async function markPaid(db: Db, id: string, intentId: string, now: Date): Promise<Charge | null> {
   const [row] = await db
