@@ -998,7 +998,7 @@ export interface components {
              */
             amount: number | string;
             /**
-             * @description New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is waived. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
+             * @description New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is not charged now: it is carried to the next renewal charge. USD cents charged to a card: 0 (free), or an integer from 50 ($0.50, the smallest card payment) to 99999999 ($999,999.99, the most one card payment can be); a numeric string such as "2500" is accepted.
              * @example 2500
              */
             usd_charge: number | string;
@@ -1905,8 +1905,10 @@ export interface components {
              * @enum {string}
              */
             effective: "now" | "next_renewal";
-            /** @description What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged. USD cents, a non-negative integer. */
+            /** @description What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged, or when that comes to less than 50 cents (see carried_amount). USD cents, a non-negative integer. */
             charge_amount: number;
+            /** @description Cents of the change below 50 cents, the smallest card payment: not charged now, carried to the next renewal charge (never waived). USD cents, a non-negative integer. */
+            carried_amount: number;
             /** @description Credit for the unused time of the current period, taken off the new charge. USD cents, a non-negative integer. */
             credit_amount: number;
             /** @description Postpaid overage of the current plan, billed with the change. USD cents, a non-negative integer. */
@@ -3300,6 +3302,7 @@ export interface operations {
                      *         "plan_id": "p_01jq3v6a1b3c5d7e9f1g3h5j7m",
                      *         "effective": "next_renewal",
                      *         "charge_amount": 0,
+                     *         "carried_amount": 0,
                      *         "credit_amount": 0,
                      *         "overage_amount": 0,
                      *         "next_plan_renewal": "2027-04-10T12:00:00.000Z",
