@@ -41,8 +41,16 @@ export const PRICED_BY = ['override', 'plan', 'none'] as const;
 export type PricedBy = (typeof PRICED_BY)[number];
 
 /** The kinds of ledger entry. */
-export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset'] as const;
+export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset', 'expire', 'void', 'overage'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+/** What a credit grant's units are: bought (`paid`) or given (`promotional`). */
+export const GRANT_CATEGORIES = ['paid', 'promotional'] as const;
+export type GrantCategory = (typeof GRANT_CATEGORIES)[number];
+
+/** Where a credit grant came from. */
+export const GRANT_SOURCES = ['plan', 'deposit', 'refill', 'grant'] as const;
+export type GrantSource = (typeof GRANT_SOURCES)[number];
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
