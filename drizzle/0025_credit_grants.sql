@@ -20,7 +20,6 @@ CREATE TABLE "credit_grants" (
 	"created_at" timestamp with time zone NOT NULL,
 	CONSTRAINT "credit_grants_amounts" CHECK ("credit_grants"."amount" > 0 and "credit_grants"."remaining" >= 0 and "credit_grants"."remaining" <= "credit_grants"."amount"),
 	CONSTRAINT "credit_grants_priority" CHECK ("credit_grants"."priority" between 0 and 100),
-	CONSTRAINT "credit_grants_expiry" CHECK ("credit_grants"."expires_at" is null or "credit_grants"."expires_at" > "credit_grants"."effective_at"),
 	CONSTRAINT "credit_grants_cost_basis" CHECK (coalesce("credit_grants"."cost_basis", 0) >= 0),
 	CONSTRAINT "credit_grants_category_known" CHECK ("credit_grants"."category" in ('paid', 'promotional')),
 	CONSTRAINT "credit_grants_source_known" CHECK ("credit_grants"."source" in ('plan', 'deposit', 'refill', 'grant'))

@@ -3,7 +3,7 @@ import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions, type GrantCategory, type GrantSource, type StoredRefillChange } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
-import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { add, cmp, Decimal, sub, unitsOut, type Units } from '../../money';
 import { movedBalance, notifyMoves } from './crossings';
 import { decideMove, needsGrants, type Facts, type GrantFact, type MoveOp, type MovePlan, type MoveRow, type PlanAlert } from './move-decision';
 import { insertLedgerRows, lockBalances, openGrants, setBalances, writeGrants, type GrantInsert, type LockedBalance, type OpenGrant } from '../../db/sql/balance-move';
@@ -176,7 +176,10 @@ export async function moveBalances(db: Db, companyId: string, moves: BalanceMove
   const grants = await openGrants(db, need.map(({ b }) => b.id));
   const byBalance = new Map<string, OpenGrant[]>();
   for (const g of grants) byBalance.set(g.balance_id, [...(byBalance.get(g.balance_id) ?? []), g]);
-  const loaded = new Map(grants.map((g) => [g.id, g]));
+  // What a row of a grant's own time names: the grants read, and the grants the moves make.
+  const loaded = new Map<string, Pick<OpenGrant, 'id' | 'description' | 'source' | 'charge_id'>>(grants.map((g) => [g.id, g]));
+  for (const m of moves)
+    for (const o of m.ops) if (o.op.kind === 'grant' && o.grant && o.ledger) loaded.set(o.op.grant.id, { id: o.op.grant.id, description: o.ledger.description, source: o.grant.source, charge_id: o.ledger.chargeId ?? null });
   const decided = before.map(({ m, b, facts: f }) => {
     const withGrants = need.some((n) => n.b.id === b.id) ? { ...f, grants: (byBalance.get(b.id) ?? []).map(grantFactOf) } : f;
     return { m, b, plan: decideMove(withGrants, m.ops.map((o) => o.op)), known: withGrants.grants !== undefined };
@@ -268,6 +271,7 @@ function grantFactOf(g: OpenGrant): GrantFact {
     expiresAt: g.expires_at ? new Date(g.expires_at) : null,
     createdAt: new Date(g.created_at),
     active: g.active,
+    source: g.source,
   };
 }
 
@@ -275,7 +279,7 @@ function grantFactOf(g: OpenGrant): GrantFact {
 const TYPE_OF_SOURCE: Record<string, LedgerRow['type']> = { plan: 'plan_grant', deposit: 'deposit', refill: 'refill', grant: 'grant' };
 
 /** A decided row's ledger fields: its op's, or, for what a grant's own time did, the grant's. */
-function ledgerFieldsOf(r: MoveRow, m: BalanceMove, loaded: Map<string, OpenGrant>): LedgerFields {
+function ledgerFieldsOf(r: MoveRow, m: BalanceMove, loaded: Map<string, Pick<OpenGrant, 'id' | 'description' | 'source' | 'charge_id'>>): LedgerFields {
   if (r.op !== null) {
     const fields = m.ops[r.op].ledger;
     if (!fields) throw new Error(`a ${m.ops[r.op].op.kind} op that writes a ledger row needs its ledger fields`);
@@ -396,6 +400,11 @@ function ledgerRowFromRaw(r: Record<string, unknown>): LedgerRow {
     grantId: (r.grant_id as string | null) ?? null,
     createdAt: new Date(r.created_at as string),
   };
+}
+
+/** What a paid grant's units cost: the charge's cents per unit (to 12 decimals); null for none. */
+export function costBasisOf(cents: number, units: Units): Units | null {
+  return cmp(units, '0') > 0 ? new Decimal(cents).div(units).toDecimalPlaces(12).toFixed() : null;
 }
 
 /** A grant's priority unless the caller names one (0 is drawn first). */

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/client';
-import { ensureBalances, findBalance, moveBalance, type Balance } from './balances';
+import { ensureBalances, findBalance, grantUnits, type Balance } from './balances';
 import { checkDenomination } from './denomination';
 
-/** Creates the balance (idempotent) and, with an amount, grants units as one ledger row. */
+/** Creates the balance (idempotent) and, with an amount, grants the company's units (promotional, never expiring) as one ledger row. */
 export async function createOrGrantBalance({
   db,
   companyId,
@@ -24,7 +24,7 @@ export async function createOrGrantBalance({
   await db.transaction(async (tx) => {
     await ensureBalances(tx, [{ accountId, companyId, denomination }], now);
     if (amount) {
-      await moveBalance(tx, { accountId, companyId, denomination, amount, type: 'grant', description: reason ?? 'Units granted' }, now);
+      await grantUnits(tx, { companyId, accountId, denomination, amount, category: 'promotional', source: 'grant', type: 'grant', description: reason ?? 'Units granted' }, now);
     }
   });
   return (await findBalance({ db, accountId, denomination, now }))!;

@@ -40,6 +40,8 @@ export type GrantFact = {
   createdAt: Date;
   /** Its amount is in the balance: it has taken effect. */
   active: boolean;
+  /** Where it came from (a plan period's allowance is `plan`). */
+  source?: string;
 };
 
 /** A balance as read under its row lock, before the move. */
@@ -75,6 +77,13 @@ export type MoveOp =
   | { kind: 'grant'; grant: NewGrant }
   /** What is left of an open grant taken away now: its expiry (a plan period ended) or its void. */
   | { kind: 'close'; grantId: string; how: 'expire' | 'void' }
+  /** What is left of every open grant from `source` taken away now (a plan period's allowance when the period ends). */
+  | { kind: 'close_all'; source: string; how: 'expire' | 'void' }
+  /**
+   * What is below zero settled outside the balance (billed as postpaid overage, or forgiven), up
+   * to `upTo` (all of it when null): the amount rises to at most zero, and no grant pays it again.
+   */
+  | { kind: 'settle'; upTo: Units | null }
   /** A hold completed: its cost leaves the holds and is drawn. */
   | { kind: 'complete_hold'; cost: Units }
   /** Holds that stopped counting (cancelled, or lapsed): what is available rises by their cost. */
@@ -86,7 +95,7 @@ export type Outcome = 'complete' | 'pending' | 'rejected' | null;
  * A ledger row the move writes: `op` is the index of the op it belongs to, or null for what a
  * grant's own time did (its expiry, or its taking effect), written as of `at`.
  */
-export type MoveRow = { op: number | null; kind: 'draw' | 'grant' | 'expire' | 'void'; grantId: string | null; amount: Units; starting: Units; ending: Units; at: Date | null };
+export type MoveRow = { op: number | null; kind: 'draw' | 'grant' | 'expire' | 'void' | 'overage'; grantId: string | null; amount: Units; starting: Units; ending: Units; at: Date | null };
 
 /** A grant the move changed or made: what it has left, and whether it is in effect or closed. */
 export type GrantChange = { id: string; remaining: Units; active: boolean; closedAt: Date | null; voided: boolean; made: boolean };
@@ -125,7 +134,7 @@ export function needsGrants(facts: Pick<Facts, 'head' | 'dueAt' | 'now'>, ops: r
   if (facts.dueAt && facts.dueAt.getTime() <= facts.now.getTime()) return true;
   let drawn = '0';
   for (const op of ops) {
-    if (op.kind === 'grant' || op.kind === 'close') return true;
+    if (op.kind === 'grant' || op.kind === 'close' || op.kind === 'close_all') return true;
     if (op.kind === 'event' && op.state === 'complete') drawn = add(drawn, op.cost);
     if (op.kind === 'complete_hold') drawn = add(drawn, op.cost);
     if (op.kind === 'draw') drawn = add(drawn, op.amount);
@@ -256,12 +265,27 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
         known().push(g);
         known().sort(drawOrder);
         touched.add(g.id);
-        if (g.effectiveAt.getTime() <= now.getTime()) takeEffect(g, i, null);
+        if (g.effectiveAt.getTime() <= now.getTime()) {
+          takeEffect(g, i, null);
+          // Made for a time already over (a plan period paid for after it ended): it pays what is
+          // owed, and the rest expires at once.
+          if (g.expiresAt && g.expiresAt.getTime() <= now.getTime()) close(g, 'expire', null, now);
+        }
         break;
       }
       case 'close': {
         const g = known().find((x) => x.id === op.grantId && !x.closedAt);
         if (g) close(g, op.how, i, now);
+        break;
+      }
+      case 'close_all':
+        for (const g of known().filter((x) => x.source === op.source && !x.closedAt)) close(g, op.how, i, now);
+        break;
+      case 'settle': {
+        // Below zero, no grant has anything left (a grant first pays what is owed).
+        const owed = cmp(amount, '0') < 0 ? neg(amount) : '0';
+        const settled = op.upTo !== null && cmp(op.upTo, owed) < 0 ? op.upTo : owed;
+        if (cmp(settled, '0') > 0) row({ op: i, kind: 'overage', grantId: null, amount: settled, at: null });
         break;
       }
     }

@@ -332,7 +332,7 @@ describe('usage while a plan charge is at the processor', () => {
     await expectLedgerMatches(db(), co, a.id);
   });
 
-  it('counts against the new plan after an upgrade', async () => {
+  it('draws from the old plan\'s allowance while an upgrade is at the processor; the new allowance is granted whole', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
     const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
@@ -345,7 +345,11 @@ describe('usage while a plan charge is at the processor', () => {
     const r = await upgrading;
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.plan_id).toBe(max.id);
-    expect(await tokens(co, a.id)).toBe(4970);
+    // The 30 were drawn from Pro's allowance, still live until Max's period started; what was
+    // left of it (770) expired then.
+    expect(await tokens(co, a.id)).toBe(5000);
+    const ledger = (await co.call('GET', `/v1/accounts/${a.id}/transactions?limit=100`)).body.data as { type: string; amount: number }[];
+    expect(ledger.filter((l) => l.type === 'expire').map((l) => l.amount)).toEqual([-770]);
     await expectLedgerMatches(db(), co, a.id);
   });
 });

@@ -424,7 +424,7 @@ describe('a year of monthly renewals from Jan 31', () => {
     // Renewals reset (never add): no rollover rows beyond one per balance per renewal.
     const ledger = (await co.call('GET', `/v1/accounts/${A}/transactions?limit=1000`)).body.data as { type: string; description: string }[];
     expect(ledger.every((r) => r.description.length > 0)).toBe(true);
-    expect(new Set(ledger.map((r) => r.type))).toEqual(new Set(['plan_grant', 'plan_reset', 'event']));
+    expect(new Set(ledger.map((r) => r.type))).toEqual(new Set(['plan_grant', 'expire', 'overage', 'event']));
   });
 
   it('renews an untouched Jan 31 account on every month end, once each', async () => {

@@ -108,7 +108,6 @@ export const creditGrants = pgTable(
     index('credit_grants_account').on(t.accountId, t.id),
     check('credit_grants_amounts', sql`${t.amount} > 0 and ${t.remaining} >= 0 and ${t.remaining} <= ${t.amount}`),
     check('credit_grants_priority', sql`${t.priority} between 0 and 100`),
-    check('credit_grants_expiry', sql`${t.expiresAt} is null or ${t.expiresAt} > ${t.effectiveAt}`),
     check('credit_grants_cost_basis', sql`coalesce(${t.costBasis}, 0) >= 0`),
     check('credit_grants_category_known', isOneOf(t.category, GRANT_CATEGORIES)),
     check('credit_grants_source_known', isOneOf(t.source, GRANT_SOURCES)),

@@ -404,6 +404,7 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
       ), decide0 as (
         select price.*, bal.id as balance_id, bal.amount as start_amount, pend.s as pending, bal.refill_threshold, bal.included_amount,
+          bal.head_grant_id, bal.head_remaining, bal.grants_due_at,
           case when price.amount is not null and ${v('gate')}::boolean and price.amount > bal.amount - pend.s then 'rejected' else ${v('requested')}::text end as state
         from price left join bal on true cross join pend
       ), decide as (
@@ -422,6 +423,10 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
             -- unswept raised the balance without clearing what its placing had entered.
             or exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id
               and (${rules.leaves({ kind: sql`ns.kind`, after: sql`dd.after_avail`, threshold: sql`dd.refill_threshold` })}))
+            -- A grant due (expiring or taking effect), or a draw past what the head grant has
+            -- left: the general path decides it, from the balance's grants.
+            or dd.grants_due_at <= ${v('at')}::timestamptz
+            or (dd.state = 'complete' and dd.head_grant_id is not null and dd.amount > dd.head_remaining)
           ), false) as crossing
         from decide dd
       ), ev as (
@@ -432,12 +437,13 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         on conflict (company_id, idempotency_key) where idempotency_key is not null do nothing
         returning state
       ), upd as (
-        update balances b set amount = b.amount - f.amount, updated_at = ${v('at')}::timestamptz
+        update balances b set amount = b.amount - f.amount, updated_at = ${v('at')}::timestamptz,
+          head_remaining = b.head_remaining - case when b.head_grant_id is not null then f.amount else 0 end
         from flags f, ev where b.id = f.balance_id and ev.state = 'complete' and f.amount is not null
-        returning b.amount
+        returning b.amount, b.head_grant_id
       ), led as (
-        insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-        select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, ${v('at')}::timestamptz
+        insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
+        select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, upd.head_grant_id, ${v('at')}::timestamptz
         -- The id is stamped per moved row, so once the balance is locked and moved.
         from upd cross join lateral (select ledger_stamp() as s where upd.amount is not null) st, flags f
         returning id
@@ -456,6 +462,7 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount, b.refill_usd_amount as b_refill_usd_amount,
         b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
         b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
-        b.created_at as b_created_at, b.updated_at as b_updated_at
+        b.head_grant_id as b_head_grant_id,
+        b.head_remaining::text as b_head_remaining, b.grants_due_at as b_grants_due_at, b.created_at as b_created_at, b.updated_at as b_updated_at
       from flags f left join bal b on b.id = f.balance_id`;
 }
