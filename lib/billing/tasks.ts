@@ -1,6 +1,7 @@
 import { query, sql, type Db } from '../db/client';
 import { registerJobHandler, registerTask } from '../jobs/worker';
 import { expireHolds } from './events/events';
+import { settleAllDueGrants } from './balances/grants';
 import { nextRenewalDue, renewDuePlans } from './plans/renewals';
 import { nextRefillDue, queueDueRefills, runPeriodicRefill, runThresholdRefill } from './refills/refills';
 import { nextChargeCheck } from './charges/charges';
@@ -17,6 +18,9 @@ import { vacuumEmbedded } from '../db/maintenance';
  */
 export function registerBillingTasks(): void {
   registerTask({ name: 'expire-holds', run: expireHolds, nextDue: nextHoldExpiry });
+  // Grants whose expiry (or start) has come: written as of their own time (reads and gates see
+  // them so before this runs).
+  registerTask({ name: 'expire-grants', run: (db, now) => settleAllDueGrants(db, now), nextDue: nextGrantDue });
   registerTask({ name: 'reconcile-charges', run: reconcileCharges, nextDue: nextChargeCheck });
   registerTask({ name: 'plan-renewals', run: renewDuePlans, nextDue: nextRenewalDue });
   registerTask({ name: 'monthly-refills', run: queueDueRefills, nextDue: nextRefillDue });
@@ -30,6 +34,11 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'hourly-totals', run: rollUpHours });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
   registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }) });
+}
+
+async function nextGrantDue(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, sql`select min(grants_due_at) as at from balances where grants_due_at > ${after.toISOString()}::timestamptz`);
+  return row?.at ? new Date(row.at) : null;
 }
 
 async function nextHoldExpiry(db: Db, after: Date): Promise<Date | null> {

@@ -40,6 +40,15 @@ export const FIELD_DOCS: Record<string, string> = {
   'DepositRequest.denomination': 'Balance to credit.',
   'DepositRequest.charge_against_denomination': 'Synonym of denomination.',
   'DepositRequest.amount_to_deposit': 'Units to add.',
+  'DepositRequest.expires_at': 'When what is left of the deposited units expires (optional; never by default). Must be in the future.',
+  'DepositRequest.priority': 'Draw priority of the deposited units, 0 to 100 (lower is spent first; default 50).',
+
+  'GrantCreate.amount': 'Units to grant (greater than 0).',
+  'GrantCreate.category': 'promotional (the default: given) or paid (bought outside this service).',
+  'GrantCreate.priority': '0 to 100; lower is spent first (default 50).',
+  'GrantCreate.effective_at': 'When the units start to count (optional; now by default).',
+  'GrantCreate.expires_at': 'When what is left expires (optional; never by default). Must be in the future and after effective_at.',
+  'GrantCreate.reason': 'Shown on the grant and its ledger entry.',
   'DepositRequest.amount_to_charge': 'USD cents charged to the card first; 0 (the default) makes a free grant. Otherwise at least 50 (the smallest card payment).',
 
   'AutoRefillRequest.amount': 'Units added per refill.',

@@ -4,6 +4,7 @@ import { listQuery } from '../pagination';
 import { accountCreate, accountListQuery, accountUpdate } from '../schemas/accounts';
 import { balanceCreate, deposit, ledgerQuery } from '../schemas/balances';
 import { cardAttach } from '../schemas/cards';
+import { grantCreate, grantListQuery } from '../schemas/grants';
 import { changePlan } from '../schemas/changeplan';
 import { companyCreate } from '../schemas/companies';
 import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } from '../schemas/events';
@@ -26,6 +27,7 @@ export const REQUEST_SCHEMAS = {
   PlanChange: changePlan,
   BalanceCreate: balanceCreate,
   DepositRequest: deposit,
+  GrantCreate: grantCreate,
   AutoRefillRequest: autoRefill,
   RefillChangeRequest: scheduledRefill,
   MidMonthRequest: modifyMidMonth,
@@ -251,6 +253,27 @@ const CANONICAL: Operation[] = [
     description: 'Every change to any balance of the account, newest first. For every balance, amount = sum of its entries.',
     query: ledgerQuery,
     response: { schema: 'Transaction', list: 'paged', description: 'Ledger entries.', example: [ex.transactionExample] },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', operationId: 'createGrant', tag: 'Balances', auth: 'company',
+    summary: 'Grant units',
+    description:
+      'Adds units as a credit grant (the balance is made when missing): `promotional` by default, drawn by `priority` (0 first), then soonest `expires_at` (never-expiring last), then oldest. What is left at `expires_at` expires: a ledger entry of type `expire`, exactly at that time whether or not anything ran then. A balance below zero is paid first by the grant. At most 1,000 live grants per balance. Send an `Idempotency-Key` to make a retry safe.',
+    body: { schema: 'GrantCreate', example: { amount: 200, category: 'promotional', priority: 10, expires_at: '2027-04-10T00:00:00Z', reason: 'Launch week bonus' } },
+    response: { schema: 'Grant', description: 'The grant.', example: ex.grantExample },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', operationId: 'listGrants', tag: 'Balances', auth: 'company',
+    summary: 'List grants',
+    description: 'The balance\'s grants, newest first: `live` (the default), `expired`, `voided` or `all`.',
+    query: grantListQuery,
+    response: { schema: 'Grant', list: 'paged', description: 'The grants.', example: [ex.grantExample] },
+  },
+  {
+    method: 'post', path: '/v1/grants/{grant_id}/void', operationId: 'voidGrant', tag: 'Balances', auth: 'company',
+    summary: 'Void a grant',
+    description: 'Takes away what is left of the grant (a ledger entry of type `void`). Voiding a voided grant answers it unchanged.',
+    response: { schema: 'Grant', description: 'The grant, voided.', example: { ...ex.grantExample, remaining: 0, status: 'voided', voided_at: '2027-03-10T12:05:00.000Z' } },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/deposit', operationId: 'deposit', tag: 'Balances', auth: 'company',

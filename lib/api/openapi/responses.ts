@@ -87,7 +87,11 @@ const balanceFields = {
   last_periodic_refill: maybeTimestamp('Last monthly refill'),
   next_periodic_refill: maybeTimestamp('Next monthly refill'),
   scheduled_refill_change: scheduledRefillChange.nullable().describe('A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null.'),
-  managed_by_plan_id: maybePrefixed('p', 'Plan that resets this balance at each renewal'),
+  managed_by_plan_id: maybePrefixed('p', 'Plan whose allowance this balance holds: it expires at each period end and the next one is granted'),
+  next_expiry: z
+    .strictObject({ expires_at: timestamp('When the soonest of the live grants expires'), amount: unitsNumber('Units that expire then, if not spent first.') })
+    .nullable()
+    .describe('The soonest expiry among the live grants with units left, or null when none expires.'),
   created_at: timestamp('When the balance was created'),
   updated_at: maybeTimestamp('Last change'),
 };
@@ -123,9 +127,31 @@ export const transaction = z
     ending_balance: unitsNumber('Balance after (starting_balance + amount).'),
     event_id: maybePrefixed('ev', 'Event that caused the change'),
     charge_id: maybePrefixed('ch', 'Charge that paid for the change'),
+    grant_id: maybePrefixed('cg', 'Credit grant the entry made, drew from, expired or voided'),
     created_at: timestamp('When the entry was written'),
   })
   .describe('One ledger entry. For every balance, amount equals the sum of its entries.');
+
+export const grant = z
+  .strictObject({
+    id: prefixed('cg', 'Credit grant id'),
+    account_id: prefixed('a', 'Account id'),
+    denomination: z.string().describe('Balance the grant adds to.'),
+    amount: unitsNumber('Units granted.'),
+    remaining: unitsNumber('Units not yet spent (0 once expired, voided or used up).'),
+    category: z.enum(['paid', 'promotional']).describe('paid (bought) or promotional (given).'),
+    source: z.enum(['plan', 'deposit', 'refill', 'grant']).describe("Where it came from: a plan period's allowance, a deposit, a refill, or the company."),
+    priority: z.number().int().describe('0 to 100; lower is spent first.'),
+    status: z.enum(['live', 'scheduled', 'used', 'expired', 'voided']).describe('live (units left), scheduled (effective_at still to come), used (nothing left), expired, voided.'),
+    effective_at: timestamp('When its units count'),
+    expires_at: maybeTimestamp('When what is left expires; null: never'),
+    cost_basis: z.number().nullable().describe('USD cents paid per unit; null when nothing was paid for the units.'),
+    charge_id: maybePrefixed('ch', 'Charge that paid for it'),
+    description: z.string().describe('Why it was made.'),
+    voided_at: maybeTimestamp('When it was voided'),
+    created_at: timestamp('When it was made'),
+  })
+  .describe('Units added to a balance: drawn by priority, then soonest expiry (never-expiring last), then oldest.');
 
 export const event = z
   .strictObject({
@@ -387,6 +413,7 @@ export const RESPONSE_SCHEMAS = {
   ScheduledRefillChange: scheduledRefillChange,
   ScheduledRefill: scheduledRefill,
   Transaction: transaction,
+  Grant: grant,
   Event: event,
   EventWithBalance: eventWithBalance,
   Plan: plan,

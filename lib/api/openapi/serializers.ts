@@ -3,6 +3,7 @@ import type { ExactNumber } from '../../money';
 import type { serializeAccount } from '../../billing/accounts/accounts';
 import type { serializePaymentMethod } from '../../billing/accounts/cards';
 import type { serializeBalance, serializeTransaction } from '../../billing/balances/balances';
+import type { serializeGrant } from '../../billing/balances/grants';
 import type { serializeCharge } from '../../billing/charges/charges';
 import type { serializeApiKey, serializeCompany } from '../../billing/companies/companies';
 import type { serializeEvent } from '../../billing/events/events';
@@ -59,6 +60,7 @@ export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializePaymentMethod>, Record_<typeof documented.cardAttached>>>,
   Expect<Conforms<Answer<typeof serializeBalance>, Record_<typeof documented.balance>>>,
   Expect<Conforms<Answer<typeof serializeTransaction>, Record_<typeof documented.transaction>>>,
+  Expect<Conforms<Answer<typeof serializeGrant>, Record_<typeof documented.grant>>>,
   Expect<Conforms<Answer<typeof serializeCharge>, Record_<typeof documented.charge>>>,
   Expect<Conforms<Answer<typeof serializeCompany>, Record_<typeof documented.company>>>,
   Expect<Conforms<Answer<typeof serializeApiKey>, Record_<typeof documented.apiKey>>>,

@@ -6,11 +6,13 @@ import { notFound } from '../../errors';
 import { add, cmp, Decimal, sub, unitsOut, type Units } from '../../money';
 import { movedBalance, notifyMoves } from './crossings';
 import { decideMove, needsGrants, type Facts, type GrantFact, type MoveOp, type MovePlan, type MoveRow, type PlanAlert } from './move-decision';
-import { insertLedgerRows, lockBalances, openGrants, setBalances, writeGrants, type GrantInsert, type LockedBalance, type OpenGrant } from '../../db/sql/balance-move';
+import { insertLedgerRows, lockBalances, nextExpirySql, openGrants, setBalances, writeGrants, type GrantInsert, type LockedBalance, type OpenGrant } from '../../db/sql/balance-move';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
-export type Balance = BalanceRow & { pending: Units };
+/** When the soonest of a balance's live grants expires, and how many units expire then. */
+export type NextExpiry = { expires_at: string; amount: string };
+export type Balance = BalanceRow & { pending: Units; nextExpiry: NextExpiry | null };
 export type LedgerRow = typeof transactions.$inferSelect;
 
 export function serializeBalance(b: Balance) {
@@ -30,6 +32,7 @@ export function serializeBalance(b: Balance) {
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
     scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
+    next_expiry: b.nextExpiry ? { expires_at: b.nextExpiry.expires_at, amount: unitsOut(b.nextExpiry.amount) } : null,
     created_at: b.createdAt.toISOString(),
     updated_at: b.updatedAt?.toISOString() ?? null,
   };
@@ -47,6 +50,7 @@ export function serializeTransaction(t: LedgerRow) {
     ending_balance: unitsOut(t.endingBalance),
     event_id: t.eventId,
     charge_id: t.chargeId,
+    grant_id: t.grantId,
     created_at: t.createdAt.toISOString(),
   };
 }
@@ -81,11 +85,12 @@ export function balanceFromRow(r: Record<string, unknown>): Balance {
     createdAt: new Date(r.created_at as string),
     updatedAt: d(r.updated_at),
     pending: String(r.pending),
+    nextExpiry: r.next_expiry ? (typeof r.next_expiry === 'string' ? JSON.parse(r.next_expiry) : r.next_expiry) as NextExpiry : null,
   };
 }
 
 export async function findBalance({ db, accountId, denomination, now }: { db: Db; accountId: string; denomination: string; now: Date }) {
-  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending, ${nextExpirySql(sql`b`, sql`${now.toISOString()}::timestamptz`)} as next_expiry from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
   return rows[0] ? balanceFromRow(rows[0]) : null;
 }
 
@@ -96,7 +101,7 @@ export async function getBalance(args: { db: Db; accountId: string; denomination
 }
 
 export async function listBalances({ db, accountId, now }: { db: Db; accountId: string; now: Date }) {
-  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} order by b.denomination`);
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending, ${nextExpirySql(sql`b`, sql`${now.toISOString()}::timestamptz`)} as next_expiry from balances b where b.account_id = ${accountId} order by b.denomination`);
   return rows.map(balanceFromRow);
 }
 

@@ -1,6 +1,16 @@
-import type { Db } from '../../db/client';
-import { ensureBalances, findBalance, grantUnits, type Balance } from './balances';
+import { and, eq, gt, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { query, sql, type Db } from '../../db/client';
+import { balances, creditGrants, type GrantCategory } from '../../db/schema';
+import { invalid, notFound } from '../../errors';
+import { unitsOut, type Units } from '../../money';
+import { keysetPage, type PageQuery } from '../../db/keyset';
+import { ensureBalances, findBalance, grantUnits, moveBalances, settleGrants, type Balance } from './balances';
 import { checkDenomination } from './denomination';
+
+export type GrantRow = typeof creditGrants.$inferSelect;
+
+/** At most this many live grants on one balance (each draw reads them when it passes the head). */
+export const MAX_LIVE_GRANTS = 1000;
 
 /** Creates the balance (idempotent) and, with an amount, grants the company's units (promotional, never expiring) as one ledger row. */
 export async function createOrGrantBalance({
@@ -10,6 +20,8 @@ export async function createOrGrantBalance({
   denomination,
   amount,
   reason,
+  expiresAt = null,
+  priority,
   now,
 }: {
   db: Db;
@@ -18,14 +30,183 @@ export async function createOrGrantBalance({
   denomination: string;
   amount?: string;
   reason?: string;
+  expiresAt?: Date | null;
+  priority?: number;
   now: Date;
 }): Promise<Balance> {
   checkDenomination(denomination);
+  checkGrantTimes({ expiresAt }, now);
   await db.transaction(async (tx) => {
     await ensureBalances(tx, [{ accountId, companyId, denomination }], now);
     if (amount) {
-      await grantUnits(tx, { companyId, accountId, denomination, amount, category: 'promotional', source: 'grant', type: 'grant', description: reason ?? 'Units granted' }, now);
+      await grantUnits(tx, { companyId, accountId, denomination, amount, category: 'promotional', source: 'grant', priority, expiresAt, type: 'grant', description: reason ?? 'Units granted' }, now);
     }
   });
   return (await findBalance({ db, accountId, denomination, now }))!;
 }
+
+/** What a company's grant says: its units, what they are, when they count and until when. */
+export type GrantRequest = { amount: Units; category: GrantCategory; priority: number; effectiveAt?: Date; expiresAt?: Date; reason?: string };
+
+/** Refuses what no grant may say: an expiry already past, or not after the grant takes effect. */
+export function checkGrantTimes(at: { effectiveAt?: Date; expiresAt?: Date | null }, now: Date, param = 'expires_at'): void {
+  if (!at.expiresAt) return;
+  if (at.expiresAt.getTime() <= now.getTime()) throw invalid(`${param} must be in the future.`, param);
+  if (at.effectiveAt && at.expiresAt.getTime() <= at.effectiveAt.getTime()) throw invalid(`${param} must be after effective_at.`, param);
+}
+
+/** A balance's live grants (not closed), counted under its lock. */
+async function liveGrantCount(db: Db, balanceId: string): Promise<number> {
+  const [r] = await query<{ n: number }>(db, sql`select count(*)::int as n from credit_grants where balance_id = ${balanceId} and closed_at is null`);
+  return r.n;
+}
+
+/** The company gives units as a grant (the balance is made when missing). Inside the caller's transaction. */
+export async function createGrant(db: Db, at: { companyId: string; accountId: string; denomination: string; request: GrantRequest }, now: Date): Promise<GrantRow> {
+  const { companyId, accountId, request: r } = at;
+  const denomination = checkDenomination(at.denomination);
+  checkGrantTimes(r, now);
+  await ensureBalances(db, [{ accountId, companyId, denomination }], now);
+  const [b] = await db.select({ id: balances.id }).from(balances).where(and(eq(balances.accountId, accountId), eq(balances.denomination, denomination))).for('update');
+  if ((await liveGrantCount(db, b.id)) >= MAX_LIVE_GRANTS) throw invalid(`A balance holds at most ${MAX_LIVE_GRANTS} live grants; let some expire or void them first.`, 'amount');
+  const { grantId } = await grantUnits(
+    db,
+    {
+      companyId,
+      accountId,
+      denomination,
+      amount: r.amount,
+      category: r.category,
+      source: 'grant',
+      costBasis: null,
+      priority: r.priority,
+      effectiveAt: r.effectiveAt && r.effectiveAt.getTime() > now.getTime() ? r.effectiveAt : now,
+      expiresAt: r.expiresAt ?? null,
+      type: 'grant',
+      description: r.reason ?? `${r.category === 'paid' ? 'Paid' : 'Promotional'} grant of ${r.amount} ${denomination}`,
+    },
+    now,
+  );
+  return (await grantById(db, companyId, grantId))!;
+}
+
+/** Voids what is left of a grant: one `void` ledger row. A grant already voided is answered as it is. */
+export async function voidGrant(db: Db, at: { companyId: string; grantId: string }, now: Date): Promise<GrantRow> {
+  const g = await grantById(db, at.companyId, at.grantId);
+  if (!g) throw notFound('grant', 'grant_id');
+  if (g.voidedAt) return g;
+  await moveBalances(db, at.companyId, [{ accountId: g.accountId, denomination: g.denomination, ops: [{ op: { kind: 'close', grantId: g.id, how: 'void' }, ledger: { type: 'void', description: `Void of grant ${g.id} (${g.description})`, chargeId: g.chargeId } }] }], now);
+  const after = (await grantById(db, at.companyId, at.grantId))!;
+  // A grant that had already expired or been used up has nothing left to void: it stays as it was.
+  return after;
+}
+
+/** A grant of the company, with what it has left (a balance's head grant keeps that on the balance). */
+export async function grantById(db: Db, companyId: string, grantId: string): Promise<GrantRow | null> {
+  const rows = await db
+    .select({ g: creditGrants, head: balances.headGrantId, headRemaining: balances.headRemaining })
+    .from(creditGrants)
+    .innerJoin(balances, eq(balances.id, creditGrants.balanceId))
+    .where(and(eq(creditGrants.id, grantId), eq(creditGrants.companyId, companyId)));
+  return rows[0] ? withHead(rows[0]) : null;
+}
+
+const withHead = (r: { g: GrantRow; head: string | null; headRemaining: string | null }): GrantRow =>
+  r.head === r.g.id && r.headRemaining !== null && !r.g.closedAt ? { ...r.g, remaining: r.headRemaining } : r.g;
+
+export type GrantStatusFilter = 'live' | 'expired' | 'voided' | 'all';
+
+/**
+ * A balance's grants, newest first. `live`: not voided, not expired, with units left or still to
+ * take effect; `expired`: expired (written or not); `voided`.
+ */
+export async function listGrants(db: Db, at: { accountId: string; denomination: string; status: GrantStatusFilter; page: PageQuery }, now: Date) {
+  const due = now;
+  const status = {
+    live: and(isNull(creditGrants.voidedAt), or(isNull(creditGrants.expiresAt), gt(creditGrants.expiresAt, due)), isNull(creditGrants.closedAt)),
+    expired: and(isNull(creditGrants.voidedAt), isNotNull(creditGrants.expiresAt), lte(creditGrants.expiresAt, due)),
+    voided: isNotNull(creditGrants.voidedAt),
+    all: undefined,
+  }[at.status];
+  const page = await keysetPage(
+    db.select({ g: creditGrants, head: balances.headGrantId, headRemaining: balances.headRemaining }).from(creditGrants).innerJoin(balances, eq(balances.id, creditGrants.balanceId)).$dynamic(),
+    creditGrants.id,
+    at.page,
+    eq(creditGrants.accountId, at.accountId),
+    eq(creditGrants.denomination, at.denomination),
+    status,
+  );
+  return { items: page.items.map(withHead), hasMore: page.hasMore };
+}
+
+/** What a grant is as the API shows it. */
+export function serializeGrant(g: GrantRow, now: Date) {
+  const expired = !g.voidedAt && g.expiresAt !== null && g.expiresAt.getTime() <= now.getTime();
+  const status = g.voidedAt ? ('voided' as const) : expired ? ('expired' as const) : !g.active ? ('scheduled' as const) : g.closedAt ? ('used' as const) : ('live' as const);
+  return {
+    id: g.id,
+    account_id: g.accountId,
+    denomination: g.denomination,
+    amount: unitsOut(g.amount),
+    // An expired grant has nothing left, whether or not its expiry is written yet.
+    remaining: unitsOut(expired ? '0' : g.remaining),
+    category: g.category,
+    source: g.source,
+    priority: g.priority,
+    status,
+    effective_at: g.effectiveAt.toISOString(),
+    expires_at: g.expiresAt?.toISOString() ?? null,
+    cost_basis: g.costBasis === null ? null : unitsOut(g.costBasis),
+    charge_id: g.chargeId,
+    description: g.description,
+    voided_at: g.voidedAt?.toISOString() ?? null,
+    created_at: g.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Writes what the grants' own times did on an account's balances that have a grant due (its
+ * expiry, or its taking effect), so that what is read next is as of now. Its own transaction.
+ */
+export async function settleDueGrants(db: Db, at: { companyId: string; accountId: string }, now: Date): Promise<void> {
+  const due = await db
+    .select({ denomination: balances.denomination })
+    .from(balances)
+    .where(and(eq(balances.accountId, at.accountId), lte(balances.grantsDueAt, now)));
+  if (!due.length) return;
+  await db.transaction((tx) => settleGrants(tx, at.companyId, due.map((d) => ({ accountId: at.accountId, denomination: d.denomination })), now));
+}
+
+/**
+ * The worker's sweep: balances with a grant due, a bounded number per run, each company's in one
+ * transaction. Returns how many balances it settled.
+ */
+export async function settleAllDueGrants(db: Db, now: Date, limit = 2000): Promise<number> {
+  const due = await db
+    .select({ companyId: balances.companyId, accountId: balances.accountId, denomination: balances.denomination })
+    .from(balances)
+    .where(lte(balances.grantsDueAt, now))
+    .orderBy(balances.grantsDueAt)
+    .limit(limit);
+  const byCompany = new Map<string, { accountId: string; denomination: string }[]>();
+  for (const d of due) byCompany.set(d.companyId, [...(byCompany.get(d.companyId) ?? []), { accountId: d.accountId, denomination: d.denomination }]);
+  for (const [companyId, list] of byCompany) {
+    // Small transactions: each holds its balances' locks only while its own are written.
+    for (let i = 0; i < list.length; i += 200) await db.transaction((tx) => settleGrants(tx, companyId, list.slice(i, i + 200), now));
+  }
+  return due.length;
+}
+
+/** The soonest expiry among a balance's live grants with units left: when, and how many units expire then. */
+export async function nextExpiry(db: Db, balanceId: string, now: Date): Promise<{ expires_at: string; amount: ReturnType<typeof unitsOut> } | null> {
+  const rows = await query<{ expires_at: Date | string; amount: string }>(
+    db,
+    sql`select g.expires_at, sum(case when b.head_grant_id = g.id then b.head_remaining else g.remaining end)::text as amount
+      from credit_grants g join balances b on b.id = g.balance_id
+      where g.balance_id = ${balanceId} and g.closed_at is null and g.active and g.expires_at is not null and g.expires_at > ${now.toISOString()}::timestamptz
+        and (case when b.head_grant_id = g.id then b.head_remaining else g.remaining end) > 0
+      group by g.expires_at order by g.expires_at limit 1`,
+  );
+  return rows[0] ? { expires_at: new Date(rows[0].expires_at).toISOString(), amount: unitsOut(rows[0].amount) } : null;
+}
+

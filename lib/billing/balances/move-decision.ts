@@ -165,7 +165,8 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   const open: (GrantFact & { closedAt?: Date; voided?: boolean; made?: boolean })[] | null = facts.grants
     ? facts.grants.map((g) => ({ ...g, remaining: facts.head && g.id === facts.head.id ? facts.head.remaining : g.remaining })).sort(drawOrder)
     : null;
-  const touched = new Set<string>();
+  // The head's remaining is kept on the balance alone: written to its grant whenever the grants are.
+  const touched = new Set<string>(open && facts.head ? [facts.head.id] : []);
   let head = facts.head ? { ...facts.head } : null;
   const known = () => {
     if (!open) throw new Error('decideMove needs the balance\'s grants for this move (needsGrants)');

@@ -138,6 +138,20 @@ export async function setBalances(db: Db, moved: { id: string; amount: string; h
   );
 }
 
+/**
+ * A balance's next expiry as JSON text (`{"expires_at", "amount"}`: the soonest expiry among its
+ * live grants with units left, and the units that expire then), or null. `b` names the balance
+ * row, `now` the time as SQL; a head grant's units are the balance's count of them.
+ */
+export function nextExpirySql(b: SQL, now: SQL): SQL {
+  return sql`(select json_build_object('expires_at', to_char(x.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'amount', trim_scale(x.amount)::text)::text
+    from (select g.expires_at, sum(case when g.id = ${b}.head_grant_id then ${b}.head_remaining else g.remaining end) as amount
+      from credit_grants g
+      where g.balance_id = ${b}.id and g.closed_at is null and g.active and g.expires_at > ${now}
+        and (case when g.id = ${b}.head_grant_id then ${b}.head_remaining else g.remaining end) > 0
+      group by g.expires_at order by g.expires_at limit 1) x)`;
+}
+
 /** An open credit grant of a balance, as the move reads it. */
 export type OpenGrant = {
   id: string;
@@ -462,7 +476,7 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount, b.refill_usd_amount as b_refill_usd_amount,
         b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
         b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
-        b.head_grant_id as b_head_grant_id,
+        b.head_grant_id as b_head_grant_id, case when b.id is not null and (b.head_grant_id is not null or b.grants_due_at is not null) then ${nextExpirySql(sql`b`, sql`${v('at')}::timestamptz`)} end as b_next_expiry,
         b.head_remaining::text as b_head_remaining, b.grants_due_at as b_grants_due_at, b.created_at as b_created_at, b.updated_at as b_updated_at
       from flags f left join bal b on b.id = f.balance_id`;
 }

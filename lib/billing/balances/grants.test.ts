@@ -1,0 +1,152 @@
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
+import { describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { advance, createAccount, createPlan, expectLedgerMatches, spend, use, type Co } from '../../testing/scenario';
+import { now, setTestTime } from '../../clock';
+import { query, sql } from '../../db/client';
+import { settleAllDueGrants } from './grants';
+
+const t = useTestDatabase();
+
+const db = () => t.database.db;
+
+async function grant(co: Co, account: string, body: Record<string, unknown>, denomination = 'credits') {
+  const r = await co.call('POST', `/v1/accounts/${account}/balance/${denomination}/grants`, { body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { id: string; remaining: number; status: string; expires_at: string | null; priority: number; category: string; source: string };
+}
+
+async function balance(co: Co, account: string, denomination = 'credits') {
+  const r = await co.call('GET', `/v1/accounts/${account}/balance/${denomination}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { amount: number; available: number; next_expiry: { expires_at: string; amount: number } | null };
+}
+
+async function ledger(co: Co, account: string) {
+  const r = await co.call('GET', `/v1/accounts/${account}/transactions?limit=1000`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return (r.body.data as { type: string; amount: number; grant_id: string | null; created_at: string }[]).reverse();
+}
+
+const inDays = (d: number) => new Date(now().getTime() + d * 86_400_000).toISOString();
+
+describe('credit grants', () => {
+  it('draws by priority, then soonest expiry, then oldest; a draw over several grants names each', async () => {
+    const co = await newCompany(t);
+    const a = await createAccount(co);
+    const never = await grant(co, a, { amount: 100 });
+    const late = await grant(co, a, { amount: 100, expires_at: inDays(20) });
+    const soon = await grant(co, a, { amount: 100, expires_at: inDays(10) });
+    const first = await grant(co, a, { amount: 50, priority: 10 });
+    expect((await balance(co, a)).amount).toBe(350);
+    await spend(co, a, 120);
+    await spend(co, a, 100);
+    const rows = (await ledger(co, a)).filter((r) => r.type === 'event');
+    expect(rows.map((r) => [r.grant_id, r.amount])).toEqual([
+      [first.id, -50],
+      [soon.id, -70],
+      [soon.id, -30],
+      [late.id, -70],
+    ]);
+    const live = (await co.call('GET', `/v1/accounts/${a}/balance/credits/grants`)).body.data as { id: string; remaining: number }[];
+    expect(Object.fromEntries(live.map((g) => [g.id, g.remaining]))).toEqual({ [never.id]: 100, [late.id]: 30 });
+    await expectLedgerMatches(db(), co, a);
+  });
+
+  it('an expired grant is never spent, whether or not the sweep ran: the gate and reads see it expired at expires_at', async () => {
+    const co = await newCompany(t);
+    const a = await createAccount(co);
+    const promo = await grant(co, a, { amount: 100, expires_at: inDays(1) });
+    await grant(co, a, { amount: 10, priority: 60 });
+    expect((await balance(co, a)).next_expiry).toEqual({ expires_at: promo.expires_at, amount: 100 });
+    await spend(co, a, 30);
+    // One second past the expiry, with nothing run in between (the clock is set, not advanced).
+    setTestTime(new Date(promo.expires_at!).getTime() + 1000);
+    const refused = await use(co, a, 11, { gate: true });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(402);
+    const b = await balance(co, a);
+    expect([b.amount, b.next_expiry]).toEqual([10, null]);
+    const expiry = (await ledger(co, a)).find((r) => r.type === 'expire')!;
+    expect([expiry.grant_id, expiry.amount, expiry.created_at]).toEqual([promo.id, -70, promo.expires_at]);
+    const expired = (await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=expired`)).body.data;
+    expect(expired.map((g: { id: string; remaining: number }) => [g.id, g.remaining])).toEqual([[promo.id, 0]]);
+    await expectLedgerMatches(db(), co, a);
+  });
+
+  it('the worker writes due expiries; a balance below zero is paid first by the next grant', async () => {
+    const co = await newCompany(t);
+    const a = await createAccount(co);
+    const promo = await grant(co, a, { amount: 5, expires_at: inDays(2) });
+    await advance(3 * 86_400);
+    // The clock step ran the worker's sweep: the expiry is written with its own time.
+    const [row] = await query<{ n: number }>(db(), sql`select count(*)::int as n from transactions where grant_id = ${promo.id} and type = 'expire'`);
+    expect(row.n).toBe(1);
+    expect(await settleAllDueGrants(db(), now())).toBe(0);
+    await spend(co, a, 40);
+    expect((await balance(co, a)).amount).toBe(-40);
+    const g = await grant(co, a, { amount: 100 });
+    expect(g.remaining).toBe(60);
+    expect((await balance(co, a)).amount).toBe(60);
+    await expectLedgerMatches(db(), co, a);
+  });
+
+  it('void takes what is left: one void row; voiding again answers it unchanged; another company gets 404', async () => {
+    const co = await newCompany(t);
+    const other = await newCompany(t);
+    const a = await createAccount(co);
+    const g = await grant(co, a, { amount: 80 });
+    await spend(co, a, 30);
+    expect((await other.call('POST', `/v1/grants/${g.id}/void`)).status).toBe(404);
+    const v = await co.call('POST', `/v1/grants/${g.id}/void`);
+    expect(v.status, JSON.stringify(v.body)).toBe(200);
+    expect([v.body.data.status, v.body.data.remaining]).toEqual(['voided', 0]);
+    const again = await co.call('POST', `/v1/grants/${g.id}/void`);
+    expect(again.body.data).toEqual(v.body.data);
+    expect((await ledger(co, a)).filter((r) => r.type === 'void').map((r) => r.amount)).toEqual([-50]);
+    expect((await balance(co, a)).amount).toBe(0);
+    await expectLedgerMatches(db(), co, a);
+  });
+
+  it('refuses bad input with its param and changes nothing', async () => {
+    const co = await newCompany(t);
+    const a = await createAccount(co);
+    const bad: [Record<string, unknown>, string][] = [
+      [{ amount: 0 }, 'amount'],
+      [{ amount: -5 }, 'amount'],
+      [{ amount: 5, priority: 101 }, 'priority'],
+      [{ amount: 5, priority: 1.5 }, 'priority'],
+      [{ amount: 5, category: 'gift' }, 'category'],
+      [{ amount: 5, expires_at: new Date(now().getTime() - 1000).toISOString() }, 'expires_at'],
+      [{ amount: 5, effective_at: inDays(5), expires_at: inDays(4) }, 'expires_at'],
+      [{ amount: 5, expires_at: 'tomorrow' }, 'expires_at'],
+    ];
+    for (const [body, param] of bad) {
+      const r = await co.call('POST', `/v1/accounts/${a}/balance/credits/grants`, { body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.param, JSON.stringify(body)).toBe(param);
+    }
+    const d = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, expires_at: '2000-01-01T00:00:00Z' } });
+    expect([d.status, d.body.error?.param]).toEqual([400, 'expires_at']);
+    const list = await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=all`);
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([]);
+    expect((await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=gone`)).status).toBe(400);
+  });
+
+  it('a renewal expires what is left of the allowance; units bought by deposit stay', async () => {
+    const co = await newCompany(t);
+    const plan = await createPlan(co, { name: 'Free', charge_amount: 0, billing_period: 'day', balances: [{ amount: 100, denomination: 'credits' }] });
+    const a = await createAccount(co, { plan_id: plan.id });
+    const dep = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 500 } });
+    expect(dep.status, JSON.stringify(dep.body)).toBe(200);
+    await spend(co, a, 30);
+    expect((await balance(co, a)).amount).toBe(570);
+    await advance(86_400);
+    // 70 of the allowance expired, a new 100 was granted; the 500 deposited stay.
+    expect((await balance(co, a)).amount).toBe(600);
+    const types = (await ledger(co, a)).map((r) => [r.type, r.amount]);
+    expect(types).toContainEqual(['expire', -70]);
+    await expectLedgerMatches(db(), co, a);
+  });
+});
