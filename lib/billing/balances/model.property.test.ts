@@ -23,8 +23,10 @@ import { HOLD_MS } from '../events/constants';
  * the plan's alert percentage) once per crossing. Random histories drive every write path: the
  * single-event statement and its fallback, concurrent events written together (group commit),
  * batches with repeated accounts, holds completed, cancelled and expired, free grants and
- * deposits, paid deposits and threshold refills through the local Stripe server, and repeats of
- * an idempotency key. After each step the balances, the ledger, the events, the notification
+ * deposits, company grants at their own priorities and their voids, paid deposits and threshold
+ * refills through the local Stripe server, and repeats of an idempotency key. Every unit added
+ * is a grant: a draw takes from them in their order, a row per grant and one for what goes
+ * below zero, and a grant first pays what is below zero. After each step the balances, the ledger, the events, the notification
  * states and the new outbox rows must be what the model says.
  */
 
@@ -61,7 +63,18 @@ const step = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('settle' as const), pick: fc.nat(), state: fc.constantFrom('complete' as const, 'cancelled' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('advance' as const), minutes: fc.constantFrom(0, 5, 30, 61) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('grant' as const), acct, denomination: denom, amount: positive, how: fc.constantFrom('balance' as const, 'deposit' as const, 'paid' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('grant' as const),
+      acct,
+      denomination: denom,
+      amount: positive,
+      how: fc.constantFrom('balance' as const, 'deposit' as const, 'paid' as const, 'grant' as const),
+      priority: fc.constantFrom(10, 50, 90),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('void' as const), pick: fc.nat() }) },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('threshold' as const), acct, denomination: denom, threshold: positive, amount: positive, usd: fc.constantFrom(0, 50, 120) }),
@@ -70,8 +83,11 @@ const step = fc.oneof(
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
 
 type Notif = { account: string; denomination: string; topic: string; balance: string | null; reason: string | null };
+/** A credit grant as the model follows it: drawn by priority, then soonest expiry (never last), then oldest. */
+type Grant = { id: string | null; remaining: Decimal; priority: number; expiresAt: number | null; seq: number; voided: boolean };
 type Bal = {
   amount: Decimal;
+  grants: Grant[];
   threshold: Decimal | null;
   refill: { amount: Decimal; usd: number } | null;
   planManaged: boolean;
@@ -101,7 +117,8 @@ class Model {
     readonly accounts: string[],
     readonly run: string,
   ) {
-    for (const a of accounts) this.bals.set(k(a, 'tokens'), { ...fresh(), amount: INCLUDED, planManaged: true });
+    // The plan's allowance: a grant that ends with the period (after any run).
+    for (const a of accounts) this.bals.set(k(a, 'tokens'), { ...fresh(), amount: INCLUDED, planManaged: true, grants: [{ id: null, remaining: INCLUDED, priority: 50, expiresAt: Number.MAX_SAFE_INTEGER, seq: 0, voided: false }] });
   }
 
   now = () => this.t;
@@ -221,18 +238,51 @@ class Model {
     return out;
   }
 
-  debit(account: string, denomination: string, amount: Decimal, type: string) {
+  row(account: string, denomination: string, type: string, amount: Decimal) {
     const b = this.bal(account, denomination);
     const start = b.amount;
-    b.amount = b.amount.minus(amount);
-    // Every completed billed event has its ledger row, also one that cost nothing.
-    this.ledger.push({ account, denomination, type, amount: amount.neg().toFixed(), start: start.toFixed(), end: b.amount.toFixed() });
+    b.amount = b.amount.plus(amount);
+    this.ledger.push({ account, denomination, type, amount: amount.toFixed(), start: start.toFixed(), end: b.amount.toFixed() });
   }
 
-  credit(account: string, denomination: string, amount: Decimal, type: string) {
+  /** The live grants with units left, in the order they are drawn. */
+  drawable(b: Bal): Grant[] {
+    const end = (g: Grant) => g.expiresAt ?? Infinity;
+    return b.grants.filter((g) => !g.voided && g.remaining.gt(0)).sort((x, y) => x.priority - y.priority || end(x) - end(y) || x.seq - y.seq);
+  }
+
+  /** A draw: a ledger row per grant it takes from, and one for what goes below zero; one row for a cost of nothing. */
+  debit(account: string, denomination: string, amount: Decimal, type: string) {
+    const b = this.bal(account, denomination);
+    let left = amount;
+    if (left.isZero()) return this.row(account, denomination, type, left);
+    for (const g of this.drawable(b)) {
+      if (left.isZero()) break;
+      const take = Decimal.min(left, g.remaining);
+      g.remaining = g.remaining.minus(take);
+      left = left.minus(take);
+      this.row(account, denomination, type, take.neg());
+    }
+    if (left.gt(0)) this.row(account, denomination, type, left.neg());
+  }
+
+  /** A grant: one ledger row; it first pays what is below zero. */
+  credit(account: string, denomination: string, amount: Decimal, type: string, grant: { id?: string; priority?: number } = {}) {
     const start = { amount: this.bal(account, denomination).amount, pending: this.pending(account, denomination) };
-    this.debit(account, denomination, amount.neg(), type);
-    this.ledger[this.ledger.length - 1].type = type;
+    const b = this.bal(account, denomination);
+    const debt = Decimal.max(0, this.drawable(b).reduce((s, g) => s.plus(g.remaining), new Decimal(0)).minus(b.amount));
+    b.grants.push({ id: grant.id ?? null, remaining: amount.minus(Decimal.min(debt, amount)), priority: grant.priority ?? 50, expiresAt: null, seq: ++this.seq, voided: false });
+    this.row(account, denomination, type, amount);
+    this.moved(account, denomination, start);
+  }
+  seq = 0;
+
+  /** A void: what is left of the grant leaves the balance (a row when anything was left). */
+  voided(account: string, denomination: string, g: Grant) {
+    const start = { amount: this.bal(account, denomination).amount, pending: this.pending(account, denomination) };
+    g.voided = true;
+    if (g.remaining.gt(0)) this.row(account, denomination, 'void', g.remaining.neg());
+    g.remaining = new Decimal(0);
     this.moved(account, denomination, start);
   }
 
@@ -269,7 +319,7 @@ class Model {
 }
 
 const k = (account: string, denomination: string) => `${account}\u0000${denomination}`;
-const fresh = (): Bal => ({ amount: new Decimal(0), threshold: null, refill: null, planManaged: false, negative: false, paused: null, belowRefill: false, alerted: false });
+const fresh = (): Bal => ({ amount: new Decimal(0), grants: [], threshold: null, refill: null, planManaged: false, negative: false, paused: null, belowRefill: false, alerted: false });
 const n = (x: string | number | null) => (x === null ? null : new Decimal(x).toFixed());
 
 async function setUp(): Promise<{ co: Co; plan: string }> {
@@ -359,14 +409,32 @@ async function run(co: Co, m: Model, s: Step, seen: Set<string>) {
     const to = (await advance(s.minutes * 60)).getTime();
     m.advanced(from, to);
   } else if (s.kind === 'grant') {
-    const path = s.how === 'balance' ? `/v1/accounts/${acc(s.acct)}/balance/${s.denomination}` : `/v1/accounts/${acc(s.acct)}/deposit`;
-    const cents = s.how === 'paid' ? 50 + Math.round(Number(s.amount) * 10) : 0;
-    const r = await co.call('POST', path, {
-      body: s.how === 'balance' ? { amount: s.amount } : { denomination: s.denomination, amount_to_deposit: s.amount, amount_to_charge: cents },
-    });
+    if (s.how === 'grant') {
+      // A company's grant at a priority of its own (the grants API answers the grant).
+      const r = await co.call('POST', `/v1/accounts/${acc(s.acct)}/balance/${s.denomination}/grants`, { body: { amount: s.amount, priority: s.priority } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      m.credit(acc(s.acct), s.denomination, new Decimal(s.amount), 'grant', { id: r.body.data.id, priority: s.priority });
+      const g = m.bal(acc(s.acct), s.denomination).grants.at(-1)!;
+      expect(n(r.body.data.remaining)).toBe(g.remaining.toFixed());
+    } else {
+      const path = s.how === 'balance' ? `/v1/accounts/${acc(s.acct)}/balance/${s.denomination}` : `/v1/accounts/${acc(s.acct)}/deposit`;
+      const cents = s.how === 'paid' ? 50 + Math.round(Number(s.amount) * 10) : 0;
+      const r = await co.call('POST', path, {
+        body: s.how === 'balance' ? { amount: s.amount } : { denomination: s.denomination, amount_to_deposit: s.amount, amount_to_charge: cents },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      m.credit(acc(s.acct), s.denomination, new Decimal(s.amount), s.how === 'paid' ? 'deposit' : 'grant');
+      expect(n(r.body.data.amount)).toBe(m.bal(acc(s.acct), s.denomination).amount.toFixed());
+    }
+  } else if (s.kind === 'void') {
+    const known = [...m.bals.entries()].flatMap(([bk, b]) => b.grants.filter((g) => g.id && !g.voided).map((g) => [bk, g] as const));
+    if (!known.length) return;
+    const [bk, g] = known[s.pick % known.length];
+    const [account, denomination] = bk.split('\u0000');
+    const r = await co.call('POST', `/v1/grants/${g.id}/void`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    m.credit(acc(s.acct), s.denomination, new Decimal(s.amount), s.how === 'paid' ? 'deposit' : 'grant');
-    expect(n(r.body.data.amount)).toBe(m.bal(acc(s.acct), s.denomination).amount.toFixed());
+    m.voided(account, denomination, g);
+    expect([r.body.data.status, r.body.data.remaining]).toEqual(['voided', 0]);
   } else if (s.kind === 'threshold') {
     const r = await co.call('PUT', `/v1/accounts/${acc(s.acct)}/balance/${s.denomination}/auto_refill`, { body: { threshold: s.threshold, amount: s.amount, usd_charge: s.usd } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -395,6 +463,21 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
       .sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
     // A balance the model made at 0 that the service never created (an unbilled first use) reads as absent.
     expect(got).toEqual(want.filter((w) => got.some((g) => g[0] === w[0]) || w[1] !== '0' || w[2] !== '0'));
+  }
+  // amount = Σ remaining of the live grants − what is below zero; the grants hold what the model's do.
+  const left = await query<{ account_id: string; denomination: string; amount: string; remaining: string }>(
+    db,
+    sql`select b.account_id, b.denomination, b.amount::text, coalesce(sum(case when g.id = b.head_grant_id then b.head_remaining else g.remaining end) filter (where g.active), 0)::text as remaining
+      from balances b left join credit_grants g on g.balance_id = b.id and g.closed_at is null
+      where b.account_id in (${sql.join(m.accounts.map((a) => sql`${a}`), sql`, `)}) group by b.id order by 1, 2`,
+  );
+  for (const l of left) {
+    const b = m.bal(l.account_id, l.denomination);
+    const modelLeft = m.drawable(b).reduce((x, g) => x.plus(g.remaining), new Decimal(0));
+    expect([l.denomination, n(l.remaining)], `grants of ${l.account_id}`).toEqual([l.denomination, modelLeft.toFixed()]);
+    // Units left and a debt never stand side by side: a grant pays the debt first, a draw takes the units first.
+    if (modelLeft.gt(0)) expect(n(l.amount)).toBe(modelLeft.toFixed());
+    else expect(new Decimal(l.amount).lte(0), `${l.denomination} of ${l.account_id}: ${l.amount} without grants`).toBe(true);
   }
   const ledger = (await db.select().from(transactions).where(inArray(transactions.accountId, m.accounts)).orderBy(asc(transactions.id)))
     .filter((row) => !seen.has(row.id))
