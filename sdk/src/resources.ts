@@ -109,6 +109,24 @@ export class Balances extends Resource {
   }
 }
 
+/** Credit grants: the units added to a balance, drawn by priority, then soonest expiry, then oldest. */
+export class Grants extends Resource {
+  /** Grants units (promotional unless `category` says paid); send `idempotencyKey` to make a retry safe. */
+  async create(accountId: string, denomination: string, body: Body<'GrantCreate'>, options?: CallOptions): Promise<S.Grant> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/balance/{denomination}/grants', { ...options, path: { account_id: accountId, denomination }, body })).data;
+  }
+
+  /** The balance's grants, newest first (`status`: live by default, expired, voided or all); iterate it for every page. */
+  list(accountId: string, denomination: string, query?: QueryParams<'/v1/accounts/{account_id}/balance/{denomination}/grants'>, options?: CallOptions): ListPromise<S.Grant> {
+    return this.client.paginate('/v1/accounts/{account_id}/balance/{denomination}/grants', { ...options, path: { account_id: accountId, denomination }, query });
+  }
+
+  /** Takes away what is left of the grant; voiding a voided grant answers it unchanged. */
+  async void(grantId: string, options?: CallOptions): Promise<S.Grant> {
+    return (await this.client.request('post', '/v1/grants/{grant_id}/void', { ...options, path: { grant_id: grantId } })).data;
+  }
+}
+
 /** The ledger: every change to any balance of an account. */
 export class Transactions extends Resource {
   list(accountId: string, query?: QueryParams<'/v1/accounts/{account_id}/transactions'>, options?: CallOptions): ListPromise<S.Transaction> {

@@ -375,6 +375,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/balance/{denomination}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List grants
+         * @description The balance's grants, newest first: `live` (the default), `expired`, `voided` or `all`.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        /**
+         * Grant units
+         * @description Adds units as a credit grant (the balance is made when missing): `promotional` by default, drawn by `priority` (0 first), then soonest `expires_at` (never-expiring last), then oldest. What is left at `expires_at` expires: a ledger entry of type `expire`, exactly at that time whether or not anything ran then. A balance below zero is paid first by the grant. At most 1,000 live grants per balance. Send an `Idempotency-Key` to make a retry safe.
+         */
+        post: operations["createGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/grants/{grant_id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a grant
+         * @description Takes away what is left of the grant (a ledger entry of type `void`). Voiding a voided grant answers it unchanged.
+         */
+        post: operations["voidGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/deposit": {
         parameters: {
             query?: never;
@@ -941,6 +985,44 @@ export interface components {
             amount_to_charge?: number | string;
             /** @description Why the units are granted; recorded on the ledger entry. */
             reason?: string;
+            /**
+             * Format: date-time
+             * @description When what is left of the deposited units expires (optional; never by default). Must be in the future.
+             */
+            expires_at?: string;
+            /** @description Draw priority of the deposited units, 0 to 100 (lower is spent first; default 50). */
+            priority?: number;
+        };
+        GrantCreate: {
+            /**
+             * @description Units to grant (greater than 0). Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.
+             * @example 10
+             * @example 0.5
+             */
+            amount: number | string;
+            /**
+             * @description promotional (the default: given) or paid (bought outside this service).
+             * @default promotional
+             * @enum {string}
+             */
+            category?: "paid" | "promotional";
+            /**
+             * @description 0 to 100; lower is spent first (default 50).
+             * @default 50
+             */
+            priority?: number;
+            /**
+             * Format: date-time
+             * @description When the units start to count (optional; now by default).
+             */
+            effective_at?: string;
+            /**
+             * Format: date-time
+             * @description When what is left expires (optional; never by default). Must be in the future and after effective_at.
+             */
+            expires_at?: string;
+            /** @description Shown on the grant and its ledger entry. */
+            reason?: string;
         };
         AutoRefillRequest: {
             /**
@@ -1292,8 +1374,18 @@ export interface components {
             next_periodic_refill: string | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
-            /** @description Plan that resets this balance at each renewal (starts with `p_`), or null. */
+            /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
             managed_by_plan_id: string | null;
+            /** @description The soonest expiry among the live grants with units left, or null when none expires. */
+            next_expiry: {
+                /**
+                 * Format: date-time
+                 * @description When the soonest of the live grants expires (ISO 8601, UTC).
+                 */
+                expires_at: string;
+                /** @description Units that expire then, if not spent first. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+            } | null;
             /**
              * Format: date-time
              * @description When the balance was created (ISO 8601, UTC).
@@ -1330,8 +1422,18 @@ export interface components {
             next_periodic_refill: string | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
-            /** @description Plan that resets this balance at each renewal (starts with `p_`), or null. */
+            /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
             managed_by_plan_id: string | null;
+            /** @description The soonest expiry among the live grants with units left, or null when none expires. */
+            next_expiry: {
+                /**
+                 * Format: date-time
+                 * @description When the soonest of the live grants expires (ISO 8601, UTC).
+                 */
+                expires_at: string;
+                /** @description Units that expire then, if not spent first. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+            } | null;
             /**
              * Format: date-time
              * @description When the balance was created (ISO 8601, UTC).
@@ -1394,9 +1496,61 @@ export interface components {
             event_id: string | null;
             /** @description Charge that paid for the change (starts with `ch_`), or null. */
             charge_id: string | null;
+            /** @description Credit grant the entry made, drew from, expired or voided (starts with `cg_`), or null. */
+            grant_id: string | null;
             /**
              * Format: date-time
              * @description When the entry was written (ISO 8601, UTC).
+             */
+            created_at: string;
+        };
+        /** @description Units added to a balance: drawn by priority, then soonest expiry (never-expiring last), then oldest. */
+        Grant: {
+            /** @description Credit grant id (starts with `cg_`). */
+            id: string;
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /** @description Balance the grant adds to. */
+            denomination: string;
+            /** @description Units granted. Units are JSON numbers rendered from exact decimals. */
+            amount: number;
+            /** @description Units not yet spent (0 once expired, voided or used up). Units are JSON numbers rendered from exact decimals. */
+            remaining: number;
+            /**
+             * @description paid (bought) or promotional (given).
+             * @enum {string}
+             */
+            category: "paid" | "promotional";
+            /**
+             * @description Where it came from: a plan period's allowance, a deposit, a refill, or the company.
+             * @enum {string}
+             */
+            source: "plan" | "deposit" | "refill" | "grant";
+            /** @description 0 to 100; lower is spent first. */
+            priority: number;
+            /**
+             * @description live (units left), scheduled (effective_at still to come), used (nothing left), expired, voided.
+             * @enum {string}
+             */
+            status: "live" | "scheduled" | "used" | "expired" | "voided";
+            /**
+             * Format: date-time
+             * @description When its units count (ISO 8601, UTC).
+             */
+            effective_at: string;
+            /** @description When what is left expires; null: never (ISO 8601, UTC), or null. */
+            expires_at: string | null;
+            /** @description USD cents paid per unit; null when nothing was paid for the units. */
+            cost_basis: number | null;
+            /** @description Charge that paid for it (starts with `ch_`), or null. */
+            charge_id: string | null;
+            /** @description Why it was made. */
+            description: string;
+            /** @description When it was voided (ISO 8601, UTC), or null. */
+            voided_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was made (ISO 8601, UTC).
              */
             created_at: string;
         };
@@ -2140,6 +2294,11 @@ export interface components {
          * @example key_01jq3v5zq8x7m2k4n6p8r0t2v5
          */
         key_id: string;
+        /**
+         * @description Credit grant id (`cg_...`).
+         * @example cg_01jq3v6c3d5e7f9g1h3j5k7m9p
+         */
+        grant_id: string;
         /**
          * @description Webhook topic.
          * @example pause_balance
@@ -3448,6 +3607,10 @@ export interface operations {
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3528,6 +3691,7 @@ export interface operations {
                      *         "next_periodic_refill": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": null,
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": null
                      *       }
@@ -3594,6 +3758,10 @@ export interface operations {
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
+                     *           "next_expiry": {
+                     *             "expires_at": "2027-04-10T00:00:00.000Z",
+                     *             "amount": 200
+                     *           },
                      *           "created_at": "2027-03-10T12:00:00.000Z",
                      *           "updated_at": "2027-03-10T12:05:00.000Z"
                      *         }
@@ -3659,6 +3827,7 @@ export interface operations {
                      *           "ending_balance": 995.5,
                      *           "event_id": "ev_01jq3v7d4e6f8g0h2j4k6m8n0p",
                      *           "charge_id": null,
+                     *           "grant_id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
                      *           "created_at": "2027-03-10T12:05:00.000Z"
                      *         }
                      *       ],
@@ -3675,6 +3844,234 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listGrants: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: "live" | "expired" | "voided" | "all";
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+                /**
+                 * @description Balance denomination.
+                 * @example credits
+                 */
+                denomination: components["parameters"]["denomination"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *           "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *           "denomination": "credits",
+                     *           "amount": 200,
+                     *           "remaining": 200,
+                     *           "category": "promotional",
+                     *           "source": "grant",
+                     *           "priority": 10,
+                     *           "status": "live",
+                     *           "effective_at": "2027-03-10T12:00:00.000Z",
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "cost_basis": null,
+                     *           "charge_id": null,
+                     *           "description": "Launch week bonus",
+                     *           "voided_at": null,
+                     *           "created_at": "2027-03-10T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"][];
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+                /**
+                 * @description Balance denomination.
+                 * @example credits
+                 */
+                denomination: components["parameters"]["denomination"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 200,
+                 *       "category": "promotional",
+                 *       "priority": 10,
+                 *       "expires_at": "2027-04-10T00:00:00Z",
+                 *       "reason": "Launch week bonus"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GrantCreate"];
+            };
+        };
+        responses: {
+            /** @description The grant. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "denomination": "credits",
+                     *         "amount": 200,
+                     *         "remaining": 200,
+                     *         "category": "promotional",
+                     *         "source": "grant",
+                     *         "priority": 10,
+                     *         "status": "live",
+                     *         "effective_at": "2027-03-10T12:00:00.000Z",
+                     *         "expires_at": "2027-04-10T00:00:00.000Z",
+                     *         "cost_basis": null,
+                     *         "charge_id": null,
+                     *         "description": "Launch week bonus",
+                     *         "voided_at": null,
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    voidGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Credit grant id (`cg_...`).
+                 * @example cg_01jq3v6c3d5e7f9g1h3j5k7m9p
+                 */
+                grant_id: components["parameters"]["grant_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grant, voided. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "denomination": "credits",
+                     *         "amount": 200,
+                     *         "remaining": 0,
+                     *         "category": "promotional",
+                     *         "source": "grant",
+                     *         "priority": 10,
+                     *         "status": "voided",
+                     *         "effective_at": "2027-03-10T12:00:00.000Z",
+                     *         "expires_at": "2027-04-10T00:00:00.000Z",
+                     *         "cost_basis": null,
+                     *         "charge_id": null,
+                     *         "description": "Launch week bonus",
+                     *         "voided_at": "2027-03-10T12:05:00.000Z",
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -3738,6 +4135,10 @@ export interface operations {
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3833,6 +4234,10 @@ export interface operations {
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3917,6 +4322,10 @@ export interface operations {
                      *         "next_periodic_refill": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -4063,6 +4472,10 @@ export interface operations {
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z",
                      *         "credit": 2489,
@@ -4177,6 +4590,10 @@ export interface operations {
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
+                     *           "next_expiry": {
+                     *             "expires_at": "2027-04-10T00:00:00.000Z",
+                     *             "amount": 200
+                     *           },
                      *           "created_at": "2027-03-10T12:00:00.000Z",
                      *           "updated_at": "2027-03-10T12:05:00.000Z"
                      *         }
@@ -5902,6 +6319,7 @@ export type CardAttach = components["schemas"]["CardAttach"];
 export type PlanChange = components["schemas"]["PlanChange"];
 export type BalanceCreate = components["schemas"]["BalanceCreate"];
 export type DepositRequest = components["schemas"]["DepositRequest"];
+export type GrantCreate = components["schemas"]["GrantCreate"];
 export type AutoRefillRequest = components["schemas"]["AutoRefillRequest"];
 export type RefillChangeRequest = components["schemas"]["RefillChangeRequest"];
 export type MidMonthRequest = components["schemas"]["MidMonthRequest"];
@@ -5921,6 +6339,7 @@ export type MidMonthChange = components["schemas"]["MidMonthChange"];
 export type ScheduledRefillChange = components["schemas"]["ScheduledRefillChange"];
 export type ScheduledRefill = components["schemas"]["ScheduledRefill"];
 export type Transaction = components["schemas"]["Transaction"];
+export type Grant = components["schemas"]["Grant"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
 export type Plan = components["schemas"]["Plan"];

@@ -55,6 +55,7 @@ const PATH_PARAMS: Record<string, { description: string; schema: Json; example: 
   webhook_id: { description: 'Webhook id (`w_...`).', schema: { type: 'string' }, example: IDS.webhook },
   delivery_id: { description: 'Delivery id (`whd_...`).', schema: { type: 'string' }, example: IDS.delivery },
   key_id: { description: 'API key id (`key_...`).', schema: { type: 'string' }, example: IDS.key },
+  grant_id: { description: 'Credit grant id (`cg_...`).', schema: { type: 'string' }, example: IDS.grant },
   topic: { description: 'Webhook topic.', schema: {}, example: 'pause_balance' },
 };
 
