@@ -32,6 +32,7 @@ export const operations = {
   listGrants: { method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', auth: 'company', list: true },
   createGrant: { method: 'post', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', auth: 'company', list: false },
   voidGrant: { method: 'post', path: '/v1/grants/{grant_id}/void', auth: 'company', list: false },
+  creditsReport: { method: 'get', path: '/v1/companies/{company_id}/reports/credits', auth: 'company', list: false },
   deposit: { method: 'post', path: '/v1/accounts/{account_id}/deposit', auth: 'company', list: false },
   setAutoRefill: { method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', auth: 'company', list: false },
   removeAutoRefill: { method: 'delete', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', auth: 'company', list: false },

@@ -419,6 +419,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{company_id}/reports/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credits report
+         * @description Per denomination, over `[from, to)` (the last 30 days by default, at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.
+         */
+        get: operations["creditsReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/deposit": {
         parameters: {
             query?: never;
@@ -1553,6 +1573,53 @@ export interface components {
              * @description When it was made (ISO 8601, UTC).
              */
             created_at: string;
+        };
+        /** @description The company's credit over a window, per denomination. */
+        CreditsReport: {
+            /**
+             * Format: date-time
+             * @description Start of the window (included) (ISO 8601, UTC).
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window (excluded) (ISO 8601, UTC).
+             */
+            to: string;
+            denominations: {
+                /** @description Balance denomination. */
+                denomination: string;
+                /** @description Units granted, split by category. */
+                granted: {
+                    /** @description Units granted, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units granted, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units drawn from grants, split by category. */
+                spent: {
+                    /** @description Units drawn from grants, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units drawn from grants, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units that expired unspent, split by category. */
+                expired: {
+                    /** @description Units that expired unspent, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units that expired unspent, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units voided unspent, split by category. */
+                voided: {
+                    /** @description Units voided unspent, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units voided unspent, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description What the paid units that expired had cost (units × cost basis, rounded half up): revenue of credit that will never be used. USD cents, a non-negative integer. */
+                expired_paid_cents: number;
+            }[];
         };
         /** @description A billable usage record. */
         Event: {
@@ -4076,6 +4143,73 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    creditsReport: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2027-02-08T12:00:00.000Z",
+                     *         "to": "2027-03-10T12:00:00.000Z",
+                     *         "denominations": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "granted": {
+                     *               "paid": 5000,
+                     *               "promotional": 200
+                     *             },
+                     *             "spent": {
+                     *               "paid": 3100,
+                     *               "promotional": 200
+                     *             },
+                     *             "expired": {
+                     *               "paid": 400,
+                     *               "promotional": 0
+                     *             },
+                     *             "voided": {
+                     *               "paid": 0,
+                     *               "promotional": 0
+                     *             },
+                     *             "expired_paid_cents": 1000
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditsReport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     deposit: {
         parameters: {
             query?: never;
@@ -6340,6 +6474,7 @@ export type ScheduledRefillChange = components["schemas"]["ScheduledRefillChange
 export type ScheduledRefill = components["schemas"]["ScheduledRefill"];
 export type Transaction = components["schemas"]["Transaction"];
 export type Grant = components["schemas"]["Grant"];
+export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
 export type Plan = components["schemas"]["Plan"];

@@ -4,7 +4,7 @@ import { listQuery } from '../pagination';
 import { accountCreate, accountListQuery, accountUpdate } from '../schemas/accounts';
 import { balanceCreate, deposit, ledgerQuery } from '../schemas/balances';
 import { cardAttach } from '../schemas/cards';
-import { grantCreate, grantListQuery } from '../schemas/grants';
+import { grantCreate, grantListQuery, reportWindow } from '../schemas/grants';
 import { changePlan } from '../schemas/changeplan';
 import { companyCreate } from '../schemas/companies';
 import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } from '../schemas/events';
@@ -274,6 +274,21 @@ const CANONICAL: Operation[] = [
     summary: 'Void a grant',
     description: 'Takes away what is left of the grant (a ledger entry of type `void`). Voiding a voided grant answers it unchanged.',
     response: { schema: 'Grant', description: 'The grant, voided.', example: { ...ex.grantExample, remaining: 0, status: 'voided', voided_at: '2027-03-10T12:05:00.000Z' } },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/reports/credits', operationId: 'creditsReport', tag: 'Balances', auth: 'company',
+    summary: 'Credits report',
+    description: 'Per denomination, over `[from, to)` (the last 30 days by default, at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.',
+    query: reportWindow,
+    response: {
+      schema: 'CreditsReport',
+      description: 'The report.',
+      example: {
+        from: '2027-02-08T12:00:00.000Z',
+        to: '2027-03-10T12:00:00.000Z',
+        denominations: [{ denomination: 'credits', granted: { paid: 5000, promotional: 200 }, spent: { paid: 3100, promotional: 200 }, expired: { paid: 400, promotional: 0 }, voided: { paid: 0, promotional: 0 }, expired_paid_cents: 1000 }],
+      },
+    },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/deposit', operationId: 'deposit', tag: 'Balances', auth: 'company',

@@ -153,6 +153,26 @@ export const grant = z
   })
   .describe('Units added to a balance: drawn by priority, then soonest expiry (never-expiring last), then oldest.');
 
+const split = (what: string) =>
+  z.strictObject({ paid: unitsNumber(`${what}, paid units.`), promotional: unitsNumber(`${what}, promotional units.`) }).describe(`${what}, split by category.`);
+
+export const creditsReport = z
+  .strictObject({
+    from: timestamp('Start of the window (included)'),
+    to: timestamp('End of the window (excluded)'),
+    denominations: z.array(
+      z.strictObject({
+        denomination: z.string().describe('Balance denomination.'),
+        granted: split('Units granted'),
+        spent: split('Units drawn from grants'),
+        expired: split('Units that expired unspent'),
+        voided: split('Units voided unspent'),
+        expired_paid_cents: usdCents('What the paid units that expired had cost (units × cost basis, rounded half up): revenue of credit that will never be used.'),
+      }),
+    ),
+  })
+  .describe("The company's credit over a window, per denomination.");
+
 export const event = z
   .strictObject({
     id: prefixed('ev', 'Event id'),
@@ -414,6 +434,7 @@ export const RESPONSE_SCHEMAS = {
   ScheduledRefill: scheduledRefill,
   Transaction: transaction,
   Grant: grant,
+  CreditsReport: creditsReport,
   Event: event,
   EventWithBalance: eventWithBalance,
   Plan: plan,

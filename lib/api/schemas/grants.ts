@@ -23,3 +23,11 @@ export const grantListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000, 'limit must be at most 1000').default(100),
   starting_after: z.string().min(1).optional(),
 });
+
+/** A report's window: [from, to), 400 days at most; the last 30 days by default. */
+export const reportWindow = z
+  .strictObject({ from: instant('from').optional(), to: instant('to').optional() })
+  .superRefine((v, ctx) => {
+    if (v.from && v.to && v.from.getTime() > v.to.getTime()) ctx.addIssue({ code: 'custom', message: 'from must not be after to.', path: ['from'] });
+    if (v.from && v.to && v.to.getTime() - v.from.getTime() > 400 * 86_400_000) ctx.addIssue({ code: 'custom', message: 'A window is at most 400 days.', path: ['to'] });
+  });

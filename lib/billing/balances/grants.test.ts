@@ -1,13 +1,14 @@
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 import { describe, expect, it } from 'vitest';
-import { newCompany, useTestDatabase } from '../../testing/harness';
+import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { advance, createAccount, createPlan, expectLedgerMatches, spend, use, type Co } from '../../testing/scenario';
 import { now, setTestTime } from '../../clock';
 import { query, sql } from '../../db/client';
 import { settleAllDueGrants } from './grants';
 
 const t = useTestDatabase();
+useLocalStripe();
 
 const db = () => t.database.db;
 
@@ -147,6 +148,27 @@ describe('credit grants', () => {
     expect((await balance(co, a)).amount).toBe(600);
     const types = (await ledger(co, a)).map((r) => [r.type, r.amount]);
     expect(types).toContainEqual(['expire', -70]);
+    await expectLedgerMatches(db(), co, a);
+  });
+
+  it('the credits report: granted, spent and expired per category, and what the expired paid units had cost', async () => {
+    const co = await newPayingCompany(t);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    const from = now().toISOString();
+    // 100 units for 500 cents (5 cents each), expiring in a day; 20 promotional that never expire.
+    const dep = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 100, amount_to_charge: 500, expires_at: inDays(1) } });
+    expect(dep.status, JSON.stringify(dep.body)).toBe(200);
+    await grant(co, a, { amount: 20 });
+    await spend(co, a, 30);
+    await advance(2 * 86_400);
+    const r = await co.call('GET', `/v1/companies/{company}/reports/credits?from=${encodeURIComponent(from)}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.denominations).toEqual([
+      { denomination: 'credits', granted: { paid: 100, promotional: 20 }, spent: { paid: 30, promotional: 0 }, expired: { paid: 70, promotional: 0 }, voided: { paid: 0, promotional: 0 }, expired_paid_cents: 350 },
+    ]);
+    expect((await balance(co, a)).amount).toBe(20);
+    const bad = await co.call('GET', `/v1/companies/{company}/reports/credits?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z`);
+    expect([bad.status, bad.body.error?.param]).toEqual([400, 'from']);
     await expectLedgerMatches(db(), co, a);
   });
 });
