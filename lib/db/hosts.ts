@@ -213,11 +213,11 @@ function connectTcp(host: HostPort, timeoutMs: number): Promise<net.Socket> {
 
 /**
  * A socket that fails with `err` once the driver has written its start-up message to it.
- * postgres.js leaves a connection stuck for good when its `socket` function throws; and a socket
- * that fails before that first write leaves the driver's write timer set, so the next connection
- * made on that slot never sends its start-up message (it waits for connect_timeout). Failing on
- * the first write makes the driver reject the query that wanted the connection and put the
- * connection back clean, to be tried again by the next query.
+ * postgres.js leaves a connection stuck for good when its `socket` function throws, so a socket
+ * that fails is how "no host fits" reaches the query: the driver rejects the query that wanted the
+ * connection and puts the connection back, to be tried again by the next query. Failing only after
+ * the first write keeps the driver's write timer clear even without the repair
+ * scripts/patch-dependencies.mjs makes at install.
  */
 function failingSocket(err: unknown): net.Socket {
   const socket = new net.Socket();
