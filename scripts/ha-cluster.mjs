@@ -11,6 +11,7 @@
 // PostgreSQL base+11, base+12, Patroni's REST API base+21, base+22.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { findPgBin } from './pg.mjs';
@@ -157,6 +158,20 @@ function readPids(layout) {
   }
 }
 
+/** True when something accepts a TCP connection on the port (127.0.0.1). */
+function answers(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (v) => {
+      socket.destroy();
+      resolve(v);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.setTimeout(1_000, () => done(false));
+  });
+}
+
 const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -235,6 +250,17 @@ export function psql(layout, node, sql, database = 'postgres') {
  */
 export async function startHaCluster({ base, nodes = 2, fsync = false } = {}) {
   const layout = haLayout(base, nodes);
+  // Another run's cluster on these ports is not ours to stop: say so instead.
+  const running = Object.entries(readPids(layout)).filter(([, pid]) => groupAlive(pid));
+  const ports = [layout.etcd.client, layout.etcd.peer, ...layout.nodes.flatMap((n) => [n.pgPort, n.apiPort])];
+  const taken = [];
+  for (const port of ports) if (await answers(port)) taken.push(port);
+  if (running.length || taken.length) {
+    throw new Error(
+      `A cluster or other servers hold the ports from ${layout.base} (${running.map(([n, pid]) => `${n} pid ${pid}`).concat(taken.map((p) => `port ${p}`)).join(', ')}): ` +
+        `stop a cluster of yours with \`node scripts/ha-cluster.mjs stop ${layout.base}\`, or set HA_PORT_BASE to free ports.`,
+    );
+  }
   stopHaCluster({ base: layout.base, nodes });
   fs.rmSync(layout.dir, { recursive: true, force: true });
   fs.mkdirSync(layout.etcd.dir, { recursive: true });
