@@ -18,7 +18,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the benchmarks
-import { haDatabaseUrl, isHealthy, killPostgres, primaryNode, startHaCluster, stopHaCluster, waitHealthy } from '../scripts/ha-cluster.mjs';
+import { ensureHaPackages, haDatabaseUrl, isHealthy, killPostgres, primaryNode, startHaCluster, stopHaCluster, waitHealthy } from '../scripts/ha-cluster.mjs';
 import { requireBuild, sleep } from './processes';
 import { Random, runSeed } from './random';
 import { ADMIN_TOKEN, runScenario, type FaultContext, type Scenario } from './scenario';
@@ -137,6 +137,8 @@ async function postJson(url: string, path: string, auth: string, body: unknown):
 
 beforeAll(async () => {
   requireBuild();
+  // Patroni and etcd from the distribution's packages, on a new machine (as root with apt-get).
+  ensureHaPackages();
   console.log(`[failover] seed ${seed} (replay with FAULTS_SEED=${seed}); cluster ports from ${base}`);
   const started = Date.now();
   layout = await startHaCluster({ base });

@@ -312,8 +312,34 @@ export function killPostgres(node) {
   return pid;
 }
 
-function findProgram(name, pkg) {
+/**
+ * Installs Patroni and etcd from the distribution's packages when they are missing and this is a
+ * Debian-like machine where we may (root, apt-get): what the failover test needs on a new machine
+ * (.ci/run does the same before npm test). Otherwise findProgram says what to install.
+ */
+export function ensureHaPackages() {
+  const missing = [['patroni', 'patroni'], ['etcd', 'etcd-server']].filter(([program]) => !programPath(program)).map(([, pkg]) => pkg);
+  if (!missing.length || !isRoot || !fs.existsSync('/usr/bin/apt-get')) return missing;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', ...missing], { env, encoding: 'utf8' });
+  let r = install();
+  // A new machine may have no package lists yet.
+  if (r.status !== 0) {
+    spawnSync('apt-get', ['update', '-qq'], { env, encoding: 'utf8' });
+    r = install();
+  }
+  if (r.status !== 0) throw new Error(`apt-get install ${missing.join(' ')} failed: ${(r.stderr || r.stdout).slice(-2000)}`);
+  return [];
+}
+
+function programPath(name) {
   for (const d of ['/usr/bin', '/usr/local/bin', '/usr/sbin']) if (fs.existsSync(path.join(d, name))) return path.join(d, name);
+  return null;
+}
+
+function findProgram(name, pkg) {
+  const found = programPath(name);
+  if (found) return found;
   throw new Error(`${name} not found: install the ${pkg} package (apt-get install -y ${pkg})`);
 }
 
