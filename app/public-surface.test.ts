@@ -7,7 +7,7 @@ import { startAppServer, type AppServer } from '../lib/testing/servers';
 
 // Against a started server (`next start`): headers come from next.config and proxy.ts, which
 // only Next.js itself applies. Not about the database: runs once, with the embedded one.
-describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
+describe('a started server', () => {
   let server: AppServer;
   let dataDir: string;
   beforeAll(async () => {

@@ -19,7 +19,7 @@ const suffix = `${process.pid}_${Date.now()}`;
 const PROCESSOR_KEY = `sk_test_logscan_${suffix}`;
 const PUBLISHABLE_KEY = `pk_test_logscan_${suffix}`;
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the logs of a server taken through every secret', () => {
+describe('the logs of a server taken through every secret', () => {
   const stripe = useLocalStripe();
   let server: AppServer;
   let dir: string;

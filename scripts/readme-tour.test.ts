@@ -43,7 +43,7 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
 }
 
 // The tour runs once, against the embedded database (the quick start's own setup).
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
+describe('the README tour', () => {
   let server: AppServer | undefined;
   let stripe: { close: () => Promise<void> } | undefined;
   afterAll(async () => {
@@ -92,7 +92,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
   });
 });
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScript', () => {
+describe('the README tour in TypeScript', () => {
   let server: AppServer | undefined;
   let stripe: { close: () => Promise<void> } | undefined;
   let consumer: string | undefined;

@@ -10,10 +10,9 @@ import { PGliteThread } from './pglite-thread';
 
 const keep = (value: string) => value;
 
-// The embedded engine's own client: these run on the embedded project only.
-const onPostgres = process.env.TEST_DB === 'postgres';
+// The embedded engine's own client, apart from any test database: these run once, in the unit project.
 
-describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
+describe('the embedded database on its own thread', () => {
   let thread: PGliteThread;
   beforeAll(async () => {
     thread = new PGliteThread(null);
@@ -249,7 +248,7 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
   });
 });
 
-describe.skipIf(onPostgres)('the embedded database through drizzle', () => {
+describe('the embedded database through drizzle', () => {
   let database: Database;
   let dir: string;
   beforeAll(async () => {
