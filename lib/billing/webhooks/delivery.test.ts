@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { newCompany, underSettings, useTestDatabase } from '../../testing/harness';
 import { withSettings } from '../../env';
-import { advance, createAccount, useWebhookRecorder, type Co } from '../../testing/scenario';
+import { advance, createAccount, deliveries, grant, spend, topicWebhook, useWebhookRecorder } from '../../testing/scenario';
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
@@ -24,30 +24,6 @@ const t = useTestDatabase();
 
 const receiver = useWebhookRecorder();
 
-async function spend(co: Co, account: string, amount: number) {
-  const r = await co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits' } });
-  expect(r.status).toBe(200);
-  return r.body.data;
-}
-
-async function grant(co: Co, account: string, amount: number) {
-  const r = await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount } });
-  expect(r.status).toBe(200);
-}
-
-async function topicWebhook(co: Co, url: string, topics: string[], creds: { username?: string; password?: string } = {}) {
-  const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url, ...creds } });
-  expect(w.status).toBe(200);
-  for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
-  return w.body.data as { id: string; secret: string };
-}
-
-async function deliveries(co: Co, webhookId: string) {
-  const r = await co.call('GET', `/v1/companies/{company}/webhooks/${webhookId}/deliveries`);
-  expect(r.status).toBe(200);
-  return r.body.data as any[];
-}
-
 const verify = (secret: string, req: { body: string; headers: Record<string, string> }) => new Webhook(secret).verify(req.body, req.headers);
 const topics = (r: Receiver) => r.requests.map((q) => q.json.topic ?? q.json.type);
 
@@ -61,7 +37,7 @@ describe('delivering webhooks', () => {
     const hookA = regA.body.data;
     const account = await createAccount(co);
 
-    const event = await spend(co, account, 5);
+    const event = (await spend(co, account, 5)).body.data;
     expect(event.balance.amount).toBe(-5);
     expect(b.requests).toHaveLength(0); // never in the request path
     await advance(0);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { createAccount, grant, topicWebhook } from '../../testing/scenario';
 import { startWorker, stopWorker } from '../../jobs/worker';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 import { withSettings } from '../../env';
@@ -31,15 +32,10 @@ describe('delivery with the in-process worker, in real time', () => {
     const slow = await startReceiver(() => 'hang');
     const fast = await startReceiver();
     receivers.push(slow, fast);
-    for (const [url, topic] of [
-      [slow.url, 'balance_change'],
-      [fast.url, 'negative_balance'],
-    ]) {
-      const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url } });
-      await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`);
-    }
-    const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount: 1 } });
+    await topicWebhook(co, slow.url, ['balance_change']);
+    await topicWebhook(co, fast.url, ['negative_balance']);
+    const account = await createAccount(co);
+    await grant(co, account, 1);
     await slow.waitFor(1); // the hanging receiver now holds a send in flight
     // and keeps holding it for longer than any one run of the worker lasted
     await new Promise((resolve) => setTimeout(resolve, 6000));
