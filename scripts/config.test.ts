@@ -39,8 +39,9 @@ function serviceSources(): string[] {
   return out;
 }
 
-// Handshakes with Next.js and between our own launcher and the server, not settings.
-const INTERNAL = new Set(['NEXT_RUNTIME', 'NEXT_MANUAL_SIG_HANDLE']);
+// Handshakes with Next.js, between our own launcher and the server, and between `npm test` and
+// the build (its types were just checked), not settings.
+const INTERNAL = new Set(['NEXT_RUNTIME', 'NEXT_MANUAL_SIG_HANDLE', 'BILLING_TYPES_CHECKED']);
 
 /** Runs a command of the repository to its end with `env` added to the test's environment. */
 function run(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<{ status: number | string; output: string }> {
