@@ -21,12 +21,11 @@ function testFiles(): string[] {
 }
 
 /**
- * A file that uses the project's database (`useTestDatabase()`, itself or through the SDK's
- * `useSdkServer()`; a database on its cluster, `emptyPostgresDatabase()`; or asks which one it
- * is, TEST_DB) runs once on each database, `embedded` and `postgres`. Every other file needs
- * neither and runs once, in `unit`.
+ * A file that uses the project's database (`useTestDatabase()`; a database on its cluster,
+ * `emptyPostgresDatabase()`; or asks which one it is, TEST_DB) runs once on each database,
+ * `embedded` and `postgres`. Every other file needs neither and runs once, in `unit`.
  */
-const OPENS_DATABASE = /\b(useTestDatabase|useSdkServer|emptyPostgresDatabase)\(|process\.env\.TEST_DB\b/;
+const OPENS_DATABASE = /\b(useTestDatabase|emptyPostgresDatabase)\(|process\.env\.TEST_DB\b/;
 const files = testFiles();
 const onDatabases = files.filter((f) => OPENS_DATABASE.test(fs.readFileSync(path.join(root, f), 'utf8')));
 const unit = files.filter((f) => !onDatabases.includes(f));

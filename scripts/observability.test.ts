@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 import { emptyPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
 import { sample } from '../lib/testing/prometheus';
 
@@ -70,14 +71,14 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
     const servers: AppServer[] = [];
     try {
       const base = { ADMIN_TOKEN: ADMIN, STRIPE_API_URL: '', NODE_OPTIONS: `--require ${preload}` };
-      const off = await startAppServer({ ...base, DATA_DIR: path.join(dir, 'off'), LOADED_MODULES_FILE: path.join(dir, 'off.json') });
+      const off = await startAppServer({ ...base, DATA_DIR: await migratedDataDir('otel-off-'), LOADED_MODULES_FILE: path.join(dir, 'off.json') });
       servers.push(off);
       expect((await fetch(`${off.url}/v1/openapi.json`)).status).toBe(200);
       await off.stop();
 
       const on = await startAppServer({
         ...base,
-        DATA_DIR: path.join(dir, 'on'),
+        DATA_DIR: await migratedDataDir('otel-on-'),
         LOADED_MODULES_FILE: path.join(dir, 'on.json'),
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -154,7 +155,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
   let server: AppServer;
   let dir: string;
   beforeAll(async () => {
-    dir = tempDir('scrape-');
+    dir = await migratedDataDir('scrape-');
     server = await startAppServer({ DATA_DIR: dir, ADMIN_TOKEN: ADMIN, STRIPE_API_URL: '', METRICS_TOKEN: TOKEN });
   });
   afterAll(async () => {

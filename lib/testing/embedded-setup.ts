@@ -1,10 +1,7 @@
-import fs from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { makeEmbeddedTemplate } from './templates';
+import { embeddedTemplate } from './templates';
 
-/** The embedded project's template: one migrated data directory, copied by every test file. */
+/** The embedded project's template: one migrated data directory (kept between runs), copied by every test file. */
 export default async function setup(project: TestProject) {
-  const dir = await makeEmbeddedTemplate();
-  project.provide('embeddedTemplate', dir);
-  return () => fs.rmSync(dir, { recursive: true, force: true });
+  project.provide('embeddedTemplate', await embeddedTemplate());
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { openEmbedded, openPostgres } from '../db/client';
 
@@ -17,11 +17,15 @@ declare module 'vitest' {
 }
 
 /**
- * The migrated database every test file starts from, made once per run by the projects' global
- * setups: migrating from nothing in every file cost seconds a file (PGlite's first start runs
- * initdb in WebAssembly). lib/db/migrate.test.ts still migrates from nothing, on every engine.
+ * The migrated database every test file starts from, made by the projects' global setups:
+ * migrating from nothing in every file cost seconds a file (PGlite's first start runs initdb in
+ * WebAssembly). On PostgreSQL a template database made once per run; on PGlite a data directory
+ * made once for the migrations it holds. lib/db/migrate.test.ts still migrates from nothing, on
+ * every engine.
  */
 export const TEMPLATE_DATABASE = 'billing_template';
+
+const root = path.resolve(__dirname, '../..');
 
 /** Where the embedded databases of a run live: memory-backed when the machine has /dev/shm. */
 export function embeddedBase(): string {
@@ -30,20 +34,62 @@ export function embeddedBase(): string {
   return path.join(base, 'billing-tests');
 }
 
-/** A migrated embedded data directory (DATA_DIR layout) in a fresh directory; answers its path. */
-export async function makeEmbeddedTemplate(): Promise<string> {
-  fs.mkdirSync(embeddedBase(), { recursive: true });
-  const dir = fs.mkdtempSync(path.join(embeddedBase(), `template-${process.pid}-`));
-  const database = await openEmbedded(dir);
-  await database.close();
+/** What the migrated database depends on: the committed migrations and PGlite's version. */
+function templateKey(): string {
+  const hash = createHash('sha256');
+  const folder = path.join(root, 'drizzle');
+  for (const file of fs.readdirSync(folder, { recursive: true }).map(String).sort()) {
+    const full = path.join(folder, file);
+    if (fs.statSync(full).isFile()) hash.update(file).update(fs.readFileSync(full));
+  }
+  hash.update(fs.readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * A migrated embedded data directory (DATA_DIR layout), made once for these migrations and kept
+ * in .test-data/templates (a later run reuses it). Made aside and renamed into place: processes
+ * making it at once each make their own, and the first to finish is kept.
+ */
+export async function embeddedTemplate(): Promise<string> {
+  const dir = path.join(root, '.test-data', 'templates', `embedded-${templateKey()}`);
+  if (fs.existsSync(path.join(dir, 'pg'))) return dir;
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const making = fs.mkdtempSync(`${dir}.making-`);
+  try {
+    const database = await openEmbedded(making);
+    await database.close();
+    fs.renameSync(making, dir);
+  } catch (err) {
+    if (!fs.existsSync(path.join(dir, 'pg'))) throw err;
+  } finally {
+    fs.rmSync(making, { recursive: true, force: true });
+  }
   return dir;
 }
 
-/** A copy of the embedded template, for one test file: PGlite opens it with nothing to migrate. */
-export function copyEmbeddedTemplate(template: string): string {
-  const dir = fs.mkdtempSync(path.join(embeddedBase(), 'db-'));
+const copies = new Set<string>();
+
+/**
+ * A copy of the embedded template, for one test file or one server a test starts: PGlite opens
+ * it with nothing to migrate. Removed when the test process exits, if not before.
+ */
+export function copyEmbeddedTemplate(template: string, prefix = 'db-'): string {
+  fs.mkdirSync(embeddedBase(), { recursive: true });
+  const dir = fs.mkdtempSync(path.join(embeddedBase(), prefix));
+  // In memory where /dev/shm is: gone with the test process at the latest, whatever became of the test.
+  if (!copies.size) process.once('exit', () => copies.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  copies.add(dir);
   fs.cpSync(template, dir, { recursive: true });
   return dir;
+}
+
+/**
+ * A DATA_DIR for a server a test starts, already migrated (copied from the template): for a test
+ * about what the server does, not about its first start on an empty directory.
+ */
+export async function migratedDataDir(prefix: string): Promise<string> {
+  return copyEmbeddedTemplate(await embeddedTemplate(), prefix);
 }
 
 /** Creates and migrates the template database on a cluster (`adminUrl`: its `postgres` database, directly). */
