@@ -1,7 +1,7 @@
 // `npm test`: lint, typecheck, the production build (once: the server, image and fault tests
-// start it), unit and integration tests on PGlite and PostgreSQL, the fault scenarios, and the
-// browser tests. First it makes sure the machine has what they need, installing what it can.
-// Runs every step, prints how long each took, then one summary line.
+// start it), unit and integration tests on PGlite and PostgreSQL, the fault scenarios, the
+// failover test, and the browser tests. First it makes sure the machine has what they need,
+// installing what it can. Runs every step, prints how long each took, then one summary line.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { findPgBin, findPgBouncer } from './pg.mjs';
@@ -15,6 +15,8 @@ const steps = [
   ['bundle', ['scripts/bundle.mjs']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json']],
+  // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
+  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json']],
   ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
   // Every log line the run produced, searched for secrets (scripts/scan-test-logs.ts).
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
@@ -27,7 +29,13 @@ const SYSTEM = [
   { pkg: 'postgresql', what: "PostgreSQL's server binaries (the tests start their own clusters)", steps: ['vitest', 'faults'], found: () => found(findPgBin) },
   { pkg: 'pgbouncer', what: 'PgBouncer (the pgbouncer test project)', steps: ['vitest'], found: () => found(findPgBouncer) },
   { pkg: 'chromium', what: 'Chromium (the browser tests)', steps: ['playwright'], found: () => fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium') },
+  // The failover test runs PostgreSQL under Patroni, with etcd as its consensus store (scripts/ha-cluster.mjs).
+  { pkg: 'patroni', what: 'Patroni (the failover test)', steps: ['failover'], found: () => onPath('patroni') },
+  { pkg: 'etcd-server', what: 'etcd (the failover test)', steps: ['failover'], found: () => onPath('etcd') },
 ];
+
+/** Where scripts/ha-cluster.mjs looks for Patroni and etcd. */
+const onPath = (name) => ['/usr/bin', '/usr/local/bin', '/usr/sbin'].some((d) => fs.existsSync(`${d}/${name}`));
 
 function found(find) {
   try {
@@ -85,7 +93,7 @@ function ensureNodeModules() {
 ensureSystemPackages();
 ensureNodeModules();
 fs.mkdirSync('test-results', { recursive: true });
-for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
 if (!only.length || only.includes('vitest')) fs.rmSync('test-results/logs', { recursive: true, force: true });
 
 const failedSteps = [];
@@ -132,7 +140,7 @@ console.log(`\nsteps: ${took.join(', ')}; all ${((Date.now() - allStarted) / 100
 
 let passed = 0;
 let failed = 0;
-for (const f of ['test-results/vitest.json', 'test-results/faults.json']) {
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
   try {
     const v = JSON.parse(fs.readFileSync(f, 'utf8'));
     passed += v.numPassedTests;
@@ -150,7 +158,7 @@ try {
 }
 // A failed step that produced no test counts (lint, typecheck, build, a crash) counts as one failure.
 for (const s of failedSteps) {
-  if (s === 'vitest' || s === 'faults' || s === 'playwright') {
+  if (s === 'vitest' || s === 'faults' || s === 'failover' || s === 'playwright') {
     const counted = fs.existsSync(`test-results/${s}.json`);
     if (counted && failed > 0) continue;
   }
