@@ -468,6 +468,10 @@ describe('balances against a reference model', () => {
       // MODEL_SEED (and MODEL_PATH) replay a failing run exactly as fast-check printed it.
       {
         numRuns: Number(process.env.MODEL_RUNS ?? 30),
+        // The 30 runs take 1–2 minutes even on a loaded machine. A failure's shrinking (every
+        // try a whole history) could outlast the test's timeout, which would end it with no
+        // seed to replay: past 10 minutes the run stops and reports what it has, as a failure.
+        plugins: [fc.interruptAfterTimeLimit(600_000, { failOnInterrupt: true })],
         ...(process.env.MODEL_SEED && { seed: Number(process.env.MODEL_SEED), path: process.env.MODEL_PATH }),
         // Histories that once told the model and the service apart.
         examples: [
