@@ -71,7 +71,7 @@ describe('npm run company:create', () => {
     expect(shortSecret.status).toBe(1);
     expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
     expect(shortSecret.stdout).toBe('');
-  }, 120_000); // six command processes, slow to start on a busy machine
+  }, 240_000); // six command processes, each 10–20 s to start on a loaded machine
 
   it('refuses live keys while the processor is a stand-in (the bundled local server, any STRIPE_API_URL)', async () => {
     const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
