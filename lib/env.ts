@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { z } from 'zod';
 import { parsePostgresUrl } from './net/postgres-url';
 
@@ -194,12 +195,25 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 
 const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
 
+export type Settings = Partial<Record<EnvName, string | undefined>>;
+const overrides = new AsyncLocalStorage<Settings>();
+
 /**
- * One variable's parsed value. It is parsed again only when the variable changed (tests change
- * some while they run). Throws a ConfigError when the value is not what the variable takes.
+ * Runs `fn` with these values in place of the environment's, for it and all it starts (its
+ * promises, timers and callbacks), and for nothing else in the process: how a test tries another
+ * setting without changing process.env under the rest of its file. `undefined` unsets a variable.
+ */
+export function withSettings<T>(values: Settings, fn: () => T): T {
+  return overrides.run({ ...overrides.getStore(), ...values }, fn);
+}
+
+/**
+ * One variable's parsed value. It is parsed again only when the value changed (withSettings,
+ * or process.env). Throws a ConfigError when the value is not what the variable takes.
  */
 export function setting<K extends EnvName>(name: K): Env[K] {
-  const value = process.env[name];
+  const scoped = overrides.getStore();
+  const value = scoped && name in scoped ? scoped[name] : process.env[name];
   const hit = cache.get(name);
   if (hit && hit.raw === value) return hit.value as Env[K];
   const result = envSchema.shape[name].safeParse(value);

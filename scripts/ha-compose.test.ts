@@ -14,7 +14,7 @@ function service(compose: string, name: string): string {
   return m![1];
 }
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the `ha` compose profile', () => {
+describe('the `ha` compose profile', () => {
   const compose = read('compose.yaml');
 
   it('runs etcd, two Patroni nodes, and a migration step, app and worker on both nodes, only under the profile', () => {

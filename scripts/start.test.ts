@@ -49,7 +49,7 @@ async function startOnce(env: Record<string, string>): Promise<string> {
 
 // Not about the database: runs once, with the embedded one. That it does start the bundled
 // server for a local try-out, the browser tests show (they pay through it).
-describe.skipIf(process.env.TEST_DB === 'postgres')('npm start and the bundled local Stripe server', () => {
+describe('npm start and the bundled local Stripe server', () => {
   it('does not start it in production, and says why and what to set instead', async () => {
     const out = await startOnce({ NODE_ENV: 'production' });
     expect(out).toContain('not starting the bundled local Stripe server, because NODE_ENV is production');

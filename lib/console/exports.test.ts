@@ -2,6 +2,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleUser } from '../auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
+import { type Co } from '../testing/scenario';
 import { csvRecords, parseCsv } from '../testing/csv';
 import { now } from '../clock';
 import { csvField, exportEvents, exportLedger, streamCsv } from './exports';
@@ -23,7 +24,6 @@ const t = useTestDatabase();
 const APP = path.resolve(__dirname, '../../app/console/(app)');
 type Route = { GET: (req: Request, ctx: { params: Promise<{ id: string }> }) => Promise<Response> };
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 const asAdminOf = (co: Co) => {
   session.user = { id: 'adm_test', email: 'admin@example.com', companyId: co.company.id, companyName: 'Acme', role: 'owner' };
 };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the tests and benchmarks
 import { promoteStandby, restartPostgres, startPostgres, startStandby, stopPostgres } from '../../scripts/pg.mjs';
-import { api, newCompany, type TestDb } from '../testing/harness';
+import { api, newCompany, underSettings, type TestDb } from '../testing/harness';
 import { captureLogs } from '../testing/log-capture';
 import { sample } from '../testing/prometheus';
 import { openPostgres, query, setDatabase, sql, type Database } from './client';
@@ -26,7 +26,6 @@ const METRICS_TOKEN = 'replica-metrics-token-0123';
 describe.skipIf(!onPostgres)('a primary with a standby', () => {
   const opened: Database[] = [];
   let standbyDb: Database;
-  const saved = { replica: process.env.DATABASE_REPLICA_URL, token: process.env.METRICS_TOKEN };
   let co: Awaited<ReturnType<typeof newCompany>>;
   let account: string;
 
@@ -45,10 +44,6 @@ describe.skipIf(!onPostgres)('a primary with a standby', () => {
     for (const d of opened) await d.close().catch(() => {});
     stopPostgres({ port: STANDBY, name: names.standby });
     stopPostgres({ port: PRIMARY, name: names.primary });
-    for (const [k, v] of [['DATABASE_REPLICA_URL', saved.replica], ['METRICS_TOKEN', saved.token]] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   const replayed = async () => {
@@ -74,9 +69,10 @@ describe.skipIf(!onPostgres)('a primary with a standby', () => {
     expect((await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount: 100, reason: 'start' } })).status).toBe(200);
   });
 
-  it('serves the event list from DATABASE_REPLICA_URL (it may lag), balances from the primary, and shows the lag on /metrics', async () => {
-    process.env.DATABASE_REPLICA_URL = url(STANDBY);
-    process.env.METRICS_TOKEN = METRICS_TOKEN;
+  // The two tests of the replica run with it set; the rest of the file without.
+  const withReplica = { DATABASE_REPLICA_URL: url(STANDBY), METRICS_TOKEN };
+
+  it('serves the event list from DATABASE_REPLICA_URL (it may lag), balances from the primary, and shows the lag on /metrics', underSettings(withReplica, async () => {
     await replayed();
     await query(standbyDb.db, sql`select pg_wal_replay_pause()`);
     try {
@@ -107,9 +103,9 @@ describe.skipIf(!onPostgres)('a primary with a standby', () => {
     expect(caughtUp.body.data).toHaveLength(1);
     const metrics = await api('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(sample(metrics.body, 'billing_db_replica_lag_seconds', { host: `127.0.0.1:${STANDBY}` })).toBe(0);
-  });
+  }));
 
-  it('reads from the primary while the replica is down, logging it once, and goes back to the replica when it answers', async () => {
+  it('reads from the primary while the replica is down, logging it once, and goes back to the replica when it answers', underSettings(withReplica, async () => {
     const logs = captureLogs('info');
     try {
       stopPostgres({ port: STANDBY, name: names.standby });
@@ -133,10 +129,9 @@ describe.skipIf(!onPostgres)('a primary with a standby', () => {
     } finally {
       logs.stop();
     }
-  });
+  }));
 
   it('with no writable host: 503 with Retry-After (never 500), readiness names the hosts, one log line; serves again once one is writable, a keyed retry applied once', async () => {
-    delete process.env.DATABASE_REPLICA_URL;
     await replayed();
     // A URL whose hosts are the standby and a port nobody listens on.
     const none = await openPostgres(`${url(STANDBY, CLOSED)}?target_session_attrs=read-write`, { max: 2, migrate: false });

@@ -9,12 +9,11 @@ import { sha256 } from '../../crypto';
 import { now } from '../../clock';
 import { viewPortal } from './portal';
 import { reconcileCharges } from '../settlement';
-import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
+import { advance, charges, createAccount, createPlan, spend, type PayingCo } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
 let addresses = 0;
 /** Each scenario submits from an address of its own, so the per-address limit does not mix them up. */
@@ -23,17 +22,17 @@ const newAddress = () => `198.51.100.${100 + ++addresses}`;
 const tokenOf = (url: string) => new URL(url).pathname.split('/').pop()!;
 const submit = (url: string, token: string, address = newAddress()) => api('POST', `${new URL(url).pathname}/card`, { body: { token }, headers: { 'x-forwarded-for': address } });
 
-async function ok(co: Co, method: string, path: string, body?: unknown) {
+async function ok(co: PayingCo, method: string, path: string, body?: unknown) {
   const r = await co.call(method, path, body === undefined ? {} : { body });
   expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(200);
   return r.body.data;
 }
 
-async function portalLink(co: Co, accountId: string) {
+async function portalLink(co: PayingCo, accountId: string) {
   return (await ok(co, 'POST', `/v1/accounts/${accountId}/portal_link`)) as { url: string; expires_at: string };
 }
 
-async function activeAccount(co: Co) {
+async function activeAccount(co: PayingCo) {
   const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
   // The portal shows the account's name and email: these are asserted below.
   const id = await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' });
@@ -41,7 +40,7 @@ async function activeAccount(co: Co) {
 }
 
 /** An account whose renewal was declined: the card starts declining, then the clock passes the renewal. */
-async function pastDueAccount(co: Co) {
+async function pastDueAccount(co: PayingCo) {
   const { account } = await activeAccount(co);
   await ok(co, 'POST', `/v1/accounts/${account.id}/card`, { token: 'tok_chargeDeclined' });
   await advance(Math.ceil((new Date(account.next_plan_renewal).getTime() - now().getTime()) / 1000));
