@@ -47,7 +47,7 @@ export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed'] as const;
+export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'card_changed'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 /** 'topic': registered by topic (payload variant B); 'type': registered with POST /v1/webhooks (variant A). */
