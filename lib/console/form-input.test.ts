@@ -15,6 +15,8 @@ vi.mock('@/lib/auth', async (importOriginal) => ({
   requireUser: async () => session.user,
 }));
 vi.mock('next/cache', () => ({ revalidatePath: () => {}, revalidateTag: () => {} }));
+// The request's headers, which actions read the client address from.
+vi.mock('next/headers', () => ({ headers: async () => new Headers({ 'x-forwarded-for': '198.51.100.250' }) }));
 
 const t = useTestDatabase();
 const CONSOLE = path.resolve(__dirname, '../../app/console');
