@@ -64,6 +64,8 @@ function runPrimary(env, count) {
     );
     process.exit(2);
   }
+  // The serving processes run this file, also when it was imported by another (npm start's launcher).
+  cluster.setupPrimary({ exec: fileURLToPath(import.meta.url) });
   const startedAt = new Map();
   let stopping = false;
   let failed = false;
