@@ -8,6 +8,8 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 ENV NEXT_TELEMETRY_DISABLED=1
 COPY package.json package-lock.json ./
+# Run by npm ci (postinstall): a repair of the PostgreSQL driver (see the script).
+COPY scripts/patch-dependencies.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # next build (standalone server in .next/standalone) and the bundled commands in dist/

@@ -5,7 +5,7 @@ import { setting } from './env';
  * real time it was first read and moves only by `advance` (shared through the database by
  * the test-clock routes and the worker), so scenarios over months run in seconds.
  */
-type ClockState = { frozenAt: number | null };
+type ClockState = { frozenAt: number | null; wall?: (() => number) | null };
 const state: ClockState = ((globalThis as { __billingClock?: ClockState }).__billingClock ??= { frozenAt: null });
 
 export function isTestClock(): boolean {
@@ -26,8 +26,21 @@ export function setTestTime(ms: number): void {
 
 /**
  * Real time, whatever the service clock says: for what leaves the service and is checked against
- * the receiver's own clock (webhook signature timestamps, decisions.md).
+ * the receiver's own clock (webhook signature timestamps, decisions.md), and for the processor's
+ * own time limits (its 24-hour idempotency keys), which a test clock does not move.
  */
 export function wallClock(): Date {
-  return new Date(Date.now());
+  return new Date(state.wall ? state.wall() : Date.now());
+}
+
+/**
+ * Tests and the charge simulation only: real time as `read` says (a day passing at the
+ * processor in a test of a second). Returns what puts real time back.
+ */
+export function replaceWallClock(read: () => number): () => void {
+  const before = state.wall ?? null;
+  state.wall = read;
+  return () => {
+    state.wall = before;
+  };
 }

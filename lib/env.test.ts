@@ -124,7 +124,7 @@ describe('the configuration schema', () => {
   it('never repeats a secret it refuses', () => {
     const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing', ADMIN_TOKEN: 'letmein' });
     expect(said).toEqual([
-      'DATABASE_URL must be a postgres:// or postgresql:// URL.',
+      'DATABASE_URL must be a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs.',
       'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces (e.g. `openssl rand -hex 24`), or unset.',
       'APP_SECRET must be at least 32 bytes long (it has 12): use a random value, e.g. `openssl rand -base64 32`.',
       'METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).',

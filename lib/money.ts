@@ -15,12 +15,20 @@ export const MAX_CHARGE_CENTS = 99_999_999;
 export const MIN_CARD_CHARGE_CENTS = 50;
 
 /**
- * What a card is charged for `cents` the service worked out (a prorated upgrade, overage, a
- * mid-month change): an amount below the smallest card payment is waived (0), as the processor
- * would refuse it and the account could never settle it. Amounts a company sends are refused instead.
+ * The minimum-charge policy, in one place: refuse what a company sends, carry what the service
+ * computes. An amount a company sets (a deposit, a refill, a plan's price) is 0 or at least the
+ * smallest card payment, or the request is refused (`refusedCardAmount`). An amount the service
+ * works out (a plan's period charge with chosen amounts, a prorated upgrade with its overage, what
+ * is left of a mid-month change, a renewal) below it is not charged now, since the processor would
+ * refuse it, and never waived: it is carried to the account's next renewal charge (`splitForCard`).
  */
-export function cardCharge(cents: number): number {
-  return cents > 0 && cents < MIN_CARD_CHARGE_CENTS ? 0 : cents;
+export function refusedCardAmount(cents: number): boolean {
+  return cents > 0 && cents < MIN_CARD_CHARGE_CENTS;
+}
+
+/** What a card is charged now for cents the service worked out, and what is carried to the next renewal. */
+export function splitForCard(cents: number): { charge: number; carried: number } {
+  return refusedCardAmount(cents) ? { charge: 0, carried: cents } : { charge: cents, carried: 0 };
 }
 
 /** Integer USD cents as dollars, in integer arithmetic: 123456 → "$1,234.56". */

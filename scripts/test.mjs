@@ -1,6 +1,6 @@
 // `npm test`: lint, typecheck, the production build (once: the server, image and fault tests
-// start it), unit and integration tests on PGlite and PostgreSQL, the fault scenarios, and the
-// browser tests. Runs every step, then prints one summary line.
+// start it), unit and integration tests on PGlite and PostgreSQL, the fault scenarios, the
+// failover test, and the browser tests. Runs every step, then prints one summary line.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
@@ -12,13 +12,15 @@ const steps = [
   ['bundle', ['scripts/bundle.mjs']],
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
   ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json']],
+  // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
+  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json']],
   ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
   // Every log line the run produced, searched for secrets (scripts/scan-test-logs.ts).
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
 const only = process.argv.slice(2);
 fs.mkdirSync('test-results', { recursive: true });
-for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
 if (!only.length || only.includes('vitest')) fs.rmSync('test-results/logs', { recursive: true, force: true });
 
 const failedSteps = [];
@@ -33,7 +35,7 @@ for (const [name, args] of steps) {
 
 let passed = 0;
 let failed = 0;
-for (const f of ['test-results/vitest.json', 'test-results/faults.json']) {
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
   try {
     const v = JSON.parse(fs.readFileSync(f, 'utf8'));
     passed += v.numPassedTests;
@@ -51,7 +53,7 @@ try {
 }
 // A failed step that produced no test counts (lint, typecheck, build, a crash) counts as one failure.
 for (const s of failedSteps) {
-  if (s === 'vitest' || s === 'faults' || s === 'playwright') {
+  if (s === 'vitest' || s === 'faults' || s === 'failover' || s === 'playwright') {
     const counted = fs.existsSync(`test-results/${s}.json`);
     if (counted && failed > 0) continue;
   }

@@ -1,7 +1,9 @@
 // Ingest benchmark: starts the built production server (scripts/serve.mjs, what `npm start`
 // runs) on each database and measures, against that one server, the modes named by --only
 // (default batch,single,health):
-//   batch    batches of 1000 plan-priced events over 1000 accounts, --writers at a time (4)
+//   batch    batches of 1000 plan-priced events over 1000 accounts, --writers at a time (4);
+//            --shape spread (each account once a batch, the default), random (1000 picks from
+//            the 1000 with repeats) or few (1000 picks from 20 accounts)
 //   single   single gated events at 32 connections over the 1000 accounts: rate, p50, p99
 //   keyed    the same with an Idempotency-Key on every request (its claim, the event and its
 //            stored answer are one transaction)
@@ -41,7 +43,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -210,7 +212,34 @@ async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed
   return { rate, p50: +pct(lat, 50).toFixed(1), p99: +pct(lat, 99).toFixed(1), count: lat.length, rejected };
 }
 
+/** A small seeded generator (mulberry32): the same batches in every run. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The accounts of batch number `n`, by `--shape`: `spread`, each of the 1000 accounts once;
+ * `random`, 1000 picks at random from the 1000 (with repeats, about 630 distinct), the shape a
+ * company's traffic has; `few`, 1000 picks at random from 20 of them.
+ */
+function batchAccountsFor(accounts) {
+  return (n) => {
+    if (values.shape === 'spread') return Array.from({ length: 1000 }, (_, i) => accounts[(i * 7 + n) % accounts.length]);
+    const pool = values.shape === 'few' ? accounts.slice(0, 20) : values.shape === 'random' ? accounts : null;
+    if (!pool) throw new Error(`--shape: spread, random or few, not ${values.shape}`);
+    const next = seeded(n);
+    return Array.from({ length: 1000 }, () => pool[Math.floor(next() * pool.length)]);
+  };
+}
+
 async function measure(server, { auth, accounts }) {
+  const batchAccounts = batchAccountsFor(accounts);
   const base = server.base;
   const only = new Set(values.only.split(','));
   const out = {};
@@ -231,7 +260,7 @@ async function measure(server, { auth, accounts }) {
         pool(Number(values.writers), async () => {
           while (sent < batches) {
             sent++;
-            const items = Array.from({ length: 1000 }, (_, i) => ({ account_id: accounts[(i * 7 + sent) % accounts.length], type: 'call' }));
+            const items = batchAccounts(sent).map((account_id) => ({ account_id, type: 'call' }));
             const r = await request(base, 'POST', '/v1/events', items, auth);
             if (r.status !== 200) throw new Error(`batch failed ${r.status} ${JSON.stringify(r.body)}`);
           }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client';
+import type { TransactionType } from '../db/schema';
 import { moveBalance } from './balances/balances';
 import {
   chargeAccount,
@@ -25,7 +26,7 @@ export type GrantEffect = { kind: 'grant'; denomination: string; amount: string;
 const handlers: Handlers<Effect> = {
   grant: {
     paid: async (tx, charge, e, now) => {
-      await moveBalance(tx, { accountId: charge.accountId, companyId: charge.companyId, denomination: e.denomination, amount: e.amount, type: e.type, description: e.description, chargeId: charge.id }, now);
+      await moveBalance(tx, { accountId: charge.accountId, companyId: charge.companyId, denomination: e.denomination, amount: e.amount, type: e.type as TransactionType, description: e.description, chargeId: charge.id }, now);
     },
   },
   activate_plan: { paid: applyPlanActivation },

@@ -1,7 +1,11 @@
 import Stripe from 'stripe';
-import { decrypt } from '../crypto';
-import { ApiError } from '../errors';
+import { sha256 } from '../crypto';
+import { ApiError, invalid } from '../errors';
 import { setting } from '../env';
+import { plainDecline, type CardSummary, type PaymentLook, type PaymentOutcome, type PaymentRequest, type Processor } from './port';
+
+// The Stripe adapter: the only module that calls the Stripe SDK. It maps Stripe's answers and
+// errors to the port's outcomes (port.ts), so the domain never reads an SDK error.
 
 const clients = new Map<string, Stripe>();
 
@@ -19,7 +23,7 @@ export function isLiveKey(key: string): boolean {
 }
 
 /** The official SDK, pointed at STRIPE_API_URL when set (a local Stripe-compatible server). */
-export function stripeClient(secretKey: string): Stripe {
+function stripeClient(secretKey: string): Stripe {
   // Registration refuses live keys off Stripe; this holds for keys stored before STRIPE_API_URL was set.
   if (isLiveKey(secretKey) && processorIsStandIn()) {
     throw new ApiError('processor_error', 'The company\'s processor key is a live key, and this service is configured with a stand-in payment processor (STRIPE_API_URL): nothing was sent to it.');
@@ -40,14 +44,9 @@ export function stripeClient(secretKey: string): Stripe {
   return client;
 }
 
-export type ProcessorCompany = { processorKeyEnc: string | null };
-
-export function processorFor(company: ProcessorCompany): Stripe | null {
-  return company.processorKeyEnc ? stripeClient(decrypt(company.processorKeyEnc)) : null;
-}
-
-/** Maps SDK failures to the error contract: declines are 402 card_declined, the rest 502. */
-export function processorFailure(err: unknown): ApiError {
+/** Maps SDK failures of customer and card calls to the error contract: declines are 402 card_declined, the rest 502. */
+function processorFailure(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
   if (err instanceof Stripe.errors.StripeCardError) {
     return new ApiError('card_declined', plainDecline(err.decline_code || err.code), null, {
       decline_code: err.decline_code || err.code || null,
@@ -59,32 +58,163 @@ export function processorFailure(err: unknown): ApiError {
   return new ApiError('processor_error', 'The payment processor failed or did not answer in time. Nothing was charged twice; retry later.');
 }
 
-export function plainDecline(code: string | undefined | null): string {
-  switch (code) {
-    case 'insufficient_funds':
-      return 'The card was declined: it has insufficient funds.';
-    case 'expired_card':
-      return 'The card was declined: it has expired.';
-    case 'incorrect_cvc':
-      return 'The card was declined: the security code (CVC) is incorrect.';
-    case 'incorrect_number':
-      return 'The card number is incorrect.';
-    case 'lost_card':
-    case 'stolen_card':
-      return 'The card was declined. Please use another card.';
-    default:
-      return 'The card was declined by the bank. Please use another card or contact the bank.';
+/** A PaymentIntent as an outcome: paid, declined, or not finished (looked at again later). */
+function fromIntent(intent: Stripe.PaymentIntent): PaymentOutcome {
+  if (intent.status === 'succeeded') return { kind: 'paid', intentId: intent.id };
+  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
+    const e = intent.last_payment_error;
+    const code = e?.decline_code || e?.code || intent.status;
+    return { kind: 'declined', code, message: plainDecline(code), intentId: intent.id };
   }
+  // processing (the bank answers later) or otherwise unfinished.
+  return { kind: 'unknown', intentId: intent.id, why: 'processing' };
 }
 
-export async function createCustomer(args: { stripe: Stripe; accountId: string; name: string; email: string }): Promise<string> {
-  try {
-    const customer = await args.stripe.customers.create(
-      { name: args.name, email: args.email, metadata: { account_id: args.accountId } },
-      { idempotencyKey: `customer-${args.accountId}` },
-    );
-    return customer.id;
-  } catch (err) {
-    throw processorFailure(err);
+/**
+ * A failed payment call, read. Only a card decline and a request refused as invalid (a 400
+ * other than a reused key) are definite, and a refused API key on the key's first send; every
+ * other failure may hide a payment made, or still being made, under the key.
+ */
+function fromPaymentError(err: unknown, firstSend: boolean): PaymentOutcome {
+  if (err instanceof Stripe.errors.StripeCardError) {
+    const code = err.decline_code || err.code || 'card_declined';
+    const intentId = (err.payment_intent as Stripe.PaymentIntent | undefined)?.id ?? null;
+    return { kind: 'declined', code, message: plainDecline(code), intentId };
   }
+  if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError) {
+    // Checked before the idempotency cache: on a later send nothing is learnt of the first.
+    if (firstSend) return { kind: 'refused', message: `The payment processor refused the company's API key: ${err.message}` };
+    return { kind: 'unknown', intentId: null, why: 'key_refused' };
+  }
+  // The key was used with other parameters: whatever was done under it stands.
+  if (err instanceof Stripe.errors.StripeIdempotencyError) return { kind: 'unknown', intentId: null, why: 'key_reused' };
+  if (err instanceof Stripe.errors.StripeRateLimitError) return { kind: 'unknown', intentId: null, why: 'rate_limited' };
+  if (err instanceof Stripe.errors.StripeInvalidRequestError) return { kind: 'refused', message: `The payment processor refused the request: ${err.message}` };
+  const e = err as { code?: string; statusCode?: number };
+  // 409 idempotency_key_in_use: another request with this key is still running.
+  if (e?.code === 'idempotency_key_in_use' || e?.statusCode === 409) return { kind: 'unknown', intentId: null, why: 'in_use' };
+  if ((e?.statusCode ?? 0) >= 500) return { kind: 'unknown', intentId: null, why: 'server_error' };
+  return { kind: 'unknown', intentId: null, why: 'no_answer' };
+}
+
+function toCard(pm: Stripe.PaymentMethod): CardSummary {
+  const card = pm.card;
+  return { id: pm.id, brand: card?.brand ?? 'unknown', last4: card?.last4 ?? '', exp_month: card?.exp_month ?? 0, exp_year: card?.exp_year ?? 0 };
+}
+
+/**
+ * The processor's refusal of an account's customer record (deleted there, or never there): the
+ * company's to correct, not the card's. Says nothing of the processor's ids, as the card holder may read it.
+ */
+function customerRefused(): ApiError {
+  return new ApiError(
+    'invalid_request',
+    "The payment processor refused this account's customer record (processor_id), so the card was not saved. The company must correct the account's processor customer.",
+    'processor_id',
+  );
+}
+
+/** How many of a customer's payments one look reads at most: the list is bounded by time, this only stops a runaway. */
+const MAX_LISTED = 10_000;
+
+/** The port on Stripe's API, for one secret key. */
+export function stripeProcessor(secretKey: string): Processor {
+  const stripe = stripeClient(secretKey);
+  return {
+    async createPayment(req: PaymentRequest): Promise<PaymentOutcome> {
+      try {
+        const intent = await stripe.paymentIntents.create(
+          {
+            amount: req.amount,
+            currency: 'usd',
+            customer: req.customer,
+            payment_method: req.paymentMethod,
+            // A saved card, charged off session, where no one can be redirected: without this the
+            // intent allows redirect-based methods, and Stripe refuses to confirm it without a return_url.
+            automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+            confirm: true,
+            off_session: true,
+            description: req.description,
+            metadata: req.metadata,
+          },
+          { idempotencyKey: req.idempotencyKey },
+        );
+        return fromIntent(intent);
+      } catch (err) {
+        return fromPaymentError(err, req.firstSend);
+      }
+    },
+
+    async retrievePayment(intentId: string): Promise<PaymentLook> {
+      try {
+        return fromIntent(await stripe.paymentIntents.retrieve(intentId));
+      } catch (err) {
+        return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 ? { kind: 'not_found' } : { kind: 'unanswered' };
+      }
+    },
+
+    async findPayment({ customer, chargeId, since }): Promise<PaymentLook> {
+      try {
+        let read = 0;
+        for await (const pi of stripe.paymentIntents.list({ customer, created: { gte: Math.floor(since.getTime() / 1000) }, limit: 100 })) {
+          if (pi.metadata?.charge_id === chargeId) return fromIntent(pi);
+          if (++read >= MAX_LISTED) return { kind: 'unanswered' };
+        }
+        return { kind: 'not_found' };
+      } catch {
+        return { kind: 'unanswered' };
+      }
+    },
+
+    async createCustomer({ accountId, name, email }): Promise<string> {
+      try {
+        const customer = await stripe.customers.create({ name, email, metadata: { account_id: accountId } }, { idempotencyKey: `customer-${accountId}` });
+        return customer.id;
+      } catch (err) {
+        throw processorFailure(err);
+      }
+    },
+
+    async defaultCard(customerId: string): Promise<CardSummary | null> {
+      try {
+        const customer = await stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] });
+        if ('deleted' in customer && customer.deleted) throw invalid('That processor customer was deleted.', 'processor_id');
+        const pm = (customer as Stripe.Customer).invoice_settings?.default_payment_method;
+        if (!pm || typeof pm === 'string' || !pm.card) return null;
+        return toCard(pm);
+      } catch (err) {
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) throw invalid(`No such processor customer: ${customerId}.`, 'processor_id');
+        throw processorFailure(err);
+      }
+    },
+
+    /**
+     * Turns a card token from Stripe's client-side card element (or a pm_ id) into the customer's
+     * default payment method. Only calls a restricted key allows: payment_methods create/attach
+     * and customers update, each with an idempotency key derived from our ids.
+     */
+    async attachCard({ accountId, customer, token }): Promise<CardSummary> {
+      const ref = sha256(`${accountId}:${token}`).slice(0, 24);
+      // Which call a refusal came from tells whose it is: the token's, or the account's customer's.
+      let step: 'token' | 'attach' | 'default' = 'token';
+      try {
+        const pm = token.startsWith('pm_')
+          ? await stripe.paymentMethods.retrieve(token)
+          : await stripe.paymentMethods.create({ type: 'card', card: { token } }, { idempotencyKey: `pm-create-${ref}` });
+        step = 'attach';
+        if (pm.customer !== customer) await stripe.paymentMethods.attach(pm.id, { customer }, { idempotencyKey: `pm-attach-${ref}` });
+        step = 'default';
+        await stripe.customers.update(customer, { invoice_settings: { default_payment_method: pm.id } }, { idempotencyKey: `pm-default-${ref}` });
+        return toCard(pm);
+      } catch (err) {
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+          // At the default step, a refusal naming the payment method is the card's; any other is the customer's.
+          const aboutCard = err.param?.startsWith('invoice_settings') ?? false;
+          if ((step === 'default' && !aboutCard) || (step === 'attach' && err.param === 'customer')) throw customerRefused();
+          throw new ApiError('invalid_request', `The card token was refused by the payment processor: ${err.message}`, 'token');
+        }
+        throw processorFailure(err);
+      }
+    },
+  };
 }

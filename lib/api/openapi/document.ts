@@ -40,7 +40,7 @@ const STATUS_WORDS: Record<number, string> = {
   429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
   500: 'Internal error: never with a stack trace or SQL text; quote the request id.',
   502: 'The payment processor failed or timed out; nothing was charged twice.',
-  503: 'Not ready: the database does not answer, migrations are not applied, or the process is shutting down.',
+  503: 'Service unavailable: the database cannot be reached or is switching over to a standby (retry after Retry-After seconds; with the same Idempotency-Key a request is applied at most once), migrations are not applied, or the process is shutting down.',
 };
 
 const TYPES_BY_STATUS = new Map<number, ErrorType[]>();
@@ -128,6 +128,9 @@ export function errorTypesOf(op: Operation): ErrorType[] {
   const types = new Set<ErrorType>();
   const mutating = op.method !== 'get';
   const readsBody = op.method === 'post' || op.method === 'put' || op.method === 'patch';
+  // Every authenticated call reads the database, which can be switching over to a standby: 503
+  // with Retry-After. (The public probes list it themselves; liveness and the document need none.)
+  if (op.auth !== 'public') types.add('service_unavailable');
   if (op.auth === 'company') {
     for (const t of ['invalid_request', 'unauthorized', 'rate_limited', 'internal'] as const) types.add(t);
     if (op.path.includes('{')) types.add('not_found');
@@ -150,7 +153,7 @@ export function errorTypesOf(op: Operation): ErrorType[] {
 const errorHeaders = (status: number): Json => ({
   'Request-Id': { $ref: '#/components/headers/RequestId' },
   ...(status === 401 && { 'WWW-Authenticate': { $ref: '#/components/headers/WWWAuthenticate' } }),
-  ...((status === 429 || status === 409) && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+  ...((status === 429 || status === 409 || status === 503) && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
 });
 
 function errorResponse(status: number, types: ErrorType[]): Json {

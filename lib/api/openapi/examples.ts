@@ -302,6 +302,7 @@ export const planChangePreviewExample = {
   plan_id: IDS.planSmall,
   effective: 'next_renewal',
   charge_amount: 0,
+  carried_amount: 0,
   credit_amount: 0,
   overage_amount: 0,
   next_plan_renewal: accountExample.next_plan_renewal,

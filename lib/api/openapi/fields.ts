@@ -58,7 +58,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'MidMonthRequest.account_id': 'Optional; must equal the path account_id.',
   'MidMonthRequest.denomination': 'Balance whose monthly refill increases now.',
   'MidMonthRequest.amount': 'New units per month; must be more than the current refill_amount.',
-  'MidMonthRequest.usd_charge': 'New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is waived.',
+  'MidMonthRequest.usd_charge': 'New monthly charge (0, or at least 50 cents); remaining units are cancelled and their value at the old unit price comes off it. What is left to pay, when below 50 cents, is not charged now: it is carried to the next renewal charge.',
 
   type: 'Kind of event, chosen by the caller; plan billing rules match on it. Types without a rule are accepted and not billed.',
   cost_override: 'Replaces automatic pricing (batch form).',

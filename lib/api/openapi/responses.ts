@@ -356,7 +356,8 @@ export const planChangePreview = z
   .strictObject({
     plan_id: prefixed('p', 'The plan asked for'),
     effective: z.enum(['now', 'next_renewal']).describe('now: the change happens at once (an upgrade, a start, or undoing a scheduled downgrade). next_renewal: a downgrade, scheduled.'),
-    charge_amount: usdCents('What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged.'),
+    charge_amount: usdCents('What changeplan with the same body charges now: the new period charge less the credit, plus the overage; 0 when nothing is charged, or when that comes to less than 50 cents (see carried_amount).'),
+    carried_amount: usdCents('Cents of the change below 50 cents, the smallest card payment: not charged now, carried to the next renewal charge (never waived).'),
     credit_amount: usdCents('Credit for the unused time of the current period, taken off the new charge.'),
     overage_amount: usdCents('Postpaid overage of the current plan, billed with the change.'),
     next_plan_renewal: maybeTimestamp('When the plan would renew next'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_CHARGE_CENTS, MIN_CARD_CHARGE_CENTS, parseUnits } from '../../money';
+import { MAX_CHARGE_CENTS, MIN_CARD_CHARGE_CENTS, parseUnits, refusedCardAmount } from '../../money';
 import { exactText, InexactNumber } from '../json';
 import { DENOMINATION_RE } from '../../billing/balances/denomination';
 
@@ -47,7 +47,7 @@ function centsUpTo(max: number, opts: { card?: boolean } = {}) {
       ctx.addIssue({ code: 'custom', message: `must be at most ${max} cents ($999,999.99), the most one card payment can be` });
       return z.NEVER;
     }
-    if (opts.card && Number(parsed) > 0 && Number(parsed) < MIN_CARD_CHARGE_CENTS) {
+    if (opts.card && refusedCardAmount(Number(parsed))) {
       ctx.addIssue({ code: 'custom', message: `must be 0 (free) or at least ${MIN_CARD_CHARGE_CENTS} cents ($0.50), the smallest card payment` });
       return z.NEVER;
     }

@@ -1,21 +1,19 @@
-import { and, eq, ilike, inArray, or } from 'drizzle-orm';
+import { and, eq, ilike, inArray, ne, or } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { accounts, balances, charges, collectorLinks, plans, portalLinks, webhookDeliveries } from '../../db/schema';
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { log } from '../../log';
-import Stripe from 'stripe';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
 import { MAX_CHARGE_CENTS, unitsOut } from '../../money';
 import { keysetPage } from '../../db/keyset';
-import { createCustomer, processorFailure, processorFor } from '../../processor/stripe';
+import { processorFor } from '../../processor/processors';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { findRequestCharge, type Charge } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { periodChargeFor } from '../plans/plans';
 import { decideAccountCreation, type AccountCreationDecision, type AccountCreationFacts } from './creation-decision';
-import { attachCardToCustomer } from './cards';
 import { createCollectorLink } from './collector';
 import type { Company } from '../companies/companies';
 
@@ -168,10 +166,10 @@ export async function createAccount({ db, company, input, idempotencyKey = null 
   const earlier = plan && !collector ? await findEarlierCreation(db, company, idempotencyKey) : null;
   // After the resumption: the account an earlier attempt made holds this id already.
   if (!earlier && input.external_id) await checkExternalIdFree({ db, companyId: company.id, externalId: input.external_id });
-  const stripe = processorFor(company);
+  const processor = processorFor(company);
   const named = input.processor_id ?? null;
-  const paymentMethod = !earlier && named && stripe && !input.token ? await defaultPaymentMethod(stripe, named) : null;
-  const decision = decideAccountCreation({ plan, chosen: input.plan_variable_amounts ?? null, collector, hasProcessor: !!stripe, token: !!input.token, paymentMethod, earlier });
+  const paymentMethod = !earlier && named && processor && !input.token ? await processor.defaultCard(named) : null;
+  const decision = decideAccountCreation({ plan, chosen: input.plan_variable_amounts ?? null, collector, hasProcessor: !!processor, token: !!input.token, paymentMethod, earlier });
   if (decision.kind === 'conflict') throw decision.error;
   if (decision.kind === 'resume') return { account: await resumeAccountCreation(db, company, decision), cardCollectorUrl: undefined };
   return openAccount(db, company, input, decision, paymentMethod, idempotencyKey);
@@ -186,13 +184,13 @@ async function openAccount(
   defaultCard: PaymentMethodSummary | null,
   idempotencyKey: string | null,
 ) {
-  const stripe = processorFor(company);
+  const processor = processorFor(company);
   const chosen = input.plan_variable_amounts ?? null;
   const id = newId('a');
   let processorId = input.processor_id ?? null;
   let paymentMethod = defaultCard;
-  if (!processorId && stripe) processorId = await createCustomer({ stripe, accountId: id, name: input.name, email: input.email });
-  if (input.token && stripe && processorId) paymentMethod = await attachCardToCustomer({ stripe, accountId: id, customer: processorId, token: input.token });
+  if (!processorId && processor) processorId = await processor.createCustomer({ accountId: id, name: input.name, email: input.email });
+  if (input.token && processor && processorId) paymentMethod = await processor.attachCard({ accountId: id, customer: processorId, token: input.token });
 
   const pending = decision.kind === 'attach_pending';
   const collects = pending || (decision.kind === 'open' && decision.collector);
@@ -228,7 +226,7 @@ async function openAccount(
 
   if (decision.kind === 'start') {
     try {
-      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey, withdraw: (tx) => removeRefusedAccount(tx, id) });
+      await activatePlan({ db, company, account, plan: decision.plan, chosen, charge: decision.charge, reason: 'start', idempotencyKey, withdraw: (tx, charge) => removeRefusedAccount(tx, id, charge) });
     } catch (err) {
       // A charge whose outcome is unknown may still succeed: the account stays, so the
       // reconciler can start its plan (or record the failure) once the processor answers. A
@@ -260,11 +258,22 @@ async function openAccount(
  * this in the transaction that records the decline, so its payment_failed is never queued and no
  * worker can send it in between.
  */
-async function removeRefusedAccount(tx: Db, accountId: string) {
+async function removeRefusedAccount(tx: Db, accountId: string, refused: Pick<Charge, 'id'> | null = null) {
+  // Locked first: a charge made for the account meanwhile is inserted under a share lock of it
+  // (chargeAccount), so it is either seen here or made after the account is gone (and refused).
+  const [locked] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+  if (!locked) return;
   const [used] = await tx.select({ id: balances.id }).from(balances).where(eq(balances.accountId, accountId)).limit(1);
-  // A company that moved units on it meanwhile (a deposit) keeps it, with its ledger, its links
-  // and without the plan that was refused (which it never had: the plan starts once paid).
+  // A company that moved units on it meanwhile, or made a charge on it that is or may be paid (a
+  // deposit whose outcome is not known yet), keeps it, with its ledger, its links and without the
+  // plan that was refused (which it never had: the plan starts once paid).
   if (used) return;
+  const [paying] = await tx
+    .select({ id: charges.id })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), inArray(charges.status, ['pending', 'succeeded']), refused ? ne(charges.id, refused.id) : undefined))
+    .limit(1);
+  if (paying) return;
   // The links a company may have minted while the charge was pending go with the account.
   await tx.delete(collectorLinks).where(eq(collectorLinks.accountId, accountId));
   await tx.delete(portalLinks).where(eq(portalLinks.accountId, accountId));
@@ -282,28 +291,14 @@ async function findEarlierCreation(db: Db, company: Company, idempotencyKey: str
 
 /** Carries on with an earlier attempt's first charge: its account, once paid; a failed one removes the account. */
 async function resumeAccountCreation(db: Db, company: Company, { account, charge }: { account: Account; charge: Charge }): Promise<Account> {
-  const outcome = await resumeChargeFor({ db, company, account, charge, now: now(), withdraw: (tx) => removeRefusedAccount(tx, account.id) });
+  const outcome = await resumeChargeFor({ db, company, account, charge, now: now(), withdraw: (tx, refused) => removeRefusedAccount(tx, account.id, refused) });
   if (!outcome.ok) {
     // Failed before this retry (a failure it learnt of took the account back already).
-    if (outcome.charge.status === 'failed') await db.transaction((tx) => removeRefusedAccount(tx, account.id));
+    if (outcome.charge.status === 'failed') await db.transaction((tx) => removeRefusedAccount(tx, account.id, outcome.charge));
     throw outcome.charge.status === 'pending' ? pendingPlanError(account, outcome.charge.id, 'start') : outcome.error!;
   }
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, account.id));
   return fresh;
-}
-
-async function defaultPaymentMethod(stripe: Stripe, customerId: string): Promise<PaymentMethodSummary | null> {
-  try {
-    const customer = await stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] });
-    if ('deleted' in customer && customer.deleted) throw invalid('That processor customer was deleted.', 'processor_id');
-    const pm = (customer as Stripe.Customer).invoice_settings?.default_payment_method;
-    if (!pm || typeof pm === 'string' || !pm.card) return null;
-    return { id: pm.id, brand: pm.card.brand, last4: pm.card.last4, exp_month: pm.card.exp_month, exp_year: pm.card.exp_year };
-  } catch (err) {
-    if (err instanceof Stripe.errors.StripeInvalidRequestError) throw invalid(`No such processor customer: ${customerId}.`, 'processor_id');
-    if (err instanceof ApiError) throw err;
-    throw processorFailure(err);
-  }
 }
 
 export async function updateAccount({ db, companyId, accountId, input }: { db: Db; companyId: string; accountId: string; input: AccountPatch }) {

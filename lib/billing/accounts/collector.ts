@@ -6,7 +6,7 @@ import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
-import { cardCharge } from '../../money';
+import { splitForCard } from '../../money';
 import { attachCard } from './cards';
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
@@ -18,7 +18,7 @@ import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { startChargeFor } from '../plans/plans';
 import { setting } from '../../env';
-import { plainDecline } from '../../processor/stripe';
+import { plainDecline } from '../../processor/port';
 
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
@@ -139,7 +139,7 @@ async function notifyCardChanged(db: Db, account: Account, previous: PaymentMeth
 export type PlanQuote = { plan_id: string; charge: number };
 
 function matchesQuote(decision: { plan: { id: string }; charge: number }, quote: PlanQuote): boolean {
-  return decision.plan.id === quote.plan_id && cardCharge(decision.charge) === quote.charge;
+  return decision.plan.id === quote.plan_id && splitForCard(decision.charge).charge === quote.charge;
 }
 
 /** The plan the page showed is no longer the one a card would start, or costs another amount. */

@@ -1,7 +1,8 @@
 import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { ApiError, invalid } from '../../errors';
 import type { Charge } from '../charges/charges';
-import { periodChargeFor, startChargeFor, type Plan } from '../plans/plans';
+import { splitForCard } from '../../money';
+import { periodChargeFor, type Plan } from '../plans/plans';
 
 /** Everything account creation decides on, read before anything is written or sent to the processor. */
 export type AccountCreationFacts = {
@@ -45,9 +46,9 @@ export function decideAccountCreation(f: AccountCreationFacts): AccountCreationD
   }
   if (!plan) return { kind: 'open', collector: f.collector };
   if (f.collector) return { kind: 'attach_pending', plan };
-  // A price below the smallest card payment is waived, as for any plan charge.
-  const charge = startChargeFor(plan, f.chosen);
-  if (charge > 0 && !f.token && !f.paymentMethod) {
+  // A price below the smallest card payment is not charged now: it is carried to the first renewal.
+  const charge = periodChargeFor(plan, f.chosen);
+  if (splitForCard(charge).charge > 0 && !f.token && !f.paymentMethod) {
     return {
       kind: 'conflict',
       error: new ApiError(

@@ -20,9 +20,10 @@ export async function withAccountLease<T>(
   run: (fresh: Account) => Promise<T>,
   busy: { message: string; param: string | null } = { message: 'A renewal or another plan change of this account is in progress; try again in a moment.', param: 'plan_id' },
 ): Promise<T> {
+  const lease = new Date(at.getTime() + LEASE_MS);
   const taken = await db
     .update(accounts)
-    .set({ renewalLockedUntil: new Date(at.getTime() + LEASE_MS) })
+    .set({ renewalLockedUntil: lease })
     .where(and(eq(accounts.id, accountId), or(isNull(accounts.renewalLockedUntil), lt(accounts.renewalLockedUntil, at))))
     .returning();
   // Retry-After: the answer is not kept under the request's Idempotency-Key, so a retry runs again.
@@ -30,6 +31,8 @@ export async function withAccountLease<T>(
   try {
     return await run(taken[0]);
   } finally {
-    await db.update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, accountId));
+    // Given back only while it is still this run's: a lease that ran out may have been taken by
+    // another run, which holds it until it is done.
+    await db.update(accounts).set({ renewalLockedUntil: null }).where(and(eq(accounts.id, accountId), eq(accounts.renewalLockedUntil, lease)));
   }
 }

@@ -1,10 +1,12 @@
 import { asc, eq } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { balances, transactions, type StoredRefillChange } from '../../db/schema';
-import { ledgerId, newId } from '../../ids';
+import { newId } from '../../ids';
 import { notFound } from '../../errors';
-import { add, sub, unitsOut, type Units } from '../../money';
-import { afterBalancesMoved, type Moved } from './crossings';
+import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { movedBalance, notifyMoves } from './crossings';
+import { decideMove, type MoveOp, type MovePlan, type PlanAlert } from './move-decision';
+import { insertLedgerRows, lockBalances, setBalanceAmounts, type LockedBalance } from '../../db/sql/balance-move';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
@@ -55,7 +57,8 @@ const livePending = (now: Date) => sql`coalesce((
   where e.account_id = b.account_id and e.cost_denomination = b.denomination
     and e.state = 'pending' and e.expires_at > ${now.toISOString()}::timestamptz), 0)::text`;
 
-function fromRaw(r: Record<string, unknown>): Balance {
+/** A balance row as a statement returned it (the table's column names), with its live holds as `pending`. */
+export function balanceFromRow(r: Record<string, unknown>): Balance {
   const d = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
   return {
     id: r.id as string,
@@ -80,7 +83,7 @@ function fromRaw(r: Record<string, unknown>): Balance {
 
 export async function findBalance({ db, accountId, denomination, now }: { db: Db; accountId: string; denomination: string; now: Date }) {
   const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
-  return rows[0] ? fromRaw(rows[0]) : null;
+  return rows[0] ? balanceFromRow(rows[0]) : null;
 }
 
 export async function getBalance(args: { db: Db; accountId: string; denomination: string; now: Date }): Promise<Balance> {
@@ -91,7 +94,7 @@ export async function getBalance(args: { db: Db; accountId: string; denomination
 
 export async function listBalances({ db, accountId, now }: { db: Db; accountId: string; now: Date }) {
   const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} order by b.denomination`);
-  return rows.map(fromRaw);
+  return rows.map(balanceFromRow);
 }
 
 /** Creates the balance at 0 when missing (idempotent; concurrent callers are safe). */
@@ -115,39 +118,92 @@ export async function ensureBalances(db: Db, items: { accountId: string; company
   );
 }
 
-export type Change = {
-  accountId: string;
-  companyId: string;
-  denomination: string;
-  amount: Units;
-  type: string;
-  description: string;
-  eventId?: string | null;
-  chargeId?: string | null;
-};
+/** A ledger row's own fields: what the move is, as the ledger shows it. */
+export type LedgerFields = { type: LedgerRow['type']; description: string; eventId?: string | null; chargeId?: string | null };
+
+export type Change = { accountId: string; companyId: string; denomination: string; amount: Units } & LedgerFields;
 
 /**
- * Moves one balance and writes its ledger row in a single statement: the row's starting and
- * ending balance come from the same atomic UPDATE, so they are exact under any concurrency.
+ * A move of one balance: its ops in order (move-decision.ts), each op that writes a ledger row
+ * with its row's fields. Ops `release` and `complete_hold` are holds whose events this
+ * transaction already flipped: the holds read under the lock no longer count them, so the move
+ * starts from that read plus their cost.
  */
-export async function applyChange(db: Db, change: Change, now: Date): Promise<LedgerRow> {
-  await ensureBalances(db, [change], now);
-  const rows = await query(
-    db,
-    sql`with upd as (
-      update balances set amount = amount + ${change.amount}::numeric, updated_at = ${now.toISOString()}::timestamptz
-      where account_id = ${change.accountId} and denomination = ${change.denomination}
-      returning id, amount
-    )
-    insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-    -- The id is stamped once the balance is locked and moved (lib/ids.ts ledgerId).
-    select ${ledgerId(sql`st.s`, sql`1`)}, ${change.accountId}, ${change.companyId}, upd.id, ${change.denomination}, ${change.type}, ${change.description},
-      ${change.amount}::numeric, upd.amount - ${change.amount}::numeric, upd.amount, ${change.eventId ?? null}, ${change.chargeId ?? null}, ${now.toISOString()}::timestamptz
-    from upd cross join lateral (select ledger_stamp() as s where upd.id is not null) st
-    returning id`,
+export type BalanceMove = {
+  accountId: string;
+  denomination: string;
+  ops: { op: MoveOp; ledger?: LedgerFields }[];
+  /** When a rise took effect, if before now (holds that lapsed earlier). */
+  raisedAt?: Date;
+};
+
+export type MoveResult = { balanceId: string; plan: MovePlan; rows: LedgerRow[] };
+
+/**
+ * The general balance writer: locks the balances in (account, denomination) order, reads what
+ * each move decides from (amount, live holds, refill threshold, plan alert, whether it is in a
+ * notification state) after the locks are held, decides each move (move-decision.ts), and writes
+ * what it decided: the ledger rows, the new amounts, the notifications and crossing states, a
+ * threshold refill's job. Inside the caller's transaction; balances are created when missing.
+ */
+export async function moveBalances(db: Db, companyId: string, moves: BalanceMove[], now: Date): Promise<MoveResult[]> {
+  if (!moves.length) return [];
+  // One move per balance: each is decided from the facts read once under its lock.
+  if (new Set(moves.map((m) => pairKey(m.accountId, m.denomination))).size < moves.length) throw new Error('moveBalances takes one move per balance');
+  const pairs = moves.map((m) => [m.accountId, m.denomination] as const);
+  let facts = new Map<string, LockedBalance>();
+  // Made when missing, then locked; made again should one be deleted in between (a balance nothing used yet may be).
+  for (let attempt = 0; facts.size < pairs.length; attempt++) {
+    if (attempt === 3) throw new Error('a balance to move kept disappearing before it could be locked');
+    await ensureBalances(db, moves.map((m) => ({ accountId: m.accountId, companyId, denomination: m.denomination })), now);
+    facts = new Map((await lockBalances(db, pairs, now)).map((b) => [pairKey(b.account_id, b.denomination), b]));
+  }
+  const decided = moves.map((m) => {
+    const b = facts.get(pairKey(m.accountId, m.denomination))!;
+    const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.cost) : sum), '0');
+    const planAlert = planAlertOf(b);
+    const plan = decideMove({ amount: b.amount, pending: add(b.pending, flipped), threshold: b.refill_threshold, planAlert }, m.ops.map((o) => o.op));
+    return { m, b, plan, planAlert };
+  });
+  const ledger = decided.flatMap(({ m, b, plan }) =>
+    plan.rows.map((r) => {
+      const fields = m.ops[r.op].ledger!;
+      return { accountId: m.accountId, balanceId: b.id, denomination: m.denomination, type: fields.type, description: fields.description, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: fields.eventId ?? null, chargeId: fields.chargeId ?? null };
+    }),
   );
-  const [row] = await db.select().from(transactions).where(eq(transactions.id, (rows[0] as { id: string }).id));
-  return row;
+  const written = ledger.length ? await insertLedgerRows(db, { companyId, now }, ledger) : [];
+  const moved = decided.filter(({ plan }) => cmp(plan.amount, plan.start.amount) !== 0).map(({ b, plan }) => ({ id: b.id, amount: plan.amount }));
+  if (moved.length) await setBalanceAmounts(db, moved, now);
+  await notifyMoves(
+    db,
+    companyId,
+    decided.map(({ m, b, plan, planAlert }) => movedBalance({ accountId: m.accountId, denomination: m.denomination, id: b.id, threshold: b.refill_threshold, planAlert, raisedAt: m.raisedAt, hasStates: b.has_states }, plan)),
+    now,
+  );
+  let next = 0;
+  return decided.map(({ b, plan }) => ({ balanceId: b.id, plan, rows: plan.rows.map(() => ledgerRowFromRaw(written[next++])) }));
+}
+
+/** The plan alert inputs of a balance read under its lock; null when no plan that alerts manages it. */
+export function planAlertOf(b: Pick<LockedBalance, 'included' | 'pct' | 'period'>): PlanAlert | null {
+  return b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null;
+}
+
+/** Moves one balance by one change (a grant, a deposit, a refill) with its ledger row. */
+export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
+  return (await moveBalanceInSteps(db, [change], now))[0];
+}
+
+/**
+ * One move of a balance written as several ledger rows (a mid-month change: the remaining units
+ * cancelled, then the new ones granted). Crossings and balance_change are judged from before the
+ * first row to after the last, as for any single move: the dip in between is no drop the
+ * customer ever saw.
+ */
+export async function moveBalanceInSteps(db: Db, steps: [Change, ...Change[]], now: Date): Promise<LedgerRow[]> {
+  const [first] = steps;
+  const [r] = await moveBalances(db, first.companyId, [{ accountId: first.accountId, denomination: first.denomination, ops: steps.map(({ amount, ...fields }) => ({ op: { kind: 'change', amount }, ledger: fields })) }], now);
+  return r.rows;
 }
 
 /**
@@ -156,15 +212,33 @@ export async function applyChange(db: Db, change: Change, now: Date): Promise<Le
  * (a reset is no usage, so no plan threshold alert).
  */
 export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units; measured?: Units }, now: Date): Promise<LedgerRow | null> {
-  await ensureBalances(db, [change], now);
-  const locked = (await lockForMove(db, change, now))!;
-  // With `measured` (the amount when a plan charge was priced), the balance moves by
-  // level − measured: usage recorded since then counts against the new level.
-  const delta = sub(change.level, change.measured ?? locked.amount);
-  if (delta === '0') return null;
-  const row = await applyChange(db, { ...change, amount: delta }, now);
-  await notifyMoved(db, change, row, locked, now, { planAlert: null });
-  return row;
+  const { level, measured, accountId, companyId, denomination, ...fields } = change;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'level', level, measured }, ledger: fields }] }], now);
+  return r.rows[0] ?? null;
+}
+
+/** A hold completed (its event already flipped in this transaction): its cost is taken from the amount. */
+export async function completeHold(db: Db, hold: { companyId: string; accountId: string; denomination: string; cost: Units } & LedgerFields, now: Date): Promise<LedgerRow> {
+  const { companyId, accountId, denomination, cost, ...fields } = hold;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'complete_hold', cost }, ledger: fields }] }], now);
+  return r.rows[0];
+}
+
+/**
+ * Holds stopped counting against `available` (cancelled, or expired at `lapsedAt`): nothing
+ * moved in the ledger, but `available` rose by their cost. Queues `balance_change` and re-arms
+ * the crossing notifications like any other rise, inside the caller's transaction.
+ */
+export async function releaseHolds(
+  db: Db,
+  released: { companyId: string; accountId: string; denomination: string; amount: Units; lapsedAt?: Date }[],
+  now: Date,
+): Promise<void> {
+  const byCompany = new Map<string, typeof released>();
+  for (const h of released) byCompany.set(h.companyId, [...(byCompany.get(h.companyId) ?? []), h]);
+  for (const [companyId, holds] of byCompany) {
+    await moveBalances(db, companyId, holds.map((h) => ({ accountId: h.accountId, denomination: h.denomination, ops: [{ op: { kind: 'release', amount: h.amount } }], raisedAt: h.lapsedAt })), now);
+  }
 }
 
 export async function listTransactions({ db, accountId, page, denomination }: { db: Db; accountId: string; page: PageQuery; denomination?: string }) {
@@ -187,80 +261,23 @@ export async function ledgerSums(db: Db, accountId: string) {
     .orderBy(asc(transactions.denomination));
 }
 
-type Locked = { id: string; amount: string; pending: string; threshold: string | null };
+const pairKey = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
-/** Locks the balance row and reads what `available` is made of, so before and after are exact. */
-async function lockForMove(db: Db, at: { accountId: string; denomination: string }, now: Date): Promise<Locked | undefined> {
-  const [locked] = await query<Locked>(
-    db,
-    // live_pending runs on the locked row with a fresh snapshot: holds committed while we waited count.
-    sql`with b as materialized (
-        select id, account_id, denomination, amount, refill_threshold from balances
-        where account_id = ${at.accountId} and denomination = ${at.denomination} for update
-      )
-      select b.id, b.amount::text as amount, live_pending(b.account_id, b.denomination, ${now.toISOString()}::timestamptz)::text as pending,
-        b.refill_threshold::text as threshold from b`,
-  );
-  return locked;
-}
-
-async function notifyMoved(db: Db, change: Pick<Change, 'accountId' | 'companyId' | 'denomination'>, row: LedgerRow, locked: Locked, now: Date, extra: Pick<Moved, 'planAlert'> = {}) {
-  await afterBalancesMoved(
-    db,
-    change.companyId,
-    [{ accountId: change.accountId, denomination: change.denomination, id: row.balanceId, startAmount: row.startingBalance, amount: row.endingBalance, startPending: locked.pending, pending: locked.pending, threshold: locked.threshold, ...extra }],
-    [],
-    now,
-  );
-}
-
-/**
- * Moves a balance inside an open transaction and runs the crossing checks; the pending sum is
- * read after the row lock (live_pending takes a fresh snapshot) so `available` before and after
- * are exact.
- */
-export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
-  return (await moveBalanceInSteps(db, [change], now))[0];
-}
-
-/**
- * One move of a balance written as several ledger rows (a mid-month change: the remaining units
- * cancelled, then the new ones granted). Crossings and balance_change are judged from before the
- * first row to after the last, as for any single move: the dip in between is no drop the
- * customer ever saw.
- */
-export async function moveBalanceInSteps(db: Db, steps: [Change, ...Change[]], now: Date): Promise<LedgerRow[]> {
-  const [first] = steps;
-  await ensureBalances(db, [first], now);
-  const locked = (await lockForMove(db, first, now))!;
-  const rows: LedgerRow[] = [];
-  for (const step of steps) rows.push(await applyChange(db, step, now));
-  const last = rows[rows.length - 1];
-  await notifyMoved(db, first, rows.length === 1 ? last : { ...last, startingBalance: rows[0].startingBalance }, locked, now);
-  return rows;
-}
-
-/**
- * Holds stopped counting against `available` (cancelled, or expired at `lapsedAt`): nothing
- * moved in the ledger, but `available` rose by their cost. Queues `balance_change` and re-arms
- * the crossing notifications like any other rise, inside the caller's transaction.
- */
-export async function releaseHolds(
-  db: Db,
-  released: { companyId: string; accountId: string; denomination: string; amount: Units; lapsedAt?: Date }[],
-  now: Date,
-): Promise<void> {
-  // In (account, denomination) order, like every writer that locks several balances.
-  const sorted = [...released].sort((a, b) => (a.accountId === b.accountId ? (a.denomination < b.denomination ? -1 : 1) : a.accountId < b.accountId ? -1 : 1));
-  for (const h of sorted) {
-    const b = await lockForMove(db, h, now);
-    if (!b) continue;
-    await afterBalancesMoved(
-      db,
-      h.companyId,
-      [{ accountId: h.accountId, denomination: h.denomination, id: b.id, startAmount: b.amount, amount: b.amount, startPending: add(b.pending, h.amount), pending: b.pending, threshold: b.threshold, planAlert: null, raisedAt: h.lapsedAt }],
-      [],
-      now,
-    );
-  }
+/** A ledger row as a statement returned it. */
+function ledgerRowFromRaw(r: Record<string, unknown>): LedgerRow {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    companyId: r.company_id as string,
+    balanceId: r.balance_id as string,
+    denomination: r.denomination as string,
+    type: r.type as LedgerRow['type'],
+    description: r.description as string,
+    amount: String(r.amount),
+    startingBalance: String(r.starting_balance),
+    endingBalance: String(r.ending_balance),
+    eventId: (r.event_id as string | null) ?? null,
+    chargeId: (r.charge_id as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+  };
 }

@@ -1,111 +1,86 @@
 import type { SQL } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
 import { newId } from '../../ids';
-import { cmp, sub, type Units } from '../../money';
+import type { Units } from '../../money';
+import type { Crossed, MovePlan, PlanAlert, StateKind } from './move-decision';
+import type { MoveRules } from '../../db/sql/balance-move';
 import { enqueueNotifications, type Notification } from '../webhooks/outbox';
 
-export type Moved = {
+/**
+ * A balance a move changed, for its notifications: who it is, what the move decided
+ * (move-decision.ts, or the same rules evaluated by a one-statement path), and what the
+ * notifications carry.
+ */
+export type MovedBalance = {
   accountId: string;
   denomination: string;
   id: string;
-  startAmount: Units;
+  /** The amount the move left. */
   amount: Units;
-  /** null when the move cannot change `available` (completing a hold). */
-  startPending: Units | null;
-  pending: Units | null;
+  /** `available` the move left: a pause is left only once it reaches what the pause needs. */
+  after: Units;
+  changed: boolean;
+  crossed: Crossed;
+  leaves: StateKind[];
+  /** Gated events refused on the balance: the cost each was refused for, and the amount when it was. */
+  refusals: { cost: Units; amount: Units }[];
   threshold: Units | null;
-  /** Whether a plan manages the balance; undefined means unknown (looked up when it fell). */
-  planManaged?: boolean;
-  /** The plan alert inputs when the caller already read them (null: no alert to check, e.g. a plan reset). */
-  planAlert?: { included: string; pct: string; period: Date } | null;
+  /** The plan alert's inputs when `crossed.planAlert` (for its notification and its period). */
+  planAlert: PlanAlert | null;
   /** When the rise took effect, if before now (a hold that lapsed earlier): a pause recorded after it stands. */
   raisedAt?: Date;
-  /** false when the caller knows the balance has no notification state (nothing to clear). */
+  /** false when the balance is known to be in no notification state (nothing to clear). */
   hasStates?: boolean;
-  /** What the move crossed, when the caller's statement already evaluated `crossingRules` under the lock. */
-  crossed?: Omit<Crossed, 'moved'>;
 };
 
 /** `needed`: for `paused`, the available amount that is sufficient again (a refused event's cost; 0 after a drop below zero). */
 type Enter = { balanceId: string; kind: string; period?: string; n: Notification[]; always?: boolean; needed?: Units };
-/** A gated event refused on a balance: its `pause_balance`, and the cost the balance fell short of. */
-export type Refusal = Notification & { needed: Units };
 
 /**
  * After balances moved inside a transaction: queue `balance_change`, the crossing notifications,
- * and a threshold refill job when `available` drops below the refill threshold.
+ * and a threshold refill job when `available` dropped below the refill threshold.
  *
- * `available` before and after are exact (read under the balance's row lock), so a drop below
- * zero or below the refill threshold is one crossing and notifies once, whichever path moved the
- * balance. notification_states records what the balance is in (`negative`, `paused`,
- * `refill_threshold`; `plan_threshold` per plan period) and is re-armed from the state each move
- * leaves, on every path: at or above zero clears `negative`, at or above the refill threshold
- * clears `refill_threshold`, and a rise of `available` to what the pause needs clears `paused`
- * (the cost a gated event was refused for; zero after a drop below zero). A refused gated event
- * sends `pause_balance` only while no `paused` row exists, so refusals pause once until the
- * balance is sufficient again; a drop below zero records `paused` as well.
+ * What each move crossed and left was decided from facts read under the balance's row lock
+ * (move-decision.ts), so a drop below zero or below the refill threshold is one crossing and
+ * notifies once, whichever path moved the balance. notification_states records what the
+ * balance is in (`negative`, `paused`, `refill_threshold`; `plan_threshold` per plan period):
+ * a move's `leaves` are cleared (a `paused` only once `available` reaches what its pause needs:
+ * the cost a gated event was refused for, zero after a drop below zero), its crossings entered.
+ * A refused gated event sends `pause_balance` only while no `paused` row exists, so refusals
+ * pause once until the balance is sufficient again; a drop below zero records `paused` as well.
  */
-export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved[], rejected: Refusal[], now: Date): Promise<void> {
+export async function notifyMoves(db: Db, companyId: string, moved: MovedBalance[], now: Date): Promise<void> {
   const out: Notification[] = [];
   const enter: Enter[] = [];
-  const leave: { balanceId: string; kinds: string[]; raisedAt?: Date; after: Units }[] = [];
-  const refillCrossed = new Set<string>();
-  const falls: Moved[] = [];
-  for (const m of moved) {
-    const changed = cmp(m.amount, m.startAmount) !== 0 || (m.pending !== null && m.startPending !== null && cmp(m.pending, m.startPending) !== 0);
-    if (!changed) continue;
-    out.push({ accountId: m.accountId, denomination: m.denomination, topic: 'balance_change', balance: m.amount });
-    const amountFell = cmp(m.amount, m.startAmount) < 0 && m.planManaged !== false && m.planAlert !== null;
-    if (m.pending === null || m.startPending === null) {
-      if (amountFell) falls.push(m);
-      continue;
-    }
-    const before = sub(m.startAmount, m.startPending);
-    const after = sub(m.amount, m.pending);
-    const clear = leftStates.filter((s) => s.left(after, m.threshold)).map((s) => s.kind);
-    if (cmp(after, before) > 0) clear.push('paused');
-    if (clear.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: clear, raisedAt: m.raisedAt, after });
-    // Only a fall can cross anything: rises and unchanged balances are not sent to the database.
-    if (amountFell || cmp(after, before) < 0) falls.push(m);
-  }
   const planEntries: Enter[] = [];
-  const read = await readCrossings(db, falls.filter((m) => !m.crossed));
-  let r = 0;
-  for (const c of falls.map((m) => (m.crossed ? { moved: m, ...m.crossed } : read[r++]))) {
-    const m = c.moved;
+  const refusals: Enter[] = [];
+  const leave: { balanceId: string; kinds: string[]; raisedAt?: Date; after: Units }[] = [];
+  const refillCrossed: string[] = [];
+  for (const m of moved) {
+    if (m.changed) out.push({ accountId: m.accountId, denomination: m.denomination, topic: 'balance_change', balance: m.amount });
+    if (m.leaves.length && m.hasStates !== false) leave.push({ balanceId: m.id, kinds: m.leaves, raisedAt: m.raisedAt, after: m.after });
     const base = { accountId: m.accountId, denomination: m.denomination, balance: m.amount };
-    if (c.belowZero) {
+    if (m.crossed.belowZero) {
       enter.push({ balanceId: m.id, kind: 'negative', always: true, n: [{ ...base, topic: 'negative_balance' }] });
       enter.push({ balanceId: m.id, kind: 'paused', always: true, n: [{ ...base, topic: 'pause_balance' }], needed: '0' });
     }
-    if (c.belowRefillThreshold) {
+    if (m.crossed.belowRefillThreshold) {
       enter.push({ balanceId: m.id, kind: 'refill_threshold', always: true, n: [{ ...base, topic: 'threshold', detail: { reason: 'refill_threshold', threshold: m.threshold } }] });
-      refillCrossed.add(m.id);
+      refillCrossed.push(m.id);
     }
-    if (c.planAlert) {
+    if (m.crossed.planAlert && m.planAlert) {
       planEntries.push({
         balanceId: m.id,
         kind: 'plan_threshold',
-        period: c.planAlert.period,
-        n: [{ ...base, topic: 'threshold', detail: { reason: 'plan_threshold', threshold_alert_percentage: c.planAlert.pct, included_amount: c.planAlert.included } }],
+        period: periodKey(m.planAlert.period),
+        n: [{ ...base, topic: 'threshold', detail: { reason: 'plan_threshold', threshold_alert_percentage: m.planAlert.pct, included_amount: m.planAlert.included } }],
       });
     }
-  }
-  enter.push(...planEntries);
-  if (rejected.length) {
-    // One statement for all refused items of a batch: the balances they were refused on.
-    const rows = await query<{ id: string; account_id: string; denomination: string }>(
-      db,
-      sql`select b.id, b.account_id, b.denomination from balances b
-        join unnest(${textArray(rejected.map((r) => r.accountId))}, ${textArray(rejected.map((r) => r.denomination))}) as v(account_id, denomination)
-          on b.account_id = v.account_id and b.denomination = v.denomination`,
-    );
-    const ids = new Map(rows.map((b) => [key(b.account_id, b.denomination), b.id]));
-    for (const { needed, ...r } of rejected) {
-      const id = ids.get(key(r.accountId, r.denomination));
-      if (id) enter.push({ balanceId: id, kind: 'paused', n: [r], needed });
+    for (const r of m.refusals) {
+      refusals.push({ balanceId: m.id, kind: 'paused', n: [{ accountId: m.accountId, denomination: m.denomination, topic: 'pause_balance', balance: r.amount }], needed: r.cost });
     }
   }
+  enter.push(...planEntries, ...refusals);
   if (leave.length) {
     const flat = leave.flatMap((l) => l.kinds.map((kind) => ({ balanceId: l.balanceId, kind, raisedAt: l.raisedAt?.toISOString() ?? null, after: l.after })));
     // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands. A
@@ -136,16 +111,27 @@ export async function afterBalancesMoved(db: Db, companyId: string, moved: Moved
       if (fresh.delete(k) || e.always) out.push(...e.n);
     }
   }
-  const refills = moved.filter((m) => refillCrossed.has(m.id)).map((m) => m.id);
-  if (refills.length) await queueThresholdRefills(db, refills, now);
+  if (refillCrossed.length) await queueThresholdRefills(db, refillCrossed, now);
   await enqueueNotifications(db, companyId, out, now);
 }
 
+/** A move decided by move-decision.ts, as `notifyMoves` takes it. */
+export function movedBalance(
+  at: { accountId: string; denomination: string; id: string; threshold: Units | null; planAlert: PlanAlert | null; raisedAt?: Date; hasStates?: boolean },
+  plan: Pick<MovePlan, 'amount' | 'after' | 'changed' | 'crossed' | 'leaves' | 'refusals'>,
+): MovedBalance {
+  return { ...at, amount: plan.amount, after: plan.after, changed: plan.changed, crossed: plan.crossed, leaves: plan.leaves, refusals: plan.refusals.map(({ cost, amount }) => ({ cost, amount })) };
+}
+
+/** The plan period a `plan_threshold` state belongs to, as `planPeriodKey` writes it in SQL. */
+function periodKey(period: Date): string {
+  return period.toISOString();
+}
+
 /**
- * The crossing rules, as SQL over what a move left (each input an SQL expression; NULL where it
- * does not apply). The single-event statement (events/single.ts) decides with these same
- * fragments whether its event crosses anything, and the general path evaluates them in
- * `readCrossings`: one source, so the two paths cannot drift apart.
+ * The crossing rules of move-decision.ts (`crossingsOf`), as SQL over what a move left (each
+ * input an SQL expression; NULL where it does not apply), for the one-statement paths (the
+ * single event, a batch's balance statement). The reference model holds both forms to one answer.
  *
  * - `belowZero`: `available` went from zero or more to below zero.
  * - `belowRefillThreshold`: `available` went from at or above a positive refill threshold to
@@ -165,24 +151,19 @@ export function crossingRules(c: { before: SQL; after: SQL; threshold: SQL; star
 }
 
 /**
- * The states a move leaves by where it leaves `available`: at or above zero leaves `negative`, at
- * or above a positive refill threshold leaves `refill_threshold` (and any rise leaves `paused`).
- * `afterBalancesMoved` clears them with `left`; the single-event statement hands an event that
- * would leave one to the general path with `leavesStateSql`. One list, so the two cannot drift.
+ * The SQL form of `leftStates` (move-decision.ts) for the states a one-statement path must hand
+ * to the general path: at or above zero leaves `negative`, at or above a positive refill
+ * threshold leaves `refill_threshold`. (A `paused` is left only by a rise, which those paths never make.)
  */
-const leftStates: { kind: string; left: (after: Units, threshold: Units | null) => boolean; sql: (after: SQL, threshold: SQL) => SQL }[] = [
-  { kind: 'negative', left: (after) => cmp(after, '0') >= 0, sql: (after) => sql`${after} >= 0` },
-  {
-    kind: 'refill_threshold',
-    left: (after, threshold) => threshold !== null && cmp(threshold, '0') > 0 && cmp(after, threshold) >= 0,
-    sql: (after, threshold) => sql`${threshold} > 0 and ${after} >= ${threshold}`,
-  },
+const leftStatesSql: { kind: StateKind; sql: (after: SQL, threshold: SQL) => SQL }[] = [
+  { kind: 'negative', sql: (after) => sql`${after} >= 0` },
+  { kind: 'refill_threshold', sql: (after, threshold) => sql`${threshold} > 0 and ${after} >= ${threshold}` },
 ];
 
 /** Whether a state row of `kind` is one the move leaves (see `leftStates`), as SQL; NULL reads as no. */
 export function leavesStateSql(c: { kind: SQL; after: SQL; threshold: SQL }): SQL {
   return sql.join(
-    leftStates.map((s) => sql`(${c.kind} = ${sql.raw(`'${s.kind}'`)} and ${s.sql(c.after, c.threshold)})`),
+    leftStatesSql.map((s) => sql`(${c.kind} = ${sql.raw(`'${s.kind}'`)} and ${s.sql(c.after, c.threshold)})`),
     sql` or `,
   );
 }
@@ -190,58 +171,6 @@ export function leavesStateSql(c: { kind: SQL; after: SQL; threshold: SQL }): SQ
 /** The plan period a `plan_threshold` state belongs to: `last_plan_renewal` as an ISO 8601 UTC string. */
 export function planPeriodKey(period: SQL): SQL {
   return sql`to_char(${period} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
-type Crossed = {
-  moved: Moved;
-  belowZero: boolean;
-  belowRefillThreshold: boolean;
-  planAlert: { included: string; pct: string; period: string } | null;
-};
-
-/**
- * Evaluates `crossingRules` for the balances that fell, in one statement. The plan alert
- * inputs come from the caller when it read them under the lock, or are read here for balances
- * that may be plan-managed.
- */
-async function readCrossings(db: Db, falls: Moved[]): Promise<Crossed[]> {
-  if (!falls.length) return [];
-  const col = (f: (m: Moved) => string | null) => textArray(falls.map(f));
-  const known = (m: Moved) => m.planAlert ?? null;
-  const rules = crossingRules({
-    before: sql`v.before::numeric`,
-    after: sql`v.after::numeric`,
-    threshold: sql`v.threshold::numeric`,
-    startAmount: sql`v.start_amount::numeric`,
-    amount: sql`v.amount::numeric`,
-    included: sql`coalesce(v.included, k.included)::numeric`,
-    pct: sql`coalesce(v.pct, k.pct)::numeric`,
-    period: sql`coalesce(v.period::timestamptz, k.period)`,
-  });
-  const rows = await query<{ below_zero: boolean; below_refill_threshold: boolean; plan_alert: boolean; included: string | null; pct: string | null; period: string | null }>(
-    db,
-    sql`select coalesce(${rules.belowZero}, false) as below_zero, coalesce(${rules.belowRefillThreshold}, false) as below_refill_threshold,
-        coalesce(${rules.planAlert}, false) as plan_alert,
-        coalesce(v.included, k.included) as included, coalesce(v.pct, k.pct) as pct, ${planPeriodKey(sql`coalesce(v.period::timestamptz, k.period)`)} as period
-      from unnest(${col((m) => m.id)}, ${col((m) => m.startAmount)}, ${col((m) => m.amount)},
-        ${col((m) => (m.pending === null || m.startPending === null ? null : sub(m.startAmount, m.startPending)))},
-        ${col((m) => (m.pending === null || m.startPending === null ? null : sub(m.amount, m.pending)))}, ${col((m) => m.threshold)},
-        ${col((m) => known(m)?.included ?? null)}, ${col((m) => known(m)?.pct ?? null)}, ${col((m) => known(m)?.period.toISOString() ?? null)},
-        ${col((m) => String(m.planAlert === undefined))})
-        with ordinality as v(id, start_amount, amount, before, after, threshold, included, pct, period, look_up, ord)
-      left join lateral (
-        select b.included_amount::text as included, p.threshold_alert_percentage as pct, a.last_plan_renewal as period
-        from balances b join plans p on p.id = b.managed_by_plan_id join accounts a on a.id = b.account_id
-        where v.look_up::boolean and b.id = v.id
-      ) k on true
-      order by v.ord`,
-  );
-  return rows.map((r, i) => ({
-    moved: falls[i],
-    belowZero: r.below_zero,
-    belowRefillThreshold: r.below_refill_threshold,
-    planAlert: r.plan_alert ? { included: r.included!, pct: r.pct!, period: r.period! } : null,
-  }));
 }
 
 /** The dedupe keys a balance's threshold refill jobs are queued under: its id, and this suffixed to it. */
@@ -273,5 +202,7 @@ async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): P
   );
 }
 
-const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 const stateKey = (balanceId: string, kind: string, period: string) => `${balanceId}\u0000${kind}\u0000${period}`;
+
+/** The rules the one-statement paths are built from (lib/db/sql/balance-move.ts). */
+export const moveRules: MoveRules = { crossings: crossingRules, leaves: leavesStateSql, periodKey: planPeriodKey };

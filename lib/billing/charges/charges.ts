@@ -1,12 +1,13 @@
-import Stripe from 'stripe';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { charges, accounts, type ChargeReason, type ChargeStatus } from '../../db/schema';
 import { newId } from '../../ids';
-import { ApiError } from '../../errors';
-import { cardCharge, formatCents } from '../../money';
+import { ApiError, notFound } from '../../errors';
+import { formatCents, splitForCard } from '../../money';
 import { log } from '../../log';
-import { plainDecline, processorFailure, processorFor } from '../../processor/stripe';
+import { wallClock } from '../../clock';
+import type { PaymentLook, PaymentOutcome, Processor } from '../../processor/port';
+import { processorFor } from '../../processor/processors';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import {
   chargeById,
@@ -16,7 +17,9 @@ import {
   dueChargeChecks,
   insertCharge,
   markFailed,
+  carryCents,
   markPaid,
+  markSent,
   releaseWorkKey,
   reusableChargeByWorkKey,
   setIntent,
@@ -106,6 +109,11 @@ export type ChargeRequest<E extends PaidFor> = {
   idempotencyKey?: string | null;
   /** What the caller does about a failure this call learns of (see Withdrawal). */
   withdraw?: Withdrawal;
+  /**
+   * The amount is one the service worked out (not one a company set): below the smallest card
+   * payment it is not charged now but carried to the account's next renewal (splitForCard).
+   */
+  computed?: boolean;
 };
 
 /**
@@ -119,10 +127,15 @@ export type Withdrawal = (tx: Db, charge: Charge, now: Date) => Promise<void>;
 export type ChargeOutcome = { charge: Charge; ok: boolean; error?: ApiError };
 
 /**
- * How long a charge whose outcome is unknown is worked on before it is given up: inside the
- * processor's 24-hour idempotency window, so a retry under its key never makes a second payment.
+ * The processor keeps an idempotency key for 24 hours from its first use, by its own (real)
+ * clock. A charge's payment is sent under its key only within this much real time of its first
+ * send, so a resend always reaches the first one's record and never makes a second payment.
  */
-export const GIVE_UP_MS = 23 * 3600_000;
+export const KEY_WINDOW_MS = 23 * 3600_000;
+/** A send this long ago (real time) can no longer be under way at the processor. */
+export const SEND_SETTLED_MS = 3600_000;
+/** How far before the first send a look for the payment reaches: the processor's clock may be behind ours. */
+const CLOCK_SKEW_MS = 10 * 60_000;
 /** How long a retried request may reuse its charge: the life of an Idempotency-Key. */
 const REQUEST_REUSE_MS = 24 * 3600_000;
 
@@ -163,7 +176,7 @@ function outcomeOf(charge: Charge): ChargeOutcome {
  * as paid with its effects in one transaction.
  */
 export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>): Promise<ChargeOutcome> {
-  const req = waiveBelowMinimum(asked);
+  const req = carryBelowMinimum(asked);
   const { db, company, account, now } = req;
   const workKey = req.workKey ?? (req.idempotencyKey ? requestWorkKey(req.idempotencyKey, req.reason) : null);
   // Before any row is written: a company whose processor key cannot be used is not a decline.
@@ -185,35 +198,52 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
     updatedAt: now,
   };
   if (req.amount === 0) {
-    const free = await recordFreeCharge(db, req.handlers, values, now);
+    const free = await recordFreeCharge(db, req.handlers, values, now, req.carried);
     if (free) return { charge: free, ok: true };
   } else {
     // Retried work (a job, a renewal attempt, a request with the same Idempotency-Key) passes the
     // same work key: the charge row, and so the processor's idempotency key, are reused.
-    await insertCharge(db, values);
+    await db.transaction(async (tx) => {
+      await lockAccount(tx, account.id);
+      await insertCharge(tx, values);
+    });
   }
   const charge = workKey ? (await chargeByWorkKey(db, company.id, workKey))! : await chargeById(db, values.id);
+  if (charge.accountId !== account.id) {
+    // Another run of the same request (its Idempotency-Key taken over from this one, which fell
+    // silent) made the charge, for an account of its own: that run pays; this one stops.
+    throw new ApiError('conflict', `Another run of this request (the same Idempotency-Key) made its charge ${charge.id} for account ${charge.accountId}; this run charged nothing. Read that account.`, null, { charge_id: charge.id, account_id: charge.accountId });
+  }
   return continueCharge(db, req.handlers, stripe, account, charge, now, charge.id === values.id, req.withdraw);
 }
 
-/** The charges whose amount the service works out from a plan (its price, chosen amounts, proration, overage). */
-const PLAN_CHARGES: readonly ChargeReason[] = ['plan_start', 'plan_change', 'plan_renewal'];
+/**
+ * An amount the service worked out below the smallest card payment is recorded as a 0-cent charge
+ * (what it pays for applies at once) and its cents are carried to the account's next renewal,
+ * saying so in its description: never waived. Amounts a company sets are refused below it instead.
+ */
+function carryBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> & { carried: number } {
+  const { charge, carried } = req.computed ? splitForCard(req.amount) : { charge: req.amount, carried: 0 };
+  if (!carried) return { ...req, carried: 0 };
+  return { ...req, amount: charge, carried, description: `${req.description} (${formatCents(carried)} carried to the next renewal: below $0.50, the smallest card payment)` };
+}
 
 /**
- * A plan charge below the smallest card payment (cardCharge) is charged as 0 cents, saying so
- * in its description: the processor would refuse it, and the renewal could never be paid.
- * Amounts a company sets (deposits, refills) are refused below it instead, where they are set.
+ * A charge is recorded under a share lock of its account: an account taken back meanwhile (its
+ * creation refused) is either gone (404) or sees the charge and stays (removeRefusedAccount).
  */
-function waiveBelowMinimum<E extends PaidFor>(req: ChargeRequest<E>): ChargeRequest<E> {
-  if (!PLAN_CHARGES.includes(req.reason) || cardCharge(req.amount) === req.amount) return req;
-  return { ...req, amount: 0, description: `${req.description} (${formatCents(req.amount)} waived: below $0.50, the smallest card payment)` };
+async function lockAccount(tx: Db, accountId: string): Promise<void> {
+  const [row] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('share');
+  if (!row) throw notFound('account', 'account_id');
 }
 
 /** A 0-cent charge: the row and its effects in one transaction; null when the work key was taken. */
-async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date): Promise<Charge | null> {
+async function recordFreeCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, values: typeof charges.$inferInsert, now: Date, carried = 0): Promise<Charge | null> {
   return db.transaction(async (tx) => {
+    await lockAccount(tx, values.accountId);
     const row = await insertCharge(tx, values);
     if (!row) return null;
+    if (carried) await carryCents(tx, values.accountId, carried);
     await applyPaid(tx, handlers, row, now);
     return row;
   });
@@ -269,7 +299,7 @@ export function missingPaymentMethod(company: Pick<Company, 'processorKeyEnc'>, 
 async function continueCharge<E extends PaidFor>(
   db: Db,
   handlers: Handlers<E>,
-  stripe: Stripe | null,
+  processor: Processor | null,
   account: Pick<typeof accounts.$inferSelect, 'processorId'>,
   charge: Charge,
   now: Date,
@@ -277,88 +307,95 @@ async function continueCharge<E extends PaidFor>(
   withdraw?: Withdrawal,
 ): Promise<ChargeOutcome> {
   if (charge.status !== 'pending') return outcomeOf(charge);
-  if (!stripe || !account.processorId || !charge.processorPaymentMethodId) {
+  if (!processor || !account.processorId || !charge.processorPaymentMethodId) {
     // An earlier attempt may have reached the processor: only a charge never tried can fail here.
     if (!fresh) return outcomeOf(charge);
-    const error = paymentMethodRequired(!!stripe);
+    const error = paymentMethodRequired(!!processor);
     log.info({ charge_id: charge.id, account_id: charge.accountId, company_id: charge.companyId, amount: charge.amount, reason: charge.reason, outcome: 'declined', failure_code: 'payment_method_required' }, 'charge attempt');
     return failCharge(db, handlers, charge, 'payment_method_required', error, null, now, withdraw);
   }
-  return recordAttempt(db, handlers, charge, await attemptIntent(stripe, charge, account.processorId), now, withdraw);
+  const attempt = await advanceCharge(db, processor, charge, account.processorId);
+  if (!attempt) return outcomeOf(await chargeById(db, charge.id));
+  return recordAttempt(db, handlers, charge, attempt, now, withdraw);
 }
 
 /** What the processor said about a charge. */
 type Attempt =
   | { kind: 'paid'; intentId: string }
   | { kind: 'declined'; code: string; error: ApiError; intentId: string | null }
-  /** The processor refused the request itself: nothing was charged. */
-  | { kind: 'refused'; error: ApiError }
-  /** Not known yet: no answer, a 5xx, the same key still in flight, or a payment still processing. */
+  /**
+   * Definite: nothing was charged (the processor refused the request itself, or the charge was
+   * given up). With `sends`: only if no send followed the one refused (see markFailed).
+   */
+  | { kind: 'refused'; error: ApiError; sends?: number }
+  /** Not known yet: no answer, a 5xx, the same key still in flight, a refused key, or a payment still processing. */
   | { kind: 'unknown'; intentId: string | null };
 
+function fromOutcome(o: PaymentOutcome): Attempt {
+  switch (o.kind) {
+    case 'paid':
+      return o;
+    case 'declined':
+      return { kind: 'declined', code: o.code, error: new ApiError('card_declined', o.message, null, { decline_code: o.code }), intentId: o.intentId };
+    case 'refused':
+      return { kind: 'refused', error: new ApiError('processor_error', o.message) };
+    case 'unknown':
+      return { kind: 'unknown', intentId: o.intentId };
+  }
+}
+
+function isOutcome(look: PaymentLook): look is PaymentOutcome {
+  return look.kind !== 'not_found' && look.kind !== 'unanswered';
+}
+
 /**
- * Creates (or, under the same idempotency key, gets the outcome of) the charge's PaymentIntent.
- * After an unclear answer it looks for the intent, but not finding it proves nothing: the
- * request may still reach the processor, so the outcome stays unknown.
+ * Moves a pending charge one step at the processor, by what is known of it (real time, never the
+ * service's clock, measures the processor's limits):
+ * - its payment's id is known: that payment is read, never created again (a payment still
+ *   processing a day later is not made twice);
+ * - never sent, or first sent less than KEY_WINDOW_MS ago: the payment is created under the
+ *   charge's key, which answers with what an earlier send did (or 409 while it is still under
+ *   way), or makes it now; after an unclear answer it is looked for;
+ * - first sent longer ago: the key may have expired, so only a look; a payment not found fails
+ *   the charge only once its last send is SEND_SETTLED_MS old (no request can still make it).
+ * Null when the charge stopped being pending meanwhile.
  */
-async function attemptIntent(stripe: Stripe, charge: Charge, customer: string): Promise<Attempt> {
-  try {
-    const intent = await stripe.paymentIntents.create(
-      {
-        amount: charge.amount,
-        currency: 'usd',
-        customer,
-        payment_method: charge.processorPaymentMethodId ?? undefined,
-        // A saved card, charged off session, where no one can be redirected: without this the
-        // intent allows redirect-based methods, and Stripe refuses to confirm it without a return_url.
-        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
-        confirm: true,
-        off_session: true,
-        description: charge.description,
-        metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
-      },
-      { idempotencyKey: `charge-${charge.id}` },
-    );
-    return fromIntent(intent);
-  } catch (err) {
-    if (err instanceof Stripe.errors.StripeCardError) {
-      const pi = (err.payment_intent as Stripe.PaymentIntent | undefined)?.id ?? null;
-      return { kind: 'declined', code: err.decline_code || err.code || 'card_declined', error: processorFailure(err), intentId: pi };
-    }
-    if (isUnclear(err)) {
-      const found = await findIntent(stripe, customer, charge.id);
-      return found && found !== 'unknown' ? fromIntent(found) : { kind: 'unknown', intentId: null };
-    }
-    return { kind: 'refused', error: processorFailure(err) };
+async function advanceCharge(db: Db, processor: Processor, charge: Charge, customer: string): Promise<Attempt | null> {
+  if (charge.processorPaymentIntentId) {
+    const look = await processor.retrievePayment(charge.processorPaymentIntentId);
+    return isOutcome(look) ? fromOutcome(look) : { kind: 'unknown', intentId: charge.processorPaymentIntentId };
   }
+  const wall = wallClock();
+  if (!charge.firstSentAt || wall.getTime() - charge.firstSentAt.getTime() < KEY_WINDOW_MS) {
+    const sent = await markSent(db, charge.id, wall);
+    if (!sent) return null;
+    const outcome = await processor.createPayment({
+      amount: charge.amount,
+      customer,
+      paymentMethod: charge.processorPaymentMethodId!,
+      description: charge.description,
+      metadata: { charge_id: charge.id, account_id: charge.accountId, reason: charge.reason },
+      idempotencyKey: `charge-${charge.id}`,
+      firstSend: sent.sends === 1,
+    });
+    // A refused key on the first send: final unless another send of the key has left meanwhile.
+    if (outcome.kind === 'refused') return { ...fromOutcome(outcome), sends: sent.sends } as Attempt;
+    if (outcome.kind !== 'unknown' || outcome.intentId) return fromOutcome(outcome);
+    // Not finding it proves nothing here: the request may still reach the processor.
+    const look = await processor.findPayment({ customer, chargeId: charge.id, since: lookFrom(sent.charge) });
+    return isOutcome(look) ? fromOutcome(look) : { kind: 'unknown', intentId: null };
+  }
+  const look = await processor.findPayment({ customer, chargeId: charge.id, since: lookFrom(charge) });
+  if (isOutcome(look)) return fromOutcome(look);
+  if (look.kind === 'not_found' && wall.getTime() - (charge.lastSentAt ?? charge.firstSentAt).getTime() >= SEND_SETTLED_MS) {
+    return { kind: 'refused', error: new ApiError('processor_error', 'The payment processor has no payment for this charge, and no request for it can still be under way: it was given up, and nothing was charged.') };
+  }
+  return { kind: 'unknown', intentId: null };
 }
 
-function fromIntent(intent: Stripe.PaymentIntent): Attempt {
-  if (intent.status === 'succeeded') return { kind: 'paid', intentId: intent.id };
-  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
-    const e = intent.last_payment_error;
-    const code = e?.decline_code || e?.code || intent.status;
-    return { kind: 'declined', code, error: new ApiError('card_declined', plainDecline(code), null, { decline_code: code }), intentId: intent.id };
-  }
-  // processing (the bank answers later) or otherwise unfinished: looked at again later.
-  return { kind: 'unknown', intentId: intent.id };
-}
-
-/** Errors after which the request may have been, or may still be, carried out by the processor. */
-function isUnclear(err: unknown): boolean {
-  if (
-    err instanceof Stripe.errors.StripeConnectionError ||
-    err instanceof Stripe.errors.StripeAPIError ||
-    err instanceof Stripe.errors.StripeRateLimitError ||
-    // The key was used with other parameters: whatever was done under it stands.
-    err instanceof Stripe.errors.StripeIdempotencyError
-  ) {
-    return true;
-  }
-  const e = err as { type?: string; code?: string; statusCode?: number };
-  // 409 idempotency_key_in_use: another request with this key is still running.
-  if (e?.code === 'idempotency_key_in_use' || e?.statusCode === 409 || (e?.statusCode ?? 0) >= 500) return true;
-  return e?.type === 'StripeConnectionError' || e?.code === 'ETIMEDOUT' || e?.code === 'ECONNRESET';
+/** Where a look for a charge's payment starts: a little before its first send. */
+function lookFrom(charge: Pick<Charge, 'firstSentAt'>): Date {
+  return new Date((charge.firstSentAt?.getTime() ?? 0) - CLOCK_SKEW_MS);
 }
 
 async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, attempt: Attempt, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
@@ -375,7 +412,7 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
     case 'declined':
       return failCharge(db, handlers, charge, attempt.code, attempt.error, attempt.intentId, now, withdraw);
     case 'refused':
-      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now, withdraw);
+      return failCharge(db, handlers, charge, 'processor_error', attempt.error, null, now, withdraw, attempt.sends);
     case 'unknown': {
       let row = charge;
       if (attempt.intentId && attempt.intentId !== charge.processorPaymentIntentId) {
@@ -387,37 +424,13 @@ async function recordAttempt<E extends PaidFor>(db: Db, handlers: Handlers<E>, c
 }
 
 /**
- * Finds the PaymentIntent made for our charge among all of the customer's, newest first: any
- * number of payments may have come after it, and "not found" decides that nothing was paid.
- * 'unknown' when the processor cannot be asked.
- */
-async function findIntent(stripe: Stripe, customer: string, chargeId: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
-  try {
-    for await (const pi of stripe.paymentIntents.list({ customer, limit: 100 })) {
-      if (pi.metadata?.charge_id === chargeId) return pi;
-    }
-    return null;
-  } catch {
-    return 'unknown';
-  }
-}
-
-async function retrieveIntent(stripe: Stripe, id: string): Promise<Stripe.PaymentIntent | null | 'unknown'> {
-  try {
-    return await stripe.paymentIntents.retrieve(id);
-  } catch (err) {
-    return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 ? null : 'unknown';
-  }
-}
-
-/**
  * Marks a pending charge failed, with a payment_failed notification unless the caller withdraws,
  * its effects' failure handlers, then the caller's withdrawal; a charge that is no longer pending
  * is reported as it is.
  */
-async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date, withdraw?: Withdrawal): Promise<ChargeOutcome> {
+async function failCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, code: string, error: ApiError, intentId: string | null, now: Date, withdraw?: Withdrawal, sends?: number): Promise<ChargeOutcome> {
   const failed = await db.transaction(async (tx) => {
-    const row = await markFailed(tx, charge.id, { code, message: error.message, intentId }, now);
+    const row = await markFailed(tx, charge.id, { code, message: error.message, intentId, sends }, now);
     if (!row) return null;
     if (!withdraw) await enqueueNotifications(tx, charge.companyId, [{ accountId: charge.accountId, denomination: 'USD', topic: 'payment_failed', balance: '0', detail: { charge_id: charge.id, amount: charge.amount, reason: charge.reason, failure_code: code } }], now);
     for (const effect of effectsOf<E>(row)) await handlerFor(handlers, effect).failed?.(tx, row, effect, now);
@@ -439,10 +452,9 @@ export async function settleCharge<E extends PaidFor>(db: Db, handlers: Handlers
 }
 
 /**
- * Settles charges whose outcome was unknown. Each is looked up at the processor: paid → its
- * effects are applied; declined or canceled → failed; still processing → looked at again later.
- * One the processor has no trace of is created again under the same idempotency key, which
- * answers with what the first request did or does it now. Given up (failed) after GIVE_UP_MS.
+ * Settles charges whose outcome was unknown, one step each (advanceCharge): paid → its effects
+ * are applied; declined, or given up once no request for it can still be made → failed; still
+ * unknown → looked at again later.
  */
 export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Date, opts: { handlers: Handlers<E>; stopping?: () => boolean }): Promise<number> {
   const due = await dueChargeChecks(db, now, 20);
@@ -463,13 +475,8 @@ export async function reconcilePendingCharges<E extends PaidFor>(db: Db, now: Da
 
 async function reconcileCharge<E extends PaidFor>(db: Db, handlers: Handlers<E>, charge: Charge, now: Date): Promise<void> {
   const row = await chargeContext(db, charge);
-  const stripe = row ? processorFor(row.company) : null;
-  if (!stripe || !row?.customer) return;
-  const found = charge.processorPaymentIntentId ? await retrieveIntent(stripe, charge.processorPaymentIntentId) : await findIntent(stripe, row.customer, charge.id);
-  let attempt: Attempt;
-  if (found && found !== 'unknown') attempt = fromIntent(found);
-  else if (now.getTime() - charge.createdAt.getTime() < GIVE_UP_MS) attempt = await attemptIntent(stripe, charge, row.customer);
-  else if (found === null) attempt = { kind: 'refused', error: new ApiError('processor_error', 'The payment processor never confirmed the charge; it was given up.') };
-  else return; // the processor cannot be asked: keep looking
-  await recordAttempt(db, handlers, charge, attempt, now);
+  const processor = row ? processorFor(row.company) : null;
+  if (!processor || !row?.customer || !charge.processorPaymentMethodId) return;
+  const attempt = await advanceCharge(db, processor, charge, row.customer);
+  if (attempt) await recordAttempt(db, handlers, charge, attempt, now);
 }

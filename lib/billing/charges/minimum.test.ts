@@ -61,19 +61,42 @@ describe('amounts below the smallest card payment ($0.50)', () => {
     expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(10);
   });
 
-  it('are waived for an upgrade whose credit leaves less than 50 cents, as its preview says', async () => {
+  it('are carried, never waived, at an upgrade: 30 cents of overage and an equal-priced plan are charged with the next renewal', async () => {
     const co = await newPayingCompany(t);
-    const small = await createPlan(co, { name: 'Small', charge_amount: 1000, billing_period: 'month', balances: [{ amount: 10, denomination: 'tokens' }] });
-    const next = await createPlan(co, { name: 'Next', charge_amount: 1030, billing_period: 'month', balances: [{ amount: 11, denomination: 'tokens' }] });
-    const id = await createAccount(co, { plan_id: small.id, token: 'tok_visa' });
-    const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: next.id } });
+    const a = await createPlan(co, { name: 'A', charge_amount: 1000, billing_period: 'month', overage_charge_mode: 'postpay', balances: [{ amount: 10, denomination: 'tokens', overage_charge_amount: 1 }] });
+    const b = await createPlan(co, { name: 'B', charge_amount: 1000, billing_period: 'month', balances: [{ amount: 20, denomination: 'tokens' }] });
+    const id = await createAccount(co, { plan_id: a.id, token: 'tok_visa' });
+    await spend(co, id, 40, { type: 'use', denomination: 'tokens' });
+    const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: b.id } });
     expect(preview.status, JSON.stringify(preview.body)).toBe(200);
-    expect(preview.body.data).toMatchObject({ effective: 'now', credit_amount: 1000, charge_amount: 0 });
+    expect(preview.body.data).toMatchObject({ effective: 'now', credit_amount: 1000, overage_amount: 30, charge_amount: 0, carried_amount: 30 });
     const paidBefore = await intents(co);
-    const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: next.id } });
+    const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: b.id } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    expect(changed.body.data).toMatchObject({ plan_id: next.id, plan_status: 'ACTIVE' });
-    expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(11);
+    expect(changed.body.data).toMatchObject({ plan_id: b.id, plan_status: 'ACTIVE' });
+    expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(20);
     expect(await intents(co)).toBe(paidBefore);
+    const change = (await charges(co, id)).find((c) => c.reason === 'plan_change')!;
+    expect(change).toMatchObject({ amount: 0, status: 'succeeded' });
+    expect(change.description).toMatch(/\$0\.30 carried to the next renewal/);
+    // The next renewal charges the period and the 30 cents.
+    await advance(31 * 86_400);
+    const renewals = (await charges(co, id)).filter((c) => c.reason === 'plan_renewal');
+    expect(renewals.map((c) => [c.amount, c.status])).toEqual([[1030, 'succeeded']]);
+    expect(renewals[0].description).toMatch(/carried from earlier renewals \(below \$0\.50 each\): 30 cents/);
+  });
+
+  it('are carried at a mid-month change whose credit leaves less than 50 cents, and charged with the next renewal', async () => {
+    const co = await newPayingCompany(t);
+    const plan = await createPlan(co, { name: 'Base', charge_amount: 500, billing_period: 'month', balances: [{ amount: 5, denomination: 'tokens' }] });
+    const id = await createAccount(co, { plan_id: plan.id, token: 'tok_visa' });
+    expect((await co.call('PUT', `/v1/accounts/${id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } })).status).toBe(200);
+    // 100 units left are worth 1000 cents: 1020 for 102 units leaves 20 cents to pay.
+    const mid = await co.call('POST', `/v1/accounts/${id}/modifymidmonth`, { body: { denomination: 'credits', amount: 102, usd_charge: 1020 } });
+    expect(mid.status, JSON.stringify(mid.body)).toBe(200);
+    expect(mid.body.data).toMatchObject({ credit: 1000, charged: 0, amount: 102 });
+    await advance(31 * 86_400);
+    const renewals = (await charges(co, id)).filter((c) => c.reason === 'plan_renewal');
+    expect(renewals.map((c) => c.amount)).toEqual([520]);
   });
 });

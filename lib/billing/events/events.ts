@@ -3,16 +3,18 @@ import { isUniqueViolation, query, sql, type Db } from '../../db/client';
 import { events, type EventState } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
-import { add, cmp, neg, sub, toUnits, unitsOut, type Units } from '../../money';
+import { add, cmp, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
-import { applyChange, ensureBalances, findBalance, releaseHolds, type Balance } from '../balances/balances';
+import { completeHold, ensureBalances, findBalance, planAlertOf, releaseHolds, type Balance } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
-import { afterBalancesMoved, crossingRules, planPeriodKey, type Moved, type Refusal } from '../balances/crossings';
+import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
+import { decideMove, leftStates, type MoveOp } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
-import { insertEvents, insertLedgerRows, lockBalancesForEvents, moveBalancesForEvents, setBalanceAmounts, type CrossingSql, type LedgerInsert, type LedgerMove, type LockedBalance } from '../../db/sql/events';
+import { insertEvents } from '../../db/sql/events';
+import { insertLedgerRows, lockBalances, moveBalancesForEvents, setBalanceAmounts, type LedgerInsert, type LedgerMove } from '../../db/sql/balance-move';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -53,33 +55,6 @@ export function serializeEvent(e: EventRow, now: Date) {
 }
 
 type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; hasBalance: boolean };
-type BalanceState = {
-  id: string;
-  amount: Units;
-  pending: Units;
-  startAmount: Units;
-  startPending: Units;
-  threshold: Units | null;
-  planManaged: boolean;
-  planAlert: { included: string; pct: string; period: Date } | null;
-  hasStates: boolean;
-  crossed?: Moved['crossed'];
-};
-
-/** The crossing rules over the columns `moveBalancesForEvents` gives them. */
-const batchCrossings: CrossingSql = {
-  ...crossingRules({
-    before: sql`c.before`,
-    after: sql`c.after`,
-    threshold: sql`c.threshold`,
-    startAmount: sql`c.start_amount`,
-    amount: sql`c.amount`,
-    included: sql`c.included`,
-    pct: sql`c.pct`,
-    period: sql`c.period`,
-  }),
-  periodKey: planPeriodKey(sql`c.period`),
-};
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -95,18 +70,27 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
   const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, hasBalance: prices[index].hasBalance }));
 
+  let ensureAll = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writeEvents(db, companyId, priced, now);
+      return await writeEvents(db, companyId, priced, now, ensureAll);
     } catch (err) {
       // Two requests raced on one idempotency key: the loser re-reads the winner's record.
       if (attempt < 2 && isUniqueViolation(err)) continue;
+      // A balance priced as there was gone when locked: written again with every balance made sure of.
+      if (attempt < 2 && err instanceof BalanceGone) {
+        ensureAll = true;
+        continue;
+      }
       throw err;
     }
   }
 }
 
-async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date): Promise<EventRow[]> {
+/** A balance the batch was priced on was deleted before its lock was taken: its transaction is rolled back and written again. */
+class BalanceGone extends Error {}
+
+async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Date, ensureAll: boolean): Promise<EventRow[]> {
   const keys = [...new Set(priced.map((p) => p.item.idempotency_key).filter((k): k is string => Boolean(k)))];
   const existing = new Map<string, EventRow>();
   if (keys.length) {
@@ -158,24 +142,11 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
     }
 
     const billed = toInsert.filter((p) => p.cost);
-    const states = new Map<string, BalanceState>();
-    const stateOf = (b: LockedBalance, startPending: Units): BalanceState => ({
-      id: b.id,
-      amount: b.amount,
-      pending: startPending,
-      startAmount: b.amount,
-      startPending,
-      threshold: b.refill_threshold,
-      planManaged: b.plan_managed,
-      planAlert: b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null,
-      hasStates: b.has_states,
-    });
     const eventRows: EventRow[] = [];
-    const rejectedOn: Refusal[] = [];
-    let moved = false;
+    const moved: MovedBalance[] = [];
     if (billed.length) {
       // Only balances that did not exist when the batch was priced are created (in one sorted insert).
-      const unseen = billed.filter((p) => !p.hasBalance);
+      const unseen = ensureAll ? billed : billed.filter((p) => !p.hasBalance);
       if (unseen.length) await ensureBalances(tx, unseen.map((p) => ({ accountId: p.item.account_id, companyId, denomination: p.cost!.denomination })), now);
       const pairs = [...new Map(billed.map((p) => [key(p.item.account_id, p.cost!.denomination), [p.item.account_id, p.cost!.denomination] as const])).values()];
       // The company's batches take turns here, before either locking statement below takes its
@@ -203,69 +174,81 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         // The balances that only need their balance_change are notified by the statement itself;
         // the ones it returns crossed something, are in a state, or changed by holds alone.
         const notify = (source: SQL) => insertDeliveries(companyId, now.toISOString(), source);
-        for (const b of await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, crossings: batchCrossings, notify })) {
-          const k = key(b.account_id, b.denomination);
-          const st = stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0'));
-          if (cmp(b.new_amount, b.amount) !== 0) st.amount = toUnits(b.new_amount);
-          st.pending = b.pending;
-          st.crossed = {
-            belowZero: b.below_zero,
-            belowRefillThreshold: b.below_refill_threshold,
-            planAlert: b.plan_alert ? { included: b.included!, pct: b.pct!, period: b.plan_period! } : null,
-          };
-          states.set(k, st);
+        const rows = await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, rules: moveRules, notify });
+        if (rows === 'lost') throw new BalanceGone();
+        for (const b of rows) {
+          const before = sub(b.amount, sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0'));
+          const after = sub(b.new_amount, b.pending);
+          moved.push(
+            movedBalance(
+              { accountId: b.account_id, denomination: b.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), hasStates: b.has_states },
+              {
+                amount: b.new_amount,
+                after,
+                changed: true,
+                crossed: { belowZero: b.below_zero, belowRefillThreshold: b.below_refill_threshold, planAlert: b.plan_alert },
+                leaves: cmp(after, before) === 0 ? [] : leftStates.filter((st) => st.left(after, before, b.refill_threshold)).map((st) => st.kind),
+                refusals: [],
+              },
+            ),
+          );
         }
         eventRows.push(...earlyRows);
-        moved = true;
       } else {
-        for (const b of await lockBalancesForEvents(tx, pairs, now)) {
-          const k = key(b.account_id, b.denomination);
-          states.set(k, stateOf(b, sub(b.pending, ownHolds.get(k) ?? '0')));
+        // Gated items: each balance's items decided in request order (move-decision.ts) from what
+        // was read under its lock; this transaction's own early holds are already in that read.
+        const facts = new Map((await lockBalances(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
+        if (facts.size < pairs.length) throw new BalanceGone();
+        const ops = new Map<string, { index: number; op: MoveOp }[]>();
+        for (const [i, p] of toInsert.entries()) {
+          if (!p.cost) continue;
+          const k = key(p.item.account_id, p.cost.denomination);
+          const state = early[i]?.state ?? p.item.state ?? 'complete';
+          // An early row's state is settled: it is decided ungated (a cancelled or rejected one cannot be).
+          const op: MoveOp = { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] };
+          ops.set(k, [...(ops.get(k) ?? []), { index: i, op }]);
         }
+        const outcomes = new Map<number, string>();
+        const rows: { index: number; row: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'> }[] = [];
+        const changed: { id: string; amount: string }[] = [];
+        for (const [k, list] of ops) {
+          const b = facts.get(k)!;
+          const own = ownHolds.get(k) ?? '0';
+          // The early holds are this batch's own: the move starts before them, and places them again.
+          const plan = decideMove({ amount: b.amount, pending: sub(b.pending, own), threshold: b.refill_threshold, planAlert: planAlertOf(b) }, list.map((l) => l.op));
+          list.forEach((l, n) => outcomes.set(l.index, plan.outcomes[n]!));
+          for (const r of plan.rows) {
+            const { index } = list[r.op];
+            const p = toInsert[index];
+            rows.push({
+              index,
+              row: { accountId: p.item.account_id, balanceId: b.id, denomination: p.cost!.denomination, type: 'event', description: `Event ${p.item.type}`, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: ids[index], chargeId: null },
+            });
+          }
+          if (cmp(plan.amount, b.amount) !== 0) changed.push({ id: b.id, amount: plan.amount });
+          moved.push(movedBalance({ accountId: b.account_id, denomination: b.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), hasStates: b.has_states }, plan));
+        }
+        const lateRows: EventRow[] = [];
+        for (const [i, p] of toInsert.entries()) {
+          let r = early[i];
+          if (!r) {
+            r = row(p, ids[i], (outcomes.get(i) as EventState | undefined) ?? p.item.state ?? 'complete');
+            lateRows.push(r);
+          }
+          eventRows.push(r);
+        }
+        if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
+        // Ledger rows in request order, as the balances moved.
+        rows.sort((a, b) => a.index - b.index);
+        if (rows.length) await insertLedgerRows(tx, { companyId, now }, rows.map((r) => r.row));
+        if (changed.length) await setBalanceAmounts(tx, changed, now);
       }
+    } else {
+      eventRows.push(...toInsert.map((p, i) => early[i] ?? row(p, ids[i], p.item.state ?? 'complete')));
+      const late = eventRows.filter((r, i) => !early[i]);
+      if (late.length) await insertEvents(tx, { companyId, now }, late);
     }
-
-    if (!moved) {
-      const ledger: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[] = [];
-      const lateRows: EventRow[] = [];
-      for (const [i, p] of toInsert.entries()) {
-        const st = p.cost ? states.get(key(p.item.account_id, p.cost.denomination))! : null;
-        let r = early[i];
-        if (!r) {
-          const refused = p.cost && st && cmp(p.cost.amount, sub(st.amount, st.pending)) > 0;
-          r = row(p, ids[i], refused ? 'rejected' : (p.item.state ?? 'complete'));
-          lateRows.push(r);
-        }
-        const { id, state } = r;
-        eventRows.push(r);
-        if (!p.cost || !st) continue;
-        if (state === 'rejected') {
-          rejectedOn.push({ accountId: p.item.account_id, denomination: p.cost.denomination, topic: 'pause_balance', balance: st.amount, needed: p.cost.amount });
-        } else if (state === 'pending') {
-          st.pending = add(st.pending, p.cost.amount);
-        } else {
-          const starting = st.amount;
-          st.amount = sub(st.amount, p.cost.amount);
-          ledger.push({
-            accountId: p.item.account_id,
-            balanceId: st.id,
-            denomination: p.cost.denomination,
-            type: 'event',
-            description: `Event ${p.item.type}`,
-            amount: neg(p.cost.amount),
-            startingBalance: starting,
-            endingBalance: st.amount,
-            eventId: id,
-            chargeId: null,
-          });
-        }
-      }
-      if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
-      if (ledger.length) await insertLedgerRows(tx, { companyId, now }, ledger);
-      const changed = [...states.values()].filter((s) => s.amount !== s.startAmount);
-      if (changed.length) await setBalanceAmounts(tx, changed, now);
-    }
-    await afterBalancesMoved(tx, companyId, [...states.entries()].map(([k, s]) => ({ accountId: k.split('\u0000')[0], denomination: k.split('\u0000')[1], ...s })), rejectedOn, now);
+    await notifyMoves(tx, companyId, moved, now);
 
     const inserted = new Map(eventRows.map((e) => [e.idempotencyKey ?? e.id, e]));
     let cursor = 0;
@@ -353,12 +336,7 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
       .returning();
     if (row.costAmount !== null && row.costDenomination) {
       if (state === 'complete') {
-        const t = await applyChange(
-          tx,
-          { accountId: row.accountId, companyId, denomination: row.costDenomination, amount: neg(row.costAmount), type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id },
-          now,
-        );
-        await afterBalancesMoved(tx, companyId, [{ accountId: row.accountId, denomination: row.costDenomination, id: t.balanceId, startAmount: t.startingBalance, amount: t.endingBalance, startPending: null, pending: null, threshold: null }], [], now);
+        await completeHold(tx, { companyId, accountId: row.accountId, denomination: row.costDenomination, cost: row.costAmount, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
       } else {
         await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination: row.costDenomination, amount: row.costAmount }], now);
       }

@@ -70,6 +70,7 @@ export async function activatePlan({
     now: at,
     idempotencyKey,
     withdraw,
+    computed: true,
   });
   if (!outcome.ok && outcome.charge.status === 'pending') throw pendingPlanError(account, outcome.charge.id, reason);
   if (!outcome.ok) throw outcome.error!;

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, notInArray } from 'drizzle-orm';
+import { and, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, balances, plans } from '../../db/schema';
 import type { Flag } from '../../db/schema';
@@ -23,8 +23,12 @@ export type ActivatePlanEffect = { kind: 'activate_plan'; plan_id: string; chose
  * What a renewal charge pays for: the next period of the plan (or of the scheduled one). Its
  * failure has an effect too: the account becomes PAST_DUE until a retry is paid.
  */
-/** `carried_after`: the cents left carried to the next renewal once this one is paid (effects made before carrying have none: unchanged). */
-export type RenewPlanEffect = { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured; carried_after?: number };
+/**
+ * `carried_paid`: the carried cents this renewal's charge includes, taken off what is carried once
+ * it is paid (cents carried meanwhile, by a change below the card minimum, stay for the next one).
+ * `carried_after` (effects of the version before): what is left carried once paid.
+ */
+export type RenewPlanEffect = { kind: 'renew_plan'; due: string; plan_id: string; chosen?: Record<string, string> | null; attempt?: number; measured?: Measured; carried_paid?: number; carried_after?: number };
 
 /** A plan start or upgrade was paid: its period starts now. */
 export async function applyPlanActivation(db: Db, charge: Charge, effect: ActivatePlanEffect, now: Date): Promise<void> {
@@ -36,7 +40,7 @@ export async function applyPlanActivation(db: Db, charge: Charge, effect: Activa
 export async function applyRenewal(db: Db, charge: Charge, effect: RenewPlanEffect, now: Date): Promise<void> {
   // The period is the one under way when the card was charged, not when the answer came (a
   // charge the reconciler settles a day later paid for the period it was made in).
-  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now, paidAt: charge.createdAt, carriedAfter: effect.carried_after });
+  await completeRenewal(db, { accountId: charge.accountId, due: new Date(effect.due), planId: effect.plan_id, chosen: effect.chosen, chargeId: charge.id, measured: effect.measured, now, paidAt: charge.createdAt, carriedAfter: effect.carried_after, carriedDelta: effect.carried_paid === undefined ? undefined : -effect.carried_paid });
 }
 
 /** A renewal charge failed: the account is PAST_DUE until its next attempt (charges made before attempts were counted, and a new card's try outside the schedule, carry none). */
@@ -91,7 +95,7 @@ export async function startPlanPeriod(
     }
   }
   for (const inc of included) {
-    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? 'plan_reset' : 'plan_grant', description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
+    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? ('plan_reset' as const) : ('plan_grant' as const), description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
     await setLevel(db, { ...change, level: inc.amount, measured: amountFor(args.measured, inc.denomination) }, now);
     await db
       .update(balances)
@@ -140,7 +144,7 @@ export async function failRenewal(db: Db, args: { accountId: string; due: Date; 
 /** The renewal's effect: once per due date (the update only matches while it is still due). */
 export async function completeRenewal(
   db: Db,
-  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date; paidAt?: Date; carriedAfter?: number },
+  args: { accountId: string; due: Date; planId: string; chosen?: Record<string, string> | null; chargeId: string | null; measured?: Measured; now: Date; paidAt?: Date; carriedAfter?: number; carriedDelta?: number },
 ): Promise<void> {
   const [account] = await db
     .select()
@@ -170,7 +174,8 @@ export async function completeRenewal(
     measured: args.measured,
     schedule: periodUnderWay(newCadence ? { anchor: args.due, periods: 0, periodStart: args.due } : { anchor: account.planAnchorAt ?? args.due, periods: account.planPeriods + 1, periodStart: args.due }, plan.billingPeriod as BillingPeriod, args.paidAt ?? args.now),
   });
-  if (args.carriedAfter !== undefined) await db.update(accounts).set({ carriedCents: args.carriedAfter }).where(eq(accounts.id, account.id));
+  if (args.carriedDelta !== undefined) await db.update(accounts).set({ carriedCents: sql`greatest(0, ${accounts.carriedCents} + ${args.carriedDelta})` }).where(eq(accounts.id, account.id));
+  else if (args.carriedAfter !== undefined) await db.update(accounts).set({ carriedCents: args.carriedAfter }).where(eq(accounts.id, account.id));
 }
 
 /**

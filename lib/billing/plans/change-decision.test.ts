@@ -110,7 +110,7 @@ describe('the balances a change would leave', () => {
     const d = decidePlanChange(f);
     if (d.kind !== 'upgrade') throw new Error(d.kind);
     expect(describePlanChange(f, d, current)).toEqual({
-      kind: 'upgrade', planId: 'p_big', effective: 'now', chargeAmount: 8000, priceAmount: 9000, creditAmount: 1000, overageAmount: 0, nextPlanRenewal: at(2027, 7, 15, 9),
+      kind: 'upgrade', planId: 'p_big', effective: 'now', chargeAmount: 8000, carriedAmount: 0, priceAmount: 9000, creditAmount: 1000, overageAmount: 0, nextPlanRenewal: at(2027, 7, 15, 9),
       balances: [
         { denomination: 'credits', amount: '7.25', managedByPlanId: null },
         { denomination: 'gb', amount: '0', managedByPlanId: null },

@@ -1,6 +1,6 @@
 import type { Account } from '../../db/schema';
 import { conflict, invalid, type ApiError } from '../../errors';
-import { cardCharge, toUnits, type Units } from '../../money';
+import { splitForCard, toUnits, type Units } from '../../money';
 import type { Charge } from '../charges/charges';
 import type { Measured } from './attach';
 import { computePeriodEnd, computeProrationCredit, includedAmounts, type BillingPeriod } from './periods';
@@ -27,7 +27,8 @@ export type PlanChangeFacts = {
 
 /**
  * What a plan change does. Only `start` and `upgrade` charge: `charge` is the amount, and for an
- * upgrade it is max(0, price − credit) + overage.
+ * upgrade it is max(0, price − credit) + overage. Below the smallest card payment it is not
+ * charged now but carried to the next renewal (splitForCard, applied by chargeAccount).
  */
 export type PlanChangeDecision =
   | { kind: 'resume'; charge: Charge }
@@ -62,7 +63,7 @@ export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   const price = periodChargeFor(plan, chosen);
   if (!account.planId || account.planStatus === 'NONE' || account.planStatus === 'CANCELLED') {
     if (f.pendingPlanChargeId) return { kind: 'conflict', error: pendingPlanChargeConflict(f.pendingPlanChargeId) };
-    return { kind: 'start', charge: cardCharge(price) };
+    return { kind: 'start', charge: price };
   }
   if (account.planId === plan.id && sameChoice(account.planVariableAmounts, chosen)) {
     // Asking for the current plan again undoes a scheduled downgrade; otherwise it is a no-op request.
@@ -78,7 +79,7 @@ export function decidePlanChange(f: PlanChangeFacts): PlanChangeDecision {
   const current = account.planChargeAmount ?? 0;
   if (price < current) return { kind: 'schedule_downgrade' };
   const credit = computeProrationCredit({ charge: current, periodStart: account.lastPlanRenewal ?? f.at, periodEnd: account.nextPlanRenewal ?? f.at, at: f.quotedAt ?? f.at });
-  return { kind: 'upgrade', price, credit, overage: f.overage, charge: cardCharge(Math.max(0, price - credit) + f.overage.cents) };
+  return { kind: 'upgrade', price, credit, overage: f.overage, charge: Math.max(0, price - credit) + f.overage.cents };
 }
 
 /** A balance as a preview shows it. */
@@ -90,6 +91,8 @@ export type PlanChangePreview = {
   planId: string;
   effective: 'now' | 'next_renewal';
   chargeAmount: number;
+  /** Cents carried to the next renewal instead of charged now (below the smallest card payment). */
+  carriedAmount: number;
   /** The new plan's period charge (before credit and overage); 0 when nothing starts now. */
   priceAmount: number;
   creditAmount: number;
@@ -104,7 +107,7 @@ export type PlanChangePreview = {
  * on an upgrade, closes the old plan's balances that the new one lacks.
  */
 export function describePlanChange(f: PlanChangeFacts, d: Exclude<PlanChangeDecision, { kind: 'conflict' | 'resume' }>, current: BalanceLevel[]): PlanChangePreview {
-  const unchanged = { kind: d.kind, planId: f.plan.id, chargeAmount: 0, priceAmount: 0, creditAmount: 0, overageAmount: 0, balances: sortLevels(current) };
+  const unchanged = { kind: d.kind, planId: f.plan.id, chargeAmount: 0, carriedAmount: 0, priceAmount: 0, creditAmount: 0, overageAmount: 0, balances: sortLevels(current) };
   switch (d.kind) {
     case 'attach_pending':
       return { ...unchanged, effective: 'now', nextPlanRenewal: null };
@@ -124,7 +127,8 @@ export function describePlanChange(f: PlanChangeFacts, d: Exclude<PlanChangeDeci
         kind: d.kind,
         planId: f.plan.id,
         effective: 'now',
-        chargeAmount: d.charge,
+        chargeAmount: splitForCard(d.charge).charge,
+        carriedAmount: splitForCard(d.charge).carried,
         priceAmount: d.kind === 'upgrade' ? d.price : periodChargeFor(f.plan, f.chosen),
         creditAmount: d.kind === 'upgrade' ? d.credit : 0,
         overageAmount: d.kind === 'upgrade' ? d.overage.cents : 0,

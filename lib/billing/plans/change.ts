@@ -146,6 +146,7 @@ export function serializePlanChangePreview(p: PlanChangePreview) {
     plan_id: p.planId,
     effective: p.effective,
     charge_amount: p.chargeAmount,
+    carried_amount: p.carriedAmount,
     credit_amount: p.creditAmount,
     overage_amount: p.overageAmount,
     next_plan_renewal: p.nextPlanRenewal?.toISOString() ?? null,

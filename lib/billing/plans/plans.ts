@@ -4,7 +4,7 @@ import { plans, type BillingPeriod, type OverageChargeMode, type PlanCurrency, t
 import { newId } from '../../ids';
 import { now } from '../../clock';
 import { notFound } from '../../errors';
-import { cardCharge, unitsOut } from '../../money';
+import { splitForCard, unitsOut } from '../../money';
 import { computePlanCharge } from './periods';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
@@ -33,9 +33,9 @@ export function periodChargeFor(plan: Plan, chosen: Record<string, string> | nul
   return computePlanCharge({ chargeAmount: plan.chargeAmount, balances: planBalances(plan) }, chosen);
 }
 
-/** What starting the plan charges a card: its period charge, waived below the smallest card payment. */
+/** What starting the plan charges a card now: its period charge, or 0 below the smallest card payment (then carried to the first renewal). */
 export function startChargeFor(plan: Plan, chosen: Record<string, string> | null | undefined): number {
-  return cardCharge(periodChargeFor(plan, chosen));
+  return splitForCard(periodChargeFor(plan, chosen)).charge;
 }
 
 export function serializePlan(p: Plan) {

@@ -6,7 +6,7 @@ import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing
 import { now, setTestTime } from '../../clock';
 import { computePeriodEnd, type BillingPeriod } from './periods';
 import { charges, createAccount, createPlan, spend } from '../../testing/scenario';
-import { cardCharge } from '../../money';
+import { splitForCard } from '../../money';
 
 const t = useTestDatabase();
 useLocalStripe();
@@ -58,14 +58,15 @@ describe('changeplan/preview', () => {
         expect(changed.status, JSON.stringify(changed.body)).toBe(200);
         const after = await charges(co, id);
 
-        if (p.charge_amount > 0) {
+        if (p.charge_amount > 0 || p.carried_amount > 0) {
+          // Below the smallest card payment: a 0-cent charge that carries the cents to the next renewal.
           expect(after).toHaveLength(before.length + 1);
           expect(after[0]).toMatchObject({ amount: p.charge_amount, reason: 'plan_change', status: 'succeeded' });
         } else {
           expect(after).toHaveLength(before.length);
         }
-        // Below the smallest card payment, waived.
-        expect(p.charge_amount).toBe(cardCharge(Math.max(0, to.charge - p.credit_amount) * Number(p.effective === 'now') + p.overage_amount));
+        expect(p.charge_amount + p.carried_amount).toBe(Math.max(0, to.charge - p.credit_amount) * Number(p.effective === 'now') + p.overage_amount);
+        expect(splitForCard(p.charge_amount + p.carried_amount)).toEqual({ charge: p.charge_amount, carried: p.carried_amount });
         if (to.charge < from.charge) {
           expect(p).toMatchObject({ effective: 'next_renewal', charge_amount: 0, next_plan_renewal: changed.body.data.next_plan_renewal });
           expect(changed.body.data.scheduled_plan_id).toBe(toId);

@@ -6,7 +6,7 @@ import type { Charge } from '../charges/charges';
 import { chargeFor } from '../settlement';
 import { completeRenewal, failRenewal, type Measured } from './attach';
 import { computeOverage } from './periods';
-import { MIN_CARD_CHARGE_CENTS } from '../../money';
+import { splitForCard } from '../../money';
 import { now as clockNow } from '../../clock';
 import { periodChargeFor, planBalances, type Plan } from './plans';
 
@@ -168,10 +168,10 @@ async function renewOne(db: Db, accountId: string, now: Date, { withNewCard = fa
   const overage = await overageFor(db, accountId, current);
   const carried = account.carriedCents;
   const total = periodCharge + overage.cents + carried;
-  if (total < MIN_CARD_CHARGE_CENTS) {
+  if (splitForCard(total).charge === 0) {
     // Nothing, or less than the smallest card payment: renewed without a charge, and what it
     // comes to is added to the next renewal's, so overage is billed once it adds up.
-    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chosen, chargeId: null, measured: overage.measured, now, carriedAfter: total }));
+    await db.transaction((tx) => completeRenewal(tx, { accountId, due, planId: targetId, chosen, chargeId: null, measured: overage.measured, now, carriedDelta: periodCharge + overage.cents }));
     return;
   }
   const description = [`Plan ${target.name} renewal: ${periodCharge} cents`, ...overage.lines, ...(carried ? [`carried from earlier renewals (below $0.50 each): ${carried} cents`] : [])].join('; ');
@@ -184,7 +184,7 @@ async function renewOne(db: Db, accountId: string, now: Date, { withNewCard = fa
     reason: 'plan_renewal',
     description,
     // An effect without `attempt` does not move the schedule when it fails (applyRenewalFailure).
-    effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen, ...(!withNewCard && { attempt }), measured: overage.measured, carried_after: 0 }],
+    effects: [{ kind: 'renew_plan', due: due.toISOString(), plan_id: targetId, chosen, ...(!withNewCard && { attempt }), measured: overage.measured, carried_paid: carried }],
     now,
     // One charge per due date and attempt: a worker that dies mid-renewal and a later claim
     // reuse it (same processor idempotency key), so a renewal is never charged twice. Only a

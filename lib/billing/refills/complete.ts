@@ -62,7 +62,7 @@ export async function completeRefill(
     await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
   }
   const on = { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, chargeId: args.charge?.id ?? null };
-  const grant = { ...on, amount: args.amount, type: args.periodic ? 'refill' : 'refill_threshold', description: args.description };
+  const grant = { ...on, amount: args.amount, type: args.periodic ? ('refill' as const) : ('refill_threshold' as const), description: args.description };
   // A mid-month change cancels the remaining units and grants the new ones as one move.
   const row =
     cancel && cmp(cancel, '0') > 0

@@ -1,5 +1,5 @@
 import { invalid, notFound, type ApiError } from '../../errors';
-import { cardCharge, cmp, Decimal, roundCents, sub, toUnits, type Units } from '../../money';
+import { cmp, Decimal, roundCents, sub, toUnits, type Units } from '../../money';
 import type { Balance } from '../balances/balances';
 import { effectsOf, type Charge } from '../charges/charges';
 import type { Effect } from '../settlement';
@@ -152,7 +152,8 @@ export function decideMidMonthChange(f: MidMonthFacts): MidMonthDecision {
     kind: 'increase',
     remaining: toUnits(remaining),
     credit,
-    charge: cardCharge(Math.max(0, input.usd_charge - credit)),
+    // What is left below the smallest card payment is carried to the next renewal (chargeAccount).
+    charge: Math.max(0, input.usd_charge - credit),
     columns: refillColumns({ amount: input.amount, usd_charge: input.usd_charge, refill_period: 'monthly' }, f.at, { keepThreshold: true }),
     description: `Mid-month change to ${input.amount} ${input.denomination} for ${input.usd_charge} cents less ${credit} cents for ${toUnits(remaining)} cancelled units`,
   };
@@ -167,11 +168,21 @@ export type PeriodicRefillDecision =
   | { kind: 'skip' }
   | { kind: 'refill'; amount: Units; charge: number; applyScheduled: boolean; description: string };
 
-export function decidePeriodicRefill({ balance, due }: { balance: Pick<Balance, 'denomination' | 'refillAmount' | 'refillUsdAmount' | 'scheduledRefill'> | null; due: string }): PeriodicRefillDecision {
+export function decidePeriodicRefill({
+  balance,
+  due,
+  skipped = [],
+}: {
+  balance: Pick<Balance, 'denomination' | 'refillAmount' | 'refillUsdAmount' | 'scheduledRefill'> | null;
+  due: string;
+  /** Refill days that went by while no worker ran: not charged, named in the description. */
+  skipped?: string[];
+}): PeriodicRefillDecision {
   if (!balance || !balance.refillAmount) return { kind: 'skip' };
   const scheduled = balance.scheduledRefill as { amount: Units; usd_charge: number; effective_at?: string } | null;
   const applyScheduled = !!scheduled && (!scheduled.effective_at || !due || new Date(scheduled.effective_at) <= new Date(due));
   const amount = applyScheduled ? scheduled!.amount : balance.refillAmount;
   const charge = applyScheduled ? scheduled!.usd_charge : (balance.refillUsdAmount ?? 0);
-  return { kind: 'refill', amount, charge, applyScheduled, description: `Monthly refill of ${amount} ${balance.denomination}` };
+  const missed = skipped.length ? ` (missed while the service was down, not charged: ${skipped.map((d) => d.slice(0, 10)).join(', ')})` : '';
+  return { kind: 'refill', amount, charge, applyScheduled, description: `Monthly refill of ${amount} ${balance.denomination}${missed}` };
 }

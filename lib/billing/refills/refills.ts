@@ -35,6 +35,8 @@ async function chargeRefill(args: {
   credit?: number;
   workKey?: string;
   idempotencyKey?: string | null;
+  /** The amount is worked out by the service (a mid-month change): below the card minimum it is carried. */
+  computed?: boolean;
 }) {
   const { db, company, account, balance, amount, usd, now } = args;
   const outcome = await chargeFor({
@@ -48,6 +50,7 @@ async function chargeRefill(args: {
     now,
     workKey: args.workKey,
     idempotencyKey: args.idempotencyKey,
+    computed: args.computed,
   });
   // refill_failed is queued with the failure itself (refills/complete.ts), also when a pending
   // charge fails later at reconciliation.
@@ -199,13 +202,19 @@ async function lastMonthlyRefillStatus(db: Db, accountId: string, balanceId: str
   return rows.find((c) => refillOf(c, balanceId))?.status ?? null;
 }
 
-/** Deletes a balance nothing has moved or points at yet (no ledger row, no crossing state, still 0). */
+/**
+ * Deletes a balance nothing has moved or points at yet: no ledger row, no crossing state, still 0,
+ * and no charge that is or may be paid for it (a settlement that failed after the card was paid
+ * leaves its charge pending, and the reconciler's settlement needs the balance to credit).
+ */
 async function removeUnusedBalance(db: Db, balanceId: string): Promise<void> {
   await query(
     db,
     sql`delete from balances b where b.id = ${balanceId} and b.amount = 0
       and not exists (select 1 from transactions t where t.balance_id = b.id)
-      and not exists (select 1 from notification_states n where n.balance_id = b.id)`,
+      and not exists (select 1 from notification_states n where n.balance_id = b.id)
+      and not exists (select 1 from charges c where c.account_id = b.account_id and c.status in ('pending', 'succeeded')
+        and c.metadata->'effects' @> jsonb_build_array(jsonb_build_object('balance_id', b.id)))`,
   );
 }
 
@@ -301,14 +310,18 @@ async function applyMidMonthChange({
     case 'increase': {
       const { credit, charge, remaining, columns, description } = decision;
       const config = { ...columns, cancel_remaining: remaining };
-      const outcome = await chargeRefill({ db, company, account, balance: b!, amount: input.amount, usd: charge, periodic: true, description, now, config, credit, idempotencyKey });
+      const outcome = await chargeRefill({ db, company, account, balance: b!, amount: input.amount, usd: charge, periodic: true, description, now, config, credit, idempotencyKey, computed: true });
       if (!outcome.ok) throw outcome.error ?? new ApiError('card_declined', 'The card was declined.');
-      return { balance: await current(), credit, charged: charge };
+      return { balance: await current(), credit, charged: outcome.charge.amount };
     }
   }
 }
 
-/** Due monthly refills: the schedule moves forward in the same statement that claims them. */
+/**
+ * Due monthly refills: the schedule moves forward in the same statement that claims them. A
+ * worker back after downtime refills once, for the latest refill day that has come, and skips the
+ * ones that went by meanwhile (as renewals do): the refill says which in its ledger row.
+ */
 export async function queueDueRefills(db: Db, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
     const due = await query<{ id: string; next_periodic_refill: string | Date; refill_on_day: string }>(
@@ -317,12 +330,25 @@ export async function queueDueRefills(db: Db, now: Date): Promise<number> {
         where next_periodic_refill <= ${now.toISOString()}::timestamptz order by next_periodic_refill limit 50 for update skip locked`,
     );
     for (const b of due) {
-      const at = new Date(b.next_periodic_refill);
-      await tx.update(balances).set({ nextPeriodicRefill: computeFollowingRefill(at, Number(b.refill_on_day || 1)) }).where(eq(balances.id, b.id));
-      await enqueueJob(tx, { kind: 'periodic_refill', dedupeKey: `${b.id}:${at.toISOString()}`, payload: { balance_id: b.id, due: at.toISOString() }, runAt: now }, now);
+      const { latest, skipped, next } = latestRefillDue(new Date(b.next_periodic_refill), Number(b.refill_on_day || 1), now);
+      await tx.update(balances).set({ nextPeriodicRefill: next }).where(eq(balances.id, b.id));
+      await enqueueJob(tx, { kind: 'periodic_refill', dedupeKey: `${b.id}:${latest.toISOString()}`, payload: { balance_id: b.id, due: latest.toISOString(), ...(skipped.length && { skipped: skipped.map((d) => d.toISOString()) }) }, runAt: now }, now);
     }
     return due.length;
   });
+}
+
+/** Of the refill days from `first` on, the latest that has come by `now`, those before it, and the one after it. */
+export function latestRefillDue(first: Date, refillOnDay: number, now: Date): { latest: Date; skipped: Date[]; next: Date } {
+  const skipped: Date[] = [];
+  let latest = first;
+  let next = computeFollowingRefill(first, refillOnDay);
+  while (next.getTime() <= now.getTime()) {
+    skipped.push(latest);
+    latest = next;
+    next = computeFollowingRefill(next, refillOnDay);
+  }
+  return { latest, skipped, next };
 }
 
 export async function nextRefillDue(db: Db, after: Date): Promise<Date | null> {
@@ -343,7 +369,8 @@ async function loadForJob(db: Db, balanceId: string) {
 /** Job: one monthly refill. A scheduled change takes effect here, before charging. */
 export async function runPeriodicRefill(db: Db, job: Job, now: Date): Promise<void> {
   const row = await loadForJob(db, String(job.payload.balance_id));
-  const decision = decidePeriodicRefill({ balance: row?.balance ?? null, due: String(job.payload.due ?? '') });
+  const skipped = Array.isArray(job.payload.skipped) ? (job.payload.skipped as string[]) : [];
+  const decision = decidePeriodicRefill({ balance: row?.balance ?? null, due: String(job.payload.due ?? ''), skipped });
   if (decision.kind === 'skip' || !row) return;
   const { amount, charge: usd, description } = decision;
   if (decision.applyScheduled) await db.update(balances).set({ refillAmount: amount, refillUsdAmount: usd, scheduledRefill: null }).where(eq(balances.id, row.balance.id));

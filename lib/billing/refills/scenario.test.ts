@@ -398,3 +398,29 @@ describe('scheduled change sent with the balance path\'s fields (refill_period: 
     expect(await balance(co, a)).toMatchObject({ amount: 145, refill_amount: 45, refill_usd_amount: 550, refill_on_day: '20', scheduled_refill_change: null });
   });
 });
+
+describe('a worker back after months of downtime', () => {
+  it('refills once, for the latest refill day, and says in the ledger which were skipped', async () => {
+    await advanceTo(at(2031, 1, 10, 9));
+    const co = await newPayingCompany(t);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    await setMonthly(co, a, 100, 900);
+    expect(await charges(co, a)).toHaveLength(1);
+    // No worker runs from Jan 10 to May 20: the refills of Feb 10, Mar 10, Apr 10 and May 10 come due unseen.
+    setTestTime(at(2031, 5, 20, 12));
+    await runWorker();
+    await runWorker();
+    const list = await charges(co, a);
+    expect(list.map((c) => [c.amount, c.status])).toEqual([
+      [900, 'succeeded'],
+      [900, 'succeeded'],
+    ]);
+    const refills = (await ledger(co, a)).filter((r) => r.type === 'refill') as (Tx & { description: string })[];
+    expect(refills).toHaveLength(2);
+    expect(refills[1].description).toBe('Monthly refill of 100 credits (missed while the service was down, not charged: 2031-02-10, 2031-03-10, 2031-04-10)');
+    expect(await balance(co, a)).toMatchObject({ amount: 200, next_periodic_refill: iso(at(2031, 6, 10)) });
+    await advanceTo(at(2031, 6, 10, 1));
+    expect(await charges(co, a)).toHaveLength(3);
+    await expectLedgerAddsUp(co, a);
+  });
+});

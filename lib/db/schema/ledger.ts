@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
 import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
 
@@ -40,7 +40,8 @@ export const transactions = pgTable(
     accountId: text('account_id').notNull(),
     companyId: text('company_id').notNull(),
     // No foreign key: a ledger row is only ever written with the id of a balance its statement
-    // holds locked (balances are never deleted), and a key would cost every event's ledger row a
+    // holds locked (a balance is deleted only while unused: no ledger row, and no charge that is or
+    // may be paid for it), and a key would cost every event's ledger row a
     // lookup inside the lock window of its balance (bench/README.md). Nor an index: nothing
     // reads the ledger by balance (lists and sums go by account).
     balanceId: text('balance_id').notNull(),
@@ -112,6 +113,13 @@ export const charges = pgTable(
     metadata: jsonb('metadata').notNull(),
     // Set by work that may be retried (a job, a renewal attempt): the retry finds this charge.
     workKey: text('work_key'),
+    // Real (wall-clock) times of the first and the latest send of the charge's payment to the
+    // processor, written before each send: the processor keeps an idempotency key 24 hours from
+    // its first use, by its own clock, whatever the service's (test) clock says.
+    firstSentAt: timestamp('first_sent_at', { withTimezone: true, mode: 'date' }),
+    lastSentAt: timestamp('last_sent_at', { withTimezone: true, mode: 'date' }),
+    // How many sends were made: a refusal heard for the first send is final only if no other followed it.
+    sendCount: integer('send_count').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lte, not, or, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lte, not, or, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { accounts, charges, companies } from '../schema';
 
@@ -25,24 +25,31 @@ export async function chargeByWorkKey(db: Db, companyId: string, workKey: string
 }
 
 /** A request's charge that its retry may carry on with: pending, or paid after `paidSince`. */
-function reusable(accountId: string | null, paidSince: Date) {
-  return and(
-    accountId ? eq(charges.accountId, accountId) : undefined,
-    or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, paidSince))),
-  )!;
+function reusable(paidSince: Date) {
+  return or(eq(charges.status, 'pending'), and(eq(charges.status, 'succeeded'), gt(charges.createdAt, paidSince)))!;
 }
 
 export async function reusableChargeByWorkKey(db: Db, companyId: string, workKey: string, paidSince: Date): Promise<Charge | null> {
-  const [row] = await db.select().from(charges).where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), reusable(null, paidSince)));
+  const [row] = await db.select().from(charges).where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), reusable(paidSince)));
   return row ?? null;
 }
 
-/** The charge holding a work key gives it up unless a retry of its request may still reuse it. */
+/**
+ * The charge holding a work key gives it up unless a retry of its request may still reuse it:
+ * pending or paid within the key's life (`paidSince`), whatever account it is for (another run of
+ * the same request may have made it, for an account of its own), or pending for this account.
+ */
 export async function releaseWorkKey(db: Db, companyId: string, accountId: string, workKey: string, paidSince: Date): Promise<void> {
+  const kept = or(and(inArray(charges.status, ['pending', 'succeeded']), gt(charges.createdAt, paidSince)), and(eq(charges.accountId, accountId), eq(charges.status, 'pending')))!;
   await db
     .update(charges)
     .set({ workKey: sql`${charges.workKey} || '#' || ${charges.id}` })
-    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(reusable(accountId, paidSince))));
+    .where(and(eq(charges.companyId, companyId), eq(charges.workKey, workKey), not(kept)));
+}
+
+/** Adds cents to what the account's next renewal charges (a computed amount below the smallest card payment). */
+export async function carryCents(db: Db, accountId: string, cents: number): Promise<void> {
+  await db.update(accounts).set({ carriedCents: sql`${accounts.carriedCents} + ${cents}` }).where(eq(accounts.id, accountId));
 }
 
 /** pending → succeeded; null when the charge was no longer pending (someone else settled it). */
@@ -55,14 +62,31 @@ export async function markPaid(db: Db, id: string, intentId: string, now: Date):
   return row ?? null;
 }
 
-/** pending → failed; null when the charge was no longer pending. */
-export async function markFailed(db: Db, id: string, failure: { code: string; message: string; intentId: string | null }, now: Date): Promise<Charge | null> {
+/**
+ * pending → failed; null when the charge was no longer pending, or, with `sends`, when another
+ * send was made since the one whose answer this is (that one may still be paid).
+ */
+export async function markFailed(db: Db, id: string, failure: { code: string; message: string; intentId: string | null; sends?: number }, now: Date): Promise<Charge | null> {
   const [row] = await db
     .update(charges)
     .set({ status: 'failed', failureCode: failure.code, failureMessage: failure.message, processorPaymentIntentId: failure.intentId, updatedAt: now })
-    .where(and(eq(charges.id, id), eq(charges.status, 'pending')))
+    .where(and(eq(charges.id, id), eq(charges.status, 'pending'), failure.sends === undefined ? undefined : eq(charges.sendCount, failure.sends)))
     .returning();
   return row ?? null;
+}
+
+/**
+ * Records, before it is made, a send of a pending charge's payment at real time `wall`: the first
+ * send sets first_sent_at. `sends`: how many sends there were with this one. Null when the charge
+ * is no longer pending.
+ */
+export async function markSent(db: Db, id: string, wall: Date): Promise<{ charge: Charge; sends: number } | null> {
+  const [row] = await db
+    .update(charges)
+    .set({ firstSentAt: sql`coalesce(${charges.firstSentAt}, ${wall.toISOString()}::timestamptz)`, lastSentAt: wall, sendCount: sql`${charges.sendCount} + 1` })
+    .where(and(eq(charges.id, id), eq(charges.status, 'pending')))
+    .returning();
+  return row ? { charge: row, sends: row.sendCount } : null;
 }
 
 /** Records the PaymentIntent of a charge still pending; null when it no longer is. */

@@ -255,6 +255,9 @@ export class Account {
   readonly charges = new Map<string, Charge>();
   /** Intents left in `processing` (see ApiRequest.processing), with the card that pays them. */
   readonly processing = new Map<string, StoredPaymentMethod>();
+  /** Pages of payment intents listed, and the intents they held: what looking for a payment costs. */
+  intentListPages = 0;
+  intentsListed = 0;
 }
 
 export class LocalStripeState {
@@ -289,7 +292,14 @@ export function newId(prefix: string, length = 24): string {
   return `${prefix}_${out}`;
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+/**
+ * The processor's own clock: real time, moved ahead by POST /__control/clock so a test can pass
+ * the 24-hour life of idempotency keys without waiting. Objects' `created` and the keys' ages
+ * read it.
+ */
+export const processorClock = { offsetMs: 0 };
+export const processorNow = () => Date.now() + processorClock.offsetMs;
+const nowSeconds = () => Math.floor(processorNow() / 1000);
 
 /** Deep copy for responses, so callers never hold references into the store. */
 function copy<T>(value: T): T {
@@ -1158,11 +1168,33 @@ export function completeProcessing(state: LocalStripeState, id: string): Payment
 
 function listPaymentIntents(req: ApiRequest): ListObject<PaymentIntent> {
   const { params, account } = req;
-  allowOnly(params, [...LIST_PARAMS, 'customer']);
+  allowOnly(params, [...LIST_PARAMS, 'customer', 'created']);
   const customerId = getString(params, 'customer');
   let items = newestFirst(account.paymentIntents);
   if (customerId !== undefined) items = items.filter((pi) => pi.customer === customerId);
-  return paginate(items, params, '/v1/payment_intents');
+  const created = createdFilter(params);
+  if (created) items = items.filter((pi) => created(pi.created));
+  const page = paginate(items, params, '/v1/payment_intents');
+  account.intentListPages += 1;
+  account.intentsListed += page.data.length;
+  return page;
+}
+
+/** `created=<ts>` or `created[gt|gte|lt|lte]=<ts>` (unix seconds), as Stripe's lists take it. */
+function createdFilter(params: FormObject): ((created: number) => boolean) | null {
+  const raw = params.created;
+  if (raw === undefined) return null;
+  if (typeof raw === 'string') {
+    const at = getInt(params, 'created')!;
+    return (c) => c === at;
+  }
+  const bounds = getObject(params, 'created')!;
+  allowOnly(bounds, ['gt', 'gte', 'lt', 'lte'], 'created');
+  const gt = getInt(bounds, 'gt', 'created[gt]');
+  const gte = getInt(bounds, 'gte', 'created[gte]');
+  const lt = getInt(bounds, 'lt', 'created[lt]');
+  const lte = getInt(bounds, 'lte', 'created[lte]');
+  return (c) => (gt === undefined || c > gt) && (gte === undefined || c >= gte) && (lt === undefined || c < lt) && (lte === undefined || c <= lte);
 }
 
 function retrieveCharge(req: ApiRequest, id: string): Charge {
@@ -1248,5 +1280,7 @@ export function accountCounts(account: Account) {
     payment_intents: account.paymentIntents.size,
     payment_intents_by_status: byStatus,
     charges: account.charges.size,
+    payment_intent_list_pages: account.intentListPages,
+    payment_intents_listed: account.intentsListed,
   };
 }

@@ -589,6 +589,55 @@ describe('failure injection', () => {
     expect(replay.id).toBe(created.id);
   });
 
+  it('lose: the payment is made, the connection is reset (the SDK resends once), and a replay under the key tells what was done', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    await control('fail', { lose: true, count: 2, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const params = { amount: 700, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' as const }, confirm: true, off_session: true };
+    const err = await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'lost-1' }));
+    expect(err).toBeInstanceOf(Stripe.errors.StripeConnectionError);
+    expect((await counts(key)).payment_intents).toBe(1);
+    const replay = await stripe.paymentIntents.create(params, { idempotencyKey: 'lost-1' });
+    expect(replay.status).toBe('succeeded');
+    expect((await counts(key)).payment_intents).toBe(1);
+  });
+
+  it('refusals: 401 and 403 for one key come before the idempotency cache; 409 is idempotency_key_in_use', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    const params = { amount: 900, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' as const }, confirm: true, off_session: true };
+    const paid = await stripe.paymentIntents.create(params, { idempotencyKey: 'refused-1' });
+    await control('fail', { status: 401, count: 1, key });
+    await control('fail', { status: 403, count: 1, key });
+    expect(await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'refused-1' }))).toBeInstanceOf(Stripe.errors.StripeAuthenticationError);
+    expect(await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'refused-1' }))).toBeInstanceOf(Stripe.errors.StripePermissionError);
+    // Another key is not refused.
+    const other = sdk(newKey());
+    expect((await other.customers.create({})).id).toMatch(/^cus_/);
+    await control('fail', { status: 409, count: 1, path_prefix: '/v1/payment_intents' });
+    const inUse = await failure(stripe.paymentIntents.create(params, { idempotencyKey: 'refused-1' }));
+    expect(inUse.statusCode).toBe(409);
+    expect(inUse.code).toBe('idempotency_key_in_use');
+    expect((await stripe.paymentIntents.create(params, { idempotencyKey: 'refused-1' })).id).toBe(paid.id);
+  });
+
+  it('the clock: keys expire after 24 hours of the processor\'s time, and lists filter on created', async () => {
+    const key = newKey();
+    const stripe = sdk(key);
+    const { customer, pm } = await customerWithCard(stripe);
+    const params = { amount: 800, currency: 'usd', customer: customer.id, payment_method: pm.id, automatic_payment_methods: { enabled: true, allow_redirects: 'never' as const }, confirm: true, off_session: true };
+    const first = await stripe.paymentIntents.create(params, { idempotencyKey: 'day-old' });
+    await control('clock', { advance_ms: 25 * 3600_000 });
+    const second = await stripe.paymentIntents.create(params, { idempotencyKey: 'day-old' });
+    expect(second.id).not.toBe(first.id);
+    const recent = await stripe.paymentIntents.list({ customer: customer.id, created: { gte: second.created } });
+    expect(recent.data.map((p) => p.id)).toEqual([second.id]);
+    expect((await stripe.paymentIntents.list({ customer: customer.id, created: { lt: second.created } })).data.map((p) => p.id)).toEqual([first.id]);
+    expect((await fetch(`${server.url}/__control/clock`, { method: 'POST', body: JSON.stringify({ advance_ms: -1 }) })).status).toBe(400);
+  });
+
   it('drops pending failure rules on DELETE /__control/fail, keeping everything else', async () => {
     const key = newKey();
     const stripe = sdk(key);

@@ -8,7 +8,7 @@
  * Routes:
  *   /v1/…               the Stripe API subset in api.ts (auth, idempotency, Stripe errors)
  *   /__control/…        test controls, no auth (failure injection, reset, state,
- *                       completing `processing` payment intents, an outage)
+ *                       completing `processing` payment intents, an outage, the clock)
  *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.ts)
  *
  * Every response carries permissive CORS headers because the Stripe.js
@@ -16,7 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Account, LocalStripeState, accountCounts, completeProcessing, handleApi, newId } from './api';
+import { Account, LocalStripeState, accountCounts, completeProcessing, handleApi, newId, processorClock, processorNow } from './api';
 import { StripeHttpError, type StripeErrorBody, apiError, invalidRequest } from './errors';
 import { type FormObject, type FormValue, FormParseError, parseForm, parseQuery } from './form';
 import { STRIPE_JS_STANDIN } from './stripe-js';
@@ -69,6 +69,8 @@ interface FailureRule {
   id: number;
   pathPrefix: string;
   method: string | null;
+  /** Only requests made with this API key (a company's key refused for a while). */
+  key: string | null;
   remaining: number;
   /** Answer with this HTTP status instead of the real answer. */
   status: number | null;
@@ -90,21 +92,39 @@ interface FailureRule {
   late: boolean;
   /** Payments confirmed by the request stop at `processing` (POST /__control/payment_intents/{id}/complete ends them). */
   processing: boolean;
+  /**
+   * The request is held, its key in flight (409 to any other request with it), until POST
+   * /__control/release, then carried out whether or not its client still waits: a payment that
+   * reaches the bank as late as the test says.
+   */
+  hold: boolean;
+  /**
+   * The answer is lost: the request is carried out (after `delay_ms`, if any), then the
+   * connection is reset without a byte of the answer, as when a network path dies mid-call.
+   * Stripe's SDK sends a request once more when its connection is reset before an answer (it
+   * takes that for a stale keep-alive socket), so losing one call's answer takes `count: 2`.
+   */
+  lose: boolean;
   error: Partial<Pick<StripeErrorBody, 'type' | 'code' | 'message'>>;
 }
 
+/** Stripe's own answer for each refusal status an injected rule gives without saying more. */
+const REFUSALS: Record<number, { type: StripeErrorBody['type']; message: string; code?: string }> = {
+  401: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****', code: 'api_key_expired' },
+  403: { type: 'invalid_request_error', message: 'The provided key does not have the required permissions for this endpoint.', code: 'secret_key_required' },
+  409: {
+    type: 'invalid_request_error',
+    message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.',
+    code: 'idempotency_key_in_use',
+  },
+  429: { type: 'invalid_request_error', message: 'Request rate limit exceeded.', code: 'rate_limit' },
+};
+
 function injectedError(rule: FailureRule): StripeHttpError {
   const status = rule.status ?? 500;
-  const rateLimited = status === 429;
-  const body: StripeErrorBody = {
-    type: rule.error.type ?? (rateLimited ? 'invalid_request_error' : 'api_error'),
-    message:
-      rule.error.message ??
-      (rateLimited
-        ? 'Request rate limit exceeded. (injected by /__control/fail)'
-        : 'An unknown error occurred while processing your request. (injected by /__control/fail)'),
-  };
-  const code = rule.error.code ?? (rateLimited ? 'rate_limit' : undefined);
+  const known = REFUSALS[status] ?? { type: 'api_error' as const, message: 'An unknown error occurred while processing your request.' };
+  const body: StripeErrorBody = { type: rule.error.type ?? known.type, message: rule.error.message ?? `${known.message} (injected by /__control/fail)` };
+  const code = rule.error.code ?? known.code;
   if (code) body.code = code;
   return new StripeHttpError(status, body);
 }
@@ -129,8 +149,12 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
   const status = int('status', 400, 599);
   const delayMs = int('delay_ms', 0, 600_000) ?? 0;
   const processing = o.processing === true;
-  if (status === null && delayMs === 0 && !processing) throw new Error('give a status (400-599), a delay_ms and/or processing: true');
+  const lose = o.lose === true;
+  const hold = o.hold === true;
+  if (status === null && delayMs === 0 && !processing && !lose && !hold) throw new Error('give a status (400-599), a delay_ms, hold: true, lose: true and/or processing: true');
+  if (hold && (delayMs > 0 || o.after === true || o.late === true || lose)) throw new Error('hold excludes delay_ms, after, late and lose');
   if (o.late === true && (o.after === true || delayMs === 0)) throw new Error('late needs a delay_ms and excludes after');
+  if (lose && (status !== null || o.after === true || o.late === true)) throw new Error('lose excludes status, after and late (its delay_ms holds the request before it is carried out)');
   const type = str('type');
   if (type !== undefined && !['invalid_request_error', 'card_error', 'api_error', 'idempotency_error'].includes(type)) {
     throw new Error('type must be a Stripe error type');
@@ -139,12 +163,15 @@ function parseFailureRule(input: unknown, id: number): FailureRule {
     id,
     pathPrefix: str('path_prefix') ?? '/v1',
     method: str('method')?.toUpperCase() ?? null,
+    key: str('key') ?? null,
     remaining: int('count', 1, 1_000_000) ?? 1,
     status,
     delayMs,
     after: o.after === true,
     late: o.late === true,
     processing,
+    lose,
+    hold,
     error: { type: type as StripeErrorBody['type'] | undefined, code: str('code'), message: str('message') },
   };
 }
@@ -204,6 +231,13 @@ function authenticate(header: string | undefined): Auth {
     throw invalidRequest(`Invalid API Key provided: ${masked}`, { code: 'api_key_invalid', status: 401 });
   }
   return { key, namespace: key.replace(/^(sk|pk|rk)_/, ''), publishable: key.startsWith('pk_') };
+}
+
+/** The key a request names (for failure rules bound to a key); null when it names none. */
+function bearerKey(header: string | undefined): string | null {
+  if (header?.startsWith('Bearer ')) return header.slice(7).trim();
+  if (header?.startsWith('Basic ')) return Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0] || null;
+  return null;
 }
 
 // ---------------------------------------------------------------------------
@@ -266,11 +300,14 @@ export function createLocalStripeHandler(): LocalStripeHandler {
   let rules: FailureRule[] = [];
   let nextRuleId = 1;
   const pendingSleeps = new Set<() => void>();
+  /** Requests held by a `hold` rule, each resumed by POST /__control/release (true) or shutdown (false). */
+  const held: ((go: boolean) => void)[] = [];
 
   function reset(): void {
     state.reset();
     idempotency.clear();
     rules = [];
+    processorClock.offsetMs = 0;
   }
 
   /** Resolves true after `ms`, or false early if the handler is shut down. */
@@ -289,8 +326,8 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     });
   }
 
-  function takeRule(method: string, path: string): FailureRule | null {
-    const rule = rules.find((r) => path.startsWith(r.pathPrefix) && (r.method === null || r.method === method));
+  function takeRule(method: string, path: string, key: string | null): FailureRule | null {
+    const rule = rules.find((r) => path.startsWith(r.pathPrefix) && (r.method === null || r.method === method) && (r.key === null || r.key === key));
     if (!rule) return null;
     rule.remaining -= 1;
     if (rule.remaining <= 0) rules = rules.filter((r) => r !== rule);
@@ -303,7 +340,8 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       store = new Map();
       idempotency.set(namespace, store);
     }
-    const cutoff = Date.now() - IDEMPOTENCY_TTL_MS;
+    // Keys live 24 hours on the processor's clock: past that, the same key makes a new request.
+    const cutoff = processorNow() - IDEMPOTENCY_TTL_MS;
     for (const [k, rec] of store) if (rec.storedAt < cutoff) store.delete(k);
     return store;
   }
@@ -387,7 +425,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
         status: answer.status,
         body: answer.body,
         requestId,
-        storedAt: Date.now(),
+        storedAt: processorNow(),
       });
     }
     return answer;
@@ -400,7 +438,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       if (!res.writableEnded) clientGone = true;
     });
     const body = method === 'POST' ? await readBody(req) : '';
-    const rule = takeRule(method, url.pathname);
+    const rule = takeRule(method, url.pathname, bearerKey(headerValue(req, 'authorization')));
 
     let prepared: Prepared;
     try {
@@ -410,6 +448,12 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       return;
     }
 
+    // A refusal (401, 403, 409, 5xx…) comes before the key is taken: Stripe checks the API key
+    // before its idempotency cache, so such an answer says nothing of what the key did before.
+    if (rule && !rule.after && !rule.late && rule.delayMs === 0 && rule.status !== null) {
+      send(res, errorAnswer(injectedError(rule), requestId));
+      return;
+    }
     // Stripe answers 409 while another request with the same key is still running.
     const flightKey = prepared.idempotencyKey !== null ? `${prepared.auth.namespace}\n${prepared.idempotencyKey}` : null;
     if (flightKey && inFlight.has(flightKey)) {
@@ -422,7 +466,15 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     }
     if (flightKey) inFlight.add(flightKey);
     try {
-      if (rule && !rule.after) {
+      if (rule?.lose) {
+        if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
+        execute(method, url.pathname, prepared, requestId, rule.processing);
+        // Carried out, and the answer never arrives: the connection is reset.
+        req.socket.resetAndDestroy();
+        return;
+      }
+      if (rule?.hold && !(await new Promise<boolean>((resume) => held.push(resume)))) return;
+      if (rule && !rule.after && !rule.hold) {
         if (rule.delayMs > 0 && !(await sleep(rule.delayMs))) return;
         // The request "never reached Stripe": nothing processed (unless it arrives late).
         if (clientGone && !rule.late) return;
@@ -462,6 +514,29 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       } catch (err) {
         send(res, jsonAnswer(400, { error: { type: 'invalid_request_error', message: (err as Error).message } }));
       }
+      return;
+    }
+    if (method === 'POST' && path === '/__control/release') {
+      await readBody(req);
+      const released = held.length;
+      for (const resume of held.splice(0)) resume(true);
+      send(res, jsonAnswer(200, { ok: true, released }));
+      return;
+    }
+    if (method === 'POST' && path === '/__control/clock') {
+      const raw = await readBody(req);
+      let advance: unknown;
+      try {
+        advance = (JSON.parse(raw || '{}') as { advance_ms?: unknown }).advance_ms;
+      } catch {
+        advance = undefined;
+      }
+      if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 0 || advance > 400 * 86_400_000) {
+        send(res, jsonAnswer(400, { error: { type: 'invalid_request_error', message: 'advance_ms must be an integer between 0 and 34560000000 (400 days)' } }));
+        return;
+      }
+      processorClock.offsetMs += advance;
+      send(res, jsonAnswer(200, { ok: true, now: new Date(processorNow()).toISOString() }));
       return;
     }
     if (method === 'DELETE' && path === '/__control/fail') {
@@ -518,7 +593,11 @@ export function createLocalStripeHandler(): LocalStripeHandler {
           after: r.after,
           late: r.late,
           processing: r.processing,
+          lose: r.lose,
+          hold: r.hold,
+          key: r.key,
         })),
+        now: new Date(processorNow()).toISOString(),
       };
       // ?key=sk_test_… → that account's counts (zeros when it has never been used).
       const key = url.searchParams.get('key');
@@ -563,6 +642,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
       reset,
       shutdown: () => {
         for (const cancel of [...pendingSleeps]) cancel();
+        for (const resume of held.splice(0)) resume(false);
       },
       state,
     },
