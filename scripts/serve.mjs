@@ -190,6 +190,13 @@ async function runServer(env) {
   const servers = (globalThis.__billingHttpServers ??= new Set());
   const createServer = http.createServer;
   http.createServer = function (...args) {
+    // A client gets REQUEST_TIMEOUT_MS to send its whole request, headers included: one that
+    // trickles them, or its body, is answered 408 and its connection closed, so slow uploads
+    // cannot hold connections (and their memory) open for Node.js' default 5 minutes. Checked
+    // a few times within that time (Node.js' default check runs every 30 s).
+    const timeout = env.REQUEST_TIMEOUT_MS;
+    const options = args[0] !== null && typeof args[0] === 'object' ? args.shift() : {};
+    args.unshift({ ...options, requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(timeout / 4))) });
     // Next.js serves nothing until the application's start (lib/boot.ts: opening the database,
     // migrations, a DATA_DIR lock to wait for) is done; the probes answer meanwhile.
     const last = args.length - 1;
