@@ -18,7 +18,7 @@ import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { startChargeFor } from '../plans/plans';
 import { setting } from '../../env';
-import { plainDecline } from '../../processor/port';
+import { TOKEN_REFUSED, plainDecline } from '../../processor/port';
 
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
@@ -83,7 +83,7 @@ async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<Over
   const [last] = await db.select().from(charges).where(eq(charges.accountId, accountId)).orderBy(desc(charges.id)).limit(1);
   const tried = last && last.createdAt.getTime() >= at.getTime() && last.status === 'failed';
   if (tried && last.failureCode !== 'processor_error' && last.failureCode !== 'payment_method_required') {
-    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${last.failureMessage ?? plainDecline(last.failureCode)}`, null, {
+    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${plainDecline(last.failureCode)}`, null, {
       decline_code: last.failureCode,
     });
   }
@@ -156,6 +156,21 @@ function priceChanged(saved: boolean): ApiError {
  * A plan charge still unknown, said to the card holder on a hosted page: the API's message names
  * the account and charge and advises a retry under an Idempotency-Key, which is for the company.
  */
+/**
+ * A failure as a hosted page's visitor is told it: in plain words only, never the processor's own
+ * text (which can name its ids and is not written for a card holder). Declines already are plain
+ * words (plainDecline); a token the processor refused and a request it refused are said so here.
+ */
+export function inPlainWords<E>(err: E): E | ApiError {
+  if (!(err instanceof ApiError)) return err;
+  const plain = (message: string) => new ApiError(err.type, message, err.param, err.extra, err.headers);
+  if (err.type === 'invalid_request' && err.param === 'token' && err.message.startsWith(TOKEN_REFUSED)) {
+    return plain('The card was refused by the payment processor. Check its details, or try another card.');
+  }
+  if (err.type === 'processor_error') return plain('The payment processor could not complete this. Please try again in a few minutes.');
+  return err;
+}
+
 export function forCardHolder(err: ApiError): ApiError {
   return new ApiError(err.type, 'Your card is saved. Its payment is still being confirmed; check back in a few minutes.', err.param, err.extra, err.headers);
 }
@@ -207,9 +222,9 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
       throw forCardHolder(err);
     }
     // Any other failure frees it for another card.
-    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { busyUntil: null });
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, inPlainWords(err), issuer, { busyUntil: null });
     await db.update(collectorLinks).set({ busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
-    throw err;
+    throw inPlainWords(err);
   }
   await used();
   return account;

@@ -9,7 +9,7 @@ import { sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
 import { listCharges } from '../charges/charges';
-import { forCardHolder, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
+import { forCardHolder, inPlainWords, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
 import { startChargeFor } from '../plans/plans';
 import { PORTAL_LINK_TTL_S } from './portal-limits';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
@@ -200,9 +200,9 @@ export async function replacePortalCard({ db, token, cardToken, quote }: { db: D
     // A charge whose outcome is still unknown frees the link like any other answer: a card saved
     // meanwhile charges nothing more (saveCard and the renewals wait for a pending plan charge),
     // and once the charge is settled the form works again.
-    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, portalLinks, row.link.id, err, issuer, { busyUntil: null });
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, portalLinks, row.link.id, inPlainWords(err), issuer, { busyUntil: null });
     await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
-    throw err instanceof ApiError && err.extra.charge_pending === true ? forCardHolder(err) : err;
+    throw err instanceof ApiError && err.extra.charge_pending === true ? forCardHolder(err) : inPlainWords(err);
   }
   await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
   const pm = account.paymentMethod;
