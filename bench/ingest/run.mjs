@@ -82,14 +82,19 @@ async function startServer(env) {
     },
     // BENCH_SERVER_LOG=file keeps the server's log lines (its standard output).
     stdio: ['ignore', process.env.BENCH_SERVER_LOG ? fs.openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit'],
+    // A process group of its own, stopped whole: npm does not pass a SIGTERM on to the script it runs
+    // (a terminal's Ctrl-C reaches them all, as the group's).
+    detached: values.launcher === 'npm-start',
   });
+  const kill = (signal) => (values.launcher === 'npm-start' ? process.kill(-child.pid, signal) : child.kill(signal));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
-      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); kill('SIGTERM'); }) };
     } catch { /* starting */ }
     await new Promise((r) => setTimeout(r, 100));
   }
+  kill('SIGKILL');
   throw new Error('server did not start');
 }
 
@@ -103,6 +108,7 @@ function pct(sorted, p) {
 
 async function setup(base) {
   const reg = await request(base, 'POST', '/v1/companies', { name: 'Bench', email: 'bench@example.com' }, { authorization: `Bearer ${ADMIN}` });
+  if (reg.status !== 200) throw new Error(`registering the company answered ${reg.status}: ${JSON.stringify(reg.body)}`);
   const { id, api_key } = reg.body.data;
   const auth = { authorization: `Basic ${Buffer.from(`${id}:${api_key}`).toString('base64')}` };
   const plan = await request(base, 'POST', `/v1/companies/${id}/plans`, {
@@ -135,7 +141,9 @@ function treeRss(pid) {
       const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
       const kb = field('VmRSS');
       // RssFile: pages of mapped files (the node binary above all), which processes running the same binary share.
-      out.push({ pid: Number(p), kb, anonKb: field('RssAnon'), fileKb: field('RssFile'), cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => path.basename(a)).join(' ').slice(0, 60) });
+      // Pss: the process's share of each page, so pages the processes share (the node binary) count once over the tree.
+      const pssKb = Number(/^Pss:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      out.push({ pid: Number(p), kb, pssKb, anonKb: field('RssAnon'), fileKb: field('RssFile'), cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => path.basename(a)).join(' ').slice(0, 60) });
       for (const t of fs.readdirSync(`/proc/${p}/task`)) {
         for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
       }
@@ -245,10 +253,12 @@ async function measure(server, { auth, accounts }) {
   const out = {};
   let peak = 0;
   let peakTree = [];
+  let peakPss = 0;
   const sampler = setInterval(() => {
     const tree = treeRss(server.pid);
     const mb = Math.round(tree.reduce((kb, p) => kb + p.kb, 0) / 1024);
     if (mb > peak) [peak, peakTree] = [mb, tree];
+    peakPss = Math.max(peakPss, Math.round(tree.reduce((kb, p) => kb + p.pssKb, 0) / 1024));
   }, 250);
   try {
     if (only.has('batch')) {
@@ -372,6 +382,8 @@ async function measure(server, { auth, accounts }) {
   }
   out.peak_rss_mb = Math.max(peak, treeRssMb(server.pid));
   // The processes at the peak, largest first: which of the tree holds what.
+  // The same tree's proportional set size at its peak: what it takes of the machine's memory.
+  out.peak_pss_mb = peakPss;
   out.peak_tree = peakTree.sort((a, b) => b.kb - a.kb).map((p) => `${p.cmd}: ${Math.round(p.kb / 1024)} MB (anonymous ${Math.round(p.anonKb / 1024)}, files ${Math.round(p.fileKb / 1024)})`);
   return out;
 }
