@@ -1,6 +1,7 @@
 import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { decrypt, encrypt, hashPassword, isSealedWithCurrentKey, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
+import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
+import { ApiError } from './errors';
 import { appSecret, consoleSessionSecret } from './config';
 import { withSettings, type Settings } from './env';
 
@@ -114,5 +115,25 @@ describe('password hashes', () => {
     expect(await verifyPassword('anything at all', null)).toBe(false);
     expect(vi.mocked(scrypt)).toHaveBeenCalledTimes(1);
     expect(vi.mocked(scrypt).mock.calls[0][3]).toMatchObject({ N: PASSWORD_PARAMS.N, r: PASSWORD_PARAMS.r, p: PASSWORD_PARAMS.p });
+  });
+
+  it('queue behind two running hashes up to a bound; past it a check is refused at once with 503 and Retry-After, and the queue serves again once it drains', async () => {
+    const hash = await hashPassword('queued password 1');
+    expect(hashingSaturated()).toBe(false);
+    const queued = Array.from({ length: 2 + MAX_WAITING_HASHES }, () => verifyPassword('queued password 1', hash));
+    expect(hashingSaturated()).toBe(true);
+    const started = performance.now();
+    const refused = await verifyPassword('queued password 1', hash).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    // Refused without waiting for the queue: well before even one hash could finish.
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ type: 'service_unavailable', status: 503 });
+    expect(Number((refused as ApiError).headers['Retry-After'])).toBeGreaterThanOrEqual(1);
+    expect(await Promise.all(queued)).toEqual(queued.map(() => true));
+    expect(hashingSaturated()).toBe(false);
+    expect(await verifyPassword('queued password 1', hash)).toBe(true);
   });
 });

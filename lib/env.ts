@@ -49,6 +49,7 @@ export const envSchema = z.object({
   PORT: z.preprocess(blank, port.default(3000)),
   HOSTNAME: z.preprocess(blank, z.string().optional()),
   KEEP_ALIVE_TIMEOUT: z.preprocess(blank, ms(0).optional()),
+  REQUEST_TIMEOUT_MS: z.preprocess(blank, ms(1000).default(30_000)),
   PUBLIC_URL: z.preprocess(blank, httpUrl.transform((u) => u.replace(/\/$/, '')).optional()),
   DATABASE_URL: z.preprocess(blank, postgresUrl.optional()),
   DATABASE_REPLICA_URL: z.preprocess(blank, postgresUrl.optional()),
@@ -96,6 +97,7 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   PORT: { expects: 'a TCP port number (0 to 65535)' },
   HOSTNAME: { expects: 'a host name or address to listen on' },
   KEEP_ALIVE_TIMEOUT: { expects: 'a whole number of milliseconds, at most 2147483647' },
+  REQUEST_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1000 to 2147483647' },
   PUBLIC_URL: { expects: 'an http or https URL (the base of the links the service hands out)' },
   DATABASE_URL: {
     expects: (raw) => `a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs${postgresUrlProblem(raw)}`,

@@ -27,10 +27,11 @@ async function tempDataDir(): Promise<string> {
 }
 
 /** `npm run company:create -- ...`, against the test's PostgreSQL database or an embedded DATA_DIR. */
-function companyCreate(args: string[], env: Record<string, string>) {
+function companyCreate(args: string[], env: Record<string, string>, input = '') {
   const r = spawnSync(tsx, ['scripts/company-create.ts', ...args], {
     cwd: root,
     encoding: 'utf8',
+    input,
     env: { ...process.env, APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', ...env },
     timeout: 60_000,
   });
@@ -40,7 +41,7 @@ function companyCreate(args: string[], env: Record<string, string>) {
 describe('npm run company:create', () => {
   it('registers a company whose API key works at once, and explains bad arguments', async () => {
     const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
-    const made = companyCreate(['--name', 'Hooli', '--email', 'ops@hooli.test', '--processor-key', 'rk_test_hooli', '--json'], env);
+    const made = companyCreate(['--name', 'Hooli', '--email', 'ops@hooli.test', '--processor-key', '-', '--json'], env, 'rk_test_hooli\n');
     expect(made.stderr).toBe('');
     expect(made.status).toBe(0);
     const company = JSON.parse(made.stdout);
@@ -72,6 +73,25 @@ describe('npm run company:create', () => {
     expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
     expect(shortSecret.stdout).toBe('');
   }, 240_000); // six command processes, each 10–20 s to start on a loaded machine
+
+  it('reads the password and the processor key from standard input, and warns of them on the command line', async () => {
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
+    const made = companyCreate(['--name', 'Stdin Co', '--email', 'ops@stdin.test', '--password', '-', '--processor-key', '-', '--json'], env, 'a-password-of-some-length\nrk_test_stdin\n');
+    expect(made.stderr).toBe('');
+    expect(made.status).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ email: 'ops@stdin.test', processor_configured: true });
+    if (t.kind === 'postgres') {
+      const [stored] = await t.database.db.select().from(companies).where(eq(companies.email, 'ops@stdin.test'));
+      expect(stored.processorKeyEnc).toBeTruthy();
+    }
+    // What was read is checked as if it had been written out.
+    const short = companyCreate(['--name', 'Stdin Co', '--email', 'short@stdin.test', '--password', '-'], env, 'elevenchars\n');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toContain('company:create: password must be at least 12 characters');
+    const visible = companyCreate(['--name', 'Argv Co', '--email', 'ops@argv.test', '--password', 'a-password-on-the-command-line'], env);
+    expect(visible.status).toBe(0);
+    expect(visible.stderr).toContain('--password on the command line is visible to other users of this machine');
+  }, 120_000);
 
   it('refuses live keys while the processor is a stand-in (the bundled local server, any STRIPE_API_URL)', async () => {
     const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };

@@ -43,6 +43,17 @@ describe('CSV fields', () => {
     expect(csvField({ text: '-1+1' })).toBe("'-1+1");
     expect(csvField({ text: '@SUM(A1)' })).toBe("'@SUM(A1)");
     expect(csvField({ text: 'fine' })).toBe('fine');
+    // After what a spreadsheet drops before a formula: spaces, control and invisible characters.
+    expect(csvField({ text: ' =1+1' })).toBe("' =1+1");
+    expect(csvField({ text: '\u0000=cmd|x' })).toBe("'\u0000=cmd|x");
+    expect(csvField({ text: '\u000b@SUM(A1)' })).toBe("'\u000b@SUM(A1)");
+    expect(csvField({ text: '\u200b+1' })).toBe("'\u200b+1");
+    expect(csvField({ text: '\ufeff-1' })).toBe("'\ufeff-1");
+    expect(csvField({ text: '\n=1' })).toBe('"\'\n=1"');
+    expect(csvField({ text: '\uff1dSUM(A1)' })).toBe("'\uff1dSUM(A1)");
+    expect(csvField({ text: '\tplain' })).toBe("'\tplain");
+    expect(csvField({ text: 'a =1' })).toBe('a =1');
+    expect(csvField({ text: '  spaced' })).toBe('  spaced');
     expect(csvField({ text: null })).toBe('');
     const tricky = ['a,b', 'say "hi"', 'two\r\nlines', '', 'ünïcode ✓'];
     expect(parseCsv(tricky.map(csvField).join(',') + '\r\n')).toEqual([tricky]);

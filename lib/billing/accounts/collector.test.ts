@@ -52,6 +52,22 @@ describe('a card collector link', () => {
     expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(200);
   });
 
+  it("tells the card holder, on the collector and the portal, of a refused card in plain words, never the processor's own", async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const portal = await co.call('POST', `/v1/accounts/${a.id}/portal_link`);
+    for (const path of [`${a.path}/submit`, `${new URL(portal.body.data.url).pathname}/card`]) {
+      const r = await api('POST', path, { body: { token: 'tok_no_such_token' }, headers: { 'x-forwarded-for': newAddress() } });
+      expect(r.status, path).toBe(400);
+      expect(r.body.error, path).toMatchObject({ type: 'invalid_request', param: 'token', message: 'The card was refused by the payment processor. Check its details, or try another card.' });
+      expect(r.body.error.message).not.toContain('tok_no_such_token');
+    }
+    // The company's own API call keeps the processor's words, for its developers.
+    const own = await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_no_such_token' } });
+    expect(own.status).toBe(400);
+    expect(own.body.error.message).toMatch(/^The card token was refused by the payment processor: .*tok_no_such_token/);
+  });
+
   it('is spent after 5 failed card attempts (declines and refused tokens): later submits are 410 link_expired, and a new link works', async () => {
     const co = await newPayingCompany(t);
     const a = await pendingAccount(co);

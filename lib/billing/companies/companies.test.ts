@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { api, newCompany, underSettings, useTestDatabase } from '../../testing/harness';
 import { withSettings } from '../../env';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
-import { decrypt, verifyPassword } from '../../crypto';
+import { decrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
 import { authenticateCompany } from '../../api/auth';
 
 const t = useTestDatabase();
@@ -80,6 +80,19 @@ describe('registering companies', () => {
     expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@initech.io'))).toHaveLength(1);
     // Without a password there is no console owner, so the email may be shared.
     expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Initech EU', email: 'ops@initech.io' } })).status).toBe(200);
+  }));
+
+  it('answers 503 with Retry-After while every password-hashing slot and its queue are taken, and registers nothing', underSettings(ADMIN, async () => {
+    const hash = await hashPassword('filler password 1');
+    const fillers = Array.from({ length: 2 + MAX_WAITING_HASHES }, () => verifyPassword('filler password 1', hash));
+    const body = { name: 'Busy Co', email: 'ops@busy.io', password: 'correct horse battery' };
+    const res = await api('POST', '/v1/companies', { auth: 'admin', body });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ type: 'service_unavailable', param: null });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@busy.io'))).toEqual([]);
+    await Promise.all(fillers);
+    expect((await api('POST', '/v1/companies', { auth: 'admin', body })).status).toBe(200);
   }));
 
   it('answers 404 without ADMIN_TOKEN configured and 401 with a wrong token', underSettings(ADMIN, async () => {
