@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, ENV_NAMES, loadEnv, setting } from './env';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ENV_NAMES, loadEnv, setting, withSettings } from './env';
 
 const SECRET = 'env-test-secret-of-at-least-32-bytes-0123';
 
@@ -14,12 +14,6 @@ function problems(source: Record<string, string>): string[] {
 }
 
 describe('the configuration schema', () => {
-  const saved = process.env.WORKER_INTERVAL_MS;
-  afterEach(() => {
-    if (saved === undefined) delete process.env.WORKER_INTERVAL_MS;
-    else process.env.WORKER_INTERVAL_MS = saved;
-  });
-
   it('gives every setting its documented default, and takes an empty value as unset', () => {
     const env = loadEnv({ PORT: '', WORKER: ' ' });
     expect(env).toMatchObject({
@@ -124,7 +118,7 @@ describe('the configuration schema', () => {
   it('never repeats a secret it refuses', () => {
     const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing', ADMIN_TOKEN: 'letmein' });
     expect(said).toEqual([
-      'DATABASE_URL must be a postgres:// or postgresql:// URL.',
+      'DATABASE_URL must be a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs.',
       'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces (e.g. `openssl rand -hex 24`), or unset.',
       'APP_SECRET must be at least 32 bytes long (it has 12): use a random value, e.g. `openssl rand -base64 32`.',
       'METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).',
@@ -141,14 +135,33 @@ describe('the configuration schema', () => {
   });
 
   it('reads one setting as it is now, and refuses it when it changed to nonsense', () => {
-    process.env.WORKER_INTERVAL_MS = '250';
-    expect(setting('WORKER_INTERVAL_MS')).toBe(250);
-    process.env.WORKER_INTERVAL_MS = '500';
-    expect(setting('WORKER_INTERVAL_MS')).toBe(500);
-    process.env.WORKER_INTERVAL_MS = 'abc';
-    expect(() => setting('WORKER_INTERVAL_MS')).toThrow('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".');
-    delete process.env.WORKER_INTERVAL_MS;
-    expect(setting('WORKER_INTERVAL_MS')).toBe(1000);
+    const outside = setting('WORKER_INTERVAL_MS');
+    expect(withSettings({ WORKER_INTERVAL_MS: '250' }, () => setting('WORKER_INTERVAL_MS'))).toBe(250);
+    expect(withSettings({ WORKER_INTERVAL_MS: '500' }, () => setting('WORKER_INTERVAL_MS'))).toBe(500);
+    expect(() => withSettings({ WORKER_INTERVAL_MS: 'abc' }, () => setting('WORKER_INTERVAL_MS'))).toThrow(
+      'WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".',
+    );
+    expect(withSettings({ WORKER_INTERVAL_MS: undefined }, () => setting('WORKER_INTERVAL_MS'))).toBe(1000);
+    expect(setting('WORKER_INTERVAL_MS')).toBe(outside);
+  });
+
+  it('takes other values only inside withSettings: for what it starts, nested, and for nothing outside it', async () => {
+    const read = () => [setting('WORKER_INTERVAL_MS'), setting('METRICS_TOKEN')];
+    const outside = read();
+    let later: unknown;
+    const inside = withSettings({ WORKER_INTERVAL_MS: '250', METRICS_TOKEN: 'metrics-token-0123456789' }, async () => {
+      await new Promise((r) => setTimeout(r, 10));
+      setTimeout(() => (later = read()), 10);
+      // A nested call overrides some, keeps the rest, and unsets with undefined.
+      expect(withSettings({ METRICS_TOKEN: undefined }, read)).toEqual([250, undefined]);
+      return read();
+    });
+    // Outside, while the work inside is still under way.
+    expect(read()).toEqual(outside);
+    expect(await inside).toEqual([250, 'metrics-token-0123456789']);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(later).toEqual([250, 'metrics-token-0123456789']);
+    expect(read()).toEqual(outside);
   });
 
   it('leaves the test suite’s own variables out', () => {

@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { z } from 'zod';
+import { parsePostgresUrl } from './net/postgres-url';
 
 /**
  * Every environment variable the service reads, in one schema. Each process checks the whole of
@@ -19,6 +21,26 @@ const MAX_TIMER_MS = 2_147_483_647;
 const ms = (min: number) => whole(min, MAX_TIMER_MS);
 const flag = z.enum(['0', '1']).transform((v) => v === '1');
 const httpUrl = z.string().trim().pipe(z.url({ protocol: /^https?$/ }));
+/** One host or several (`host1:5432,host2:5432`), with an optional `target_session_attrs`. */
+const postgresUrl = z.string().trim().refine((u) => {
+  try {
+    parsePostgresUrl(u);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+/** Why a PostgreSQL URL is refused, without repeating it (it holds a password). */
+function postgresUrlProblem(raw: string): string {
+  try {
+    parsePostgresUrl(raw);
+    return '';
+  } catch (err) {
+    const why = (err as Error).message;
+    return why.startsWith('is not a postgres') ? '' : ` (this one ${why})`;
+  }
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -27,8 +49,10 @@ export const envSchema = z.object({
   PORT: z.preprocess(blank, port.default(3000)),
   HOSTNAME: z.preprocess(blank, z.string().optional()),
   KEEP_ALIVE_TIMEOUT: z.preprocess(blank, ms(0).optional()),
+  REQUEST_TIMEOUT_MS: z.preprocess(blank, ms(1000).default(30_000)),
   PUBLIC_URL: z.preprocess(blank, httpUrl.transform((u) => u.replace(/\/$/, '')).optional()),
-  DATABASE_URL: z.preprocess(blank, z.string().trim().pipe(z.url({ protocol: /^postgres(ql)?$/ })).optional()),
+  DATABASE_URL: z.preprocess(blank, postgresUrl.optional()),
+  DATABASE_REPLICA_URL: z.preprocess(blank, postgresUrl.optional()),
   DATABASE_POOL_SIZE: z.preprocess(blank, whole(1, 1000).default(10)),
   DATABASE_PREPARE: z.preprocess(blank, flag.default(true)),
   PG_PLAN_CACHE_MODE: z.preprocess(blank, z.enum(['auto', 'force_custom_plan', 'force_generic_plan']).optional()),
@@ -73,8 +97,16 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   PORT: { expects: 'a TCP port number (0 to 65535)' },
   HOSTNAME: { expects: 'a host name or address to listen on' },
   KEEP_ALIVE_TIMEOUT: { expects: 'a whole number of milliseconds, at most 2147483647' },
+  REQUEST_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1000 to 2147483647' },
   PUBLIC_URL: { expects: 'an http or https URL (the base of the links the service hands out)' },
-  DATABASE_URL: { expects: 'a postgres:// or postgresql:// URL', secret: true },
+  DATABASE_URL: {
+    expects: (raw) => `a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs${postgresUrlProblem(raw)}`,
+    secret: true,
+  },
+  DATABASE_REPLICA_URL: {
+    expects: (raw) => `a postgres:// or postgresql:// URL of a replica (or several hosts, e.g. with target_session_attrs=prefer-standby)${postgresUrlProblem(raw)}`,
+    secret: true,
+  },
   DATABASE_POOL_SIZE: { expects: 'a whole number of connections, 1 to 1000' },
   DATABASE_PREPARE: { expects: '0 (send statements unprepared) or 1' },
   PG_PLAN_CACHE_MODE: { expects: 'one of auto, force_custom_plan, force_generic_plan' },
@@ -154,6 +186,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   }
   // Every process on one PostgreSQL has to seal and open the same stored secrets (db:migrate
   // touches none of them).
+  if (env.DATABASE_REPLICA_URL && !env.DATABASE_URL) {
+    throw new ConfigError(['DATABASE_REPLICA_URL needs DATABASE_URL: replicas serve reads beside a PostgreSQL primary, not beside the embedded database.']);
+  }
   if (opts.needsAppSecret !== false && env.DATABASE_URL && !env.APP_SECRET) {
     throw new ConfigError(['APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.']);
   }
@@ -162,12 +197,25 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 
 const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
 
+export type Settings = Partial<Record<EnvName, string | undefined>>;
+const overrides = new AsyncLocalStorage<Settings>();
+
 /**
- * One variable's parsed value. It is parsed again only when the variable changed (tests change
- * some while they run). Throws a ConfigError when the value is not what the variable takes.
+ * Runs `fn` with these values in place of the environment's, for it and all it starts (its
+ * promises, timers and callbacks), and for nothing else in the process: how a test tries another
+ * setting without changing process.env under the rest of its file. `undefined` unsets a variable.
+ */
+export function withSettings<T>(values: Settings, fn: () => T): T {
+  return overrides.run({ ...overrides.getStore(), ...values }, fn);
+}
+
+/**
+ * One variable's parsed value. It is parsed again only when the value changed (withSettings,
+ * or process.env). Throws a ConfigError when the value is not what the variable takes.
  */
 export function setting<K extends EnvName>(name: K): Env[K] {
-  const value = process.env[name];
+  const scoped = overrides.getStore();
+  const value = scoped && name in scoped ? scoped[name] : process.env[name];
   const hit = cache.get(name);
   if (hit && hit.raw === value) return hit.value as Env[K];
   const result = envSchema.shape[name].safeParse(value);

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { getDatabase, pendingMigrations, query, sql, type DbKind } from './db/client';
+import { hostProblem } from './db/hosts';
+import { DatabaseUnavailableError } from './db/unavailable';
 import { ApiError, errorEnvelope } from './errors';
 import { newRequestId } from './api/route';
 import { answerMetrics, type MetricsAnswer } from './metrics/endpoint';
@@ -58,8 +60,10 @@ export async function readiness(): Promise<Readiness> {
     kind = database.kind;
     if (lifecycle.migrated) await withinTimeout(query(database.db, sql`select 1`));
     else pending = await withinTimeout(pendingMigrations(database.db));
-  } catch {
-    throw new ApiError('service_unavailable', `The database does not answer (within ${READY_TIMEOUT_MS} ms).`);
+  } catch (err) {
+    // Several hosts, none of them writable: the answer names each host and what it was.
+    const problem = err instanceof DatabaseUnavailableError ? err.message : hostProblem();
+    throw new ApiError('service_unavailable', problem ?? `The database does not answer (within ${READY_TIMEOUT_MS} ms).`);
   }
   if (pending.length) {
     throw new ApiError(

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
 import { startLocalStripe } from '../lib/processor/local-stripe/server';
+import { migratedDataDir } from '../lib/testing/templates';
 import { buildSdkPackage, tsc } from '../sdk/test/package';
 
 const root = path.resolve(__dirname, '..');
@@ -42,31 +42,36 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
   });
 }
 
-// The tour runs once, against the embedded database (the quick start's own setup).
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
-  let server: AppServer | undefined;
-  let stripe: { close: () => Promise<void> } | undefined;
-  afterAll(async () => {
-    await server?.stop();
-    await stripe?.close();
-  });
-
-  it('runs every command of the five-minute tour against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const local = await startLocalStripe({ port: 0 });
-    stripe = local;
-    server = await startAppServer({
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-')),
+// Both tours run once, against one server on the embedded database (the quick start's own
+// setup), started as the tour starts the service. Each registers a company of its own.
+let started: Promise<{ server: AppServer; stripe: { close: () => Promise<void> } }> | undefined;
+const tourServer = () =>
+  (started ??= (async () => {
+    const stripe = await startLocalStripe({ port: 0 });
+    const server = await startAppServer({
+      DATA_DIR: await migratedDataDir('tour-'),
       ADMIN_TOKEN: 'dev-admin-token-local',
       // As the tour starts the service: its webhook receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE: '1',
-      STRIPE_API_URL: local.url,
+      STRIPE_API_URL: stripe.url,
       APP_SECRET: '',
     });
+    return { server, stripe };
+  })());
+afterAll(async () => {
+  const shared = await started?.catch(() => undefined);
+  await shared?.server.stop();
+  await shared?.stripe.close();
+});
+
+describe('the README tour', () => {
+  it('runs every command of the five-minute tour against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const { server } = await tourServer();
     const blocks = tourBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
     expect(blocks.length).toBeGreaterThanOrEqual(4);
     // Asynchronous on purpose: the local Stripe server answers from this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server!.url, ADMIN_TOKEN: 'dev-admin-token-local' } });
+      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server.url, ADMIN_TOKEN: 'dev-admin-token-local' } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -92,26 +97,14 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
   });
 });
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScript', () => {
-  let server: AppServer | undefined;
-  let stripe: { close: () => Promise<void> } | undefined;
+describe('the README tour in TypeScript', () => {
   let consumer: string | undefined;
-  afterAll(async () => {
-    await server?.stop();
-    await stripe?.close();
+  afterAll(() => {
     if (consumer) fs.rmSync(consumer, { recursive: true, force: true });
   });
 
   it('type-checks and runs with the SDK installed as a package, against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const local = await startLocalStripe({ port: 0 });
-    stripe = local;
-    server = await startAppServer({
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-ts-')),
-      ADMIN_TOKEN: 'dev-admin-token-local',
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      STRIPE_API_URL: local.url,
-      APP_SECRET: '',
-    });
+    const { server } = await tourServer();
     const built = buildSdkPackage();
     consumer = built.consumer;
     fs.writeFileSync(path.join(consumer, 'tour.mts'), sdkTour(fs.readFileSync(path.join(root, 'README.md'), 'utf8')));

@@ -27,7 +27,10 @@
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
 //   --pool N: each serving process's DATABASE_POOL_SIZE (default: the service's own, 10; runs
 //   before the afternoon of 2026-11-26 used 20);
-//   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
+//   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements);
+//   --launcher npm-start: serve through `npm start` (npm, the launcher, the server, the bundled
+//   local Stripe server when it starts one): the peak RSS is then that whole tree's, listed per
+//   process in peak_tree.
 // BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
 // BENCH_SERVER_FLAGS='--flag ...' passes Node.js flags to the server (e.g. a V8 heap setting).
 import { spawn } from 'node:child_process';
@@ -40,7 +43,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -66,7 +69,12 @@ function request(base, method, pathname, body, headers = {}) {
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
   // The production server (`npm start` serves through it): WEB_CONCURRENCY processes on one port.
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), path.join(root, 'scripts/serve.mjs')], {
+  // --launcher npm-start: what a user runs, `npm start` (npm, the launcher, the server and anything
+  // they start); the peak is then that whole tree's.
+  const [command, args] = values.launcher === 'npm-start'
+    ? ['npm', ['start']]
+    : [process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), path.join(root, 'scripts/serve.mjs')]];
+  const child = spawn(command, args, {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],
@@ -74,14 +82,19 @@ async function startServer(env) {
     },
     // BENCH_SERVER_LOG=file keeps the server's log lines (its standard output).
     stdio: ['ignore', process.env.BENCH_SERVER_LOG ? fs.openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit'],
+    // A process group of its own, stopped whole: npm does not pass a SIGTERM on to the script it runs
+    // (a terminal's Ctrl-C reaches them all, as the group's).
+    detached: values.launcher === 'npm-start',
   });
+  const kill = (signal) => (values.launcher === 'npm-start' ? process.kill(-child.pid, signal) : child.kill(signal));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
-      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); kill('SIGTERM'); }) };
     } catch { /* starting */ }
     await new Promise((r) => setTimeout(r, 100));
   }
+  kill('SIGKILL');
   throw new Error('server did not start');
 }
 
@@ -95,6 +108,7 @@ function pct(sorted, p) {
 
 async function setup(base) {
   const reg = await request(base, 'POST', '/v1/companies', { name: 'Bench', email: 'bench@example.com' }, { authorization: `Bearer ${ADMIN}` });
+  if (reg.status !== 200) throw new Error(`registering the company answered ${reg.status}: ${JSON.stringify(reg.body)}`);
   const { id, api_key } = reg.body.data;
   const auth = { authorization: `Basic ${Buffer.from(`${id}:${api_key}`).toString('base64')}` };
   const plan = await request(base, 'POST', `/v1/companies/${id}/plans`, {
@@ -115,17 +129,28 @@ async function setup(base) {
 
 /** The server's resident memory: its process and every process it started (WEB_CONCURRENCY), in MB. */
 function treeRssMb(pid) {
-  let kb = 0;
+  return Math.round(treeRss(pid).reduce((kb, p) => kb + p.kb, 0) / 1024);
+}
+
+/** Each process of the tree: its pid, command line and resident memory (kB). */
+function treeRss(pid) {
+  const out = [];
   const visit = (p) => {
     try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+      const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+      const kb = field('VmRSS');
+      // RssFile: pages of mapped files (the node binary above all), which processes running the same binary share.
+      // Pss: the process's share of each page, so pages the processes share (the node binary) count once over the tree.
+      const pssKb = Number(/^Pss:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      out.push({ pid: Number(p), kb, pssKb, anonKb: field('RssAnon'), fileKb: field('RssFile'), cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => path.basename(a)).join(' ').slice(0, 60) });
       for (const t of fs.readdirSync(`/proc/${p}/task`)) {
         for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
       }
     } catch { /* gone */ }
   };
   visit(pid);
-  return Math.round(kb / 1024);
+  return out;
 }
 
 /** CPU time (user + system) used so far by a process and every process it started, in ms. */
@@ -227,7 +252,14 @@ async function measure(server, { auth, accounts }) {
   const only = new Set(values.only.split(','));
   const out = {};
   let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, treeRssMb(server.pid))), 250);
+  let peakTree = [];
+  let peakPss = 0;
+  const sampler = setInterval(() => {
+    const tree = treeRss(server.pid);
+    const mb = Math.round(tree.reduce((kb, p) => kb + p.kb, 0) / 1024);
+    if (mb > peak) [peak, peakTree] = [mb, tree];
+    peakPss = Math.max(peakPss, Math.round(tree.reduce((kb, p) => kb + p.pssKb, 0) / 1024));
+  }, 250);
   try {
     if (only.has('batch')) {
       // Batches of 1000 events over the 1000 accounts, `--writers` at a time.
@@ -349,6 +381,10 @@ async function measure(server, { auth, accounts }) {
     clearInterval(sampler);
   }
   out.peak_rss_mb = Math.max(peak, treeRssMb(server.pid));
+  // The processes at the peak, largest first: which of the tree holds what.
+  // The same tree's proportional set size at its peak: what it takes of the machine's memory.
+  out.peak_pss_mb = peakPss;
+  out.peak_tree = peakTree.sort((a, b) => b.kb - a.kb).map((p) => `${p.cmd}: ${Math.round(p.kb / 1024)} MB (anonymous ${Math.round(p.anonKb / 1024)}, files ${Math.round(p.fileKb / 1024)})`);
   return out;
 }
 

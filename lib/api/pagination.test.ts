@@ -1,17 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newPayingCompany, useLocalStripe, useTestDatabase, type ApiResult } from '../testing/harness';
+import { type PayingCo } from '../testing/scenario';
 import { OPERATIONS } from './openapi/operations';
 
 const t = useTestDatabase();
 useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 type Page = { ids: string[]; hasMore: boolean; link: string | null };
 
 const N = 5;
 
 describe('every paged list carries has_more and pages through every item exactly once', () => {
-  let co: Co;
+  let co: PayingCo;
   /** Paged list path (company placeholder filled in) by documented operation path. */
   const lists = new Map<string, string>();
 

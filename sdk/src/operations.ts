@@ -22,6 +22,8 @@ export const operations = {
   attachCard: { method: 'post', path: '/v1/accounts/{account_id}/card', auth: 'company', list: false },
   createCardCollectorLink: { method: 'post', path: '/v1/accounts/{account_id}/card_collector', auth: 'company', list: false },
   createPortalLink: { method: 'post', path: '/v1/accounts/{account_id}/portal_link', auth: 'company', list: false },
+  revokeAccountPortalLinks: { method: 'post', path: '/v1/accounts/{account_id}/portal_links/revoke', auth: 'company', list: false },
+  revokePortalLink: { method: 'delete', path: '/v1/portal_links/{portal_link_id}', auth: 'company', list: false },
   changePlan: { method: 'post', path: '/v1/accounts/{account_id}/changeplan', auth: 'company', list: false },
   previewPlanChange: { method: 'post', path: '/v1/accounts/{account_id}/changeplan/preview', auth: 'company', list: false },
   listCharges: { method: 'get', path: '/v1/accounts/{account_id}/charges', auth: 'company', list: true },

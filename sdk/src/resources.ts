@@ -71,9 +71,22 @@ export class Accounts extends Resource {
     return (await this.client.request('post', '/v1/accounts/{account_id}/card_collector', { ...options, path: { account_id: accountId } })).data;
   }
 
-  /** A link to the account's customer portal (balances, plan, charges, card form), for 24 hours. */
-  async createPortalLink(accountId: string, options?: CallOptions): Promise<S.PortalLink> {
-    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_link', { ...options, path: { account_id: accountId } })).data;
+  /**
+   * A link to the account's customer portal (balances, plan, charges, card form), for
+   * `expires_in` seconds (300 to 86,400; 24 hours by default). Keep its `id` to revoke it.
+   */
+  async createPortalLink(accountId: string, body?: Body<'PortalLinkCreate'>, options?: CallOptions): Promise<S.PortalLink> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_link', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** Stops one portal link at once (its page and card form). */
+  async revokePortalLink(portalLinkId: string, options?: CallOptions): Promise<S.PortalLinkRecord> {
+    return (await this.client.request('delete', '/v1/portal_links/{portal_link_id}', { ...options, path: { portal_link_id: portalLinkId } })).data;
+  }
+
+  /** Stops every live portal link of the account at once; answers how many. */
+  async revokePortalLinks(accountId: string, options?: CallOptions): Promise<S.PortalLinksRevoked> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_links/revoke', { ...options, path: { account_id: accountId } })).data;
   }
 
   /** An upgrade takes effect at once (with credit for unused time); a downgrade waits for the renewal. */

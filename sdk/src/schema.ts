@@ -245,10 +245,50 @@ export interface paths {
         put?: never;
         /**
          * New customer portal link
-         * @description A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page's card call then answers 410 `link_expired`).
+         * @description A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts; every card saved through it sends `card_changed`). The link carries a 256-bit token and works for `expires_in` seconds (300 to 86,400; 24 hours when left out) unless revoked first (`DELETE /v1/portal_links/{portal_link_id}` with the `id` answered here, or `POST /v1/accounts/{account_id}/portal_links/revoke` for all of the account's); only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page's card call then answers 410 `link_expired`).
          */
         post: operations["createPortalLink"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/portal_links/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke all portal links of an account
+         * @description Every portal link of the account that has neither expired nor been revoked stops working at once: its page says the link was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Links made afterwards work as usual.
+         */
+        post: operations["revokeAccountPortalLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal_links/{portal_link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a portal link
+         * @description The link stops working at once: its page says it was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Revoking a link again, or an expired one, changes nothing and answers it as it is.
+         */
+        delete: operations["revokePortalLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -872,7 +912,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant A, by type)
-         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`. Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByType"];
         delete?: never;
@@ -892,7 +932,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant B, by topic)
-         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`. Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByTopic"];
         delete?: never;
@@ -968,6 +1008,10 @@ export interface components {
         CardAttach: {
             /** @description Card token from the payment processor's client-side card element (tok_...); becomes the default payment method. */
             token: string;
+        };
+        PortalLinkCreate: {
+            /** @description Seconds the link works, 300 (5 minutes) to 86400 (24 hours); 86400 when left out. Make it as short as the customer needs: anyone holding the link sees the account and can replace its card until then (or until it is revoked). */
+            expires_in?: number;
         };
         PlanChange: {
             /** @description The new plan. A higher (or equal) period charge is an upgrade, at once and prorated; a cheaper plan is a downgrade scheduled for the next renewal. */
@@ -1277,7 +1321,7 @@ export interface components {
              * @description Event type to deliver; one url may be registered for several types.
              * @enum {string}
              */
-            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
             /** @description Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8), with a public host. */
             url: string;
         };
@@ -1889,7 +1933,7 @@ export interface components {
          * @description Webhook topic.
          * @enum {string}
          */
-        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
         /** @description A registered webhook url. */
         Webhook: {
             /** @description Webhook id (starts with `w_`). */
@@ -2018,9 +2062,9 @@ export interface components {
             type: components["schemas"]["Topic"];
             /** @description Balance amount as a JSON number. */
             account_balance: number;
-            /** @description Balance denomination (USD for payment_failed). */
+            /** @description Balance denomination (USD for payment_failed and card_changed). */
             account_denomination: string;
-            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
+            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
             data?: {
                 [key: string]: unknown;
             };
@@ -2032,11 +2076,11 @@ export interface components {
             topic: components["schemas"]["Topic"];
             /** @description Account id (starts with `a_`). */
             account_id: string;
-            /** @description Balance denomination (USD for payment_failed). */
+            /** @description Balance denomination (USD for payment_failed and card_changed). */
             denomination: string;
             /** @description Balance amount as an exact decimal string. */
             balance: string;
-            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
+            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
             data?: {
                 [key: string]: unknown;
             };
@@ -2106,6 +2150,8 @@ export interface components {
         };
         /** @description A fresh customer portal link. */
         PortalLink: {
+            /** @description Portal link id: revokes it (DELETE /v1/portal_links/{portal_link_id}) (starts with `pl_`). */
+            id: string;
             /**
              * Format: uri
              * @description Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.
@@ -2113,9 +2159,35 @@ export interface components {
             url: string;
             /**
              * Format: date-time
-             * @description When the link stops working, 24 hours after it was made (ISO 8601, UTC).
+             * @description When the link stops working: expires_in seconds (24 hours by default) after it was made (ISO 8601, UTC).
              */
             expires_at: string;
+        };
+        /** @description A customer portal link, without its URL (only a hash of it is stored). */
+        PortalLinkRecord: {
+            /** @description Portal link id (starts with `pl_`). */
+            id: string;
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description When the link stops (or stopped) working (ISO 8601, UTC).
+             */
+            expires_at: string;
+            /** @description When it was revoked (ISO 8601, UTC), or null. */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was made (ISO 8601, UTC).
+             */
+            created_at: string;
+        };
+        /** @description The account's portal links revoked. */
+        PortalLinksRevoked: {
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /** @description How many live links were revoked (0 when there were none). */
+            revoked: number;
         };
         /** @description What a plan change would do now; nothing is changed. */
         PlanChangePreview: {
@@ -2302,10 +2374,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not ready: the database does not answer, migrations are not applied, or the process is shutting down. Types: `service_unavailable`. */
+        /** @description Service unavailable: the database cannot be reached or is switching over to a standby (retry after Retry-After seconds; with the same Idempotency-Key a request is applied at most once), migrations are not applied, or the process is shutting down. Types: `service_unavailable`. */
         ServiceUnavailable: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -2367,10 +2440,15 @@ export interface components {
          */
         grant_id: string;
         /**
+         * @description Customer portal link id (`pl_...`), as answered when the link was made.
+         * @example pl_01jq3v6e5f7g9h1j3k5m7n9p1q
+         */
+        portal_link_id: string;
+        /**
          * @description Webhook topic.
          * @example pause_balance
          */
-        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
     };
     requestBodies: never;
     headers: {
@@ -2575,6 +2653,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCompany: {
@@ -2640,6 +2719,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -2696,6 +2776,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -2754,6 +2835,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -2814,6 +2896,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAccounts: {
@@ -2904,6 +2987,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccount: {
@@ -3016,6 +3100,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccount: {
@@ -3089,6 +3174,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccount: {
@@ -3187,6 +3273,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     attachCard: {
@@ -3267,6 +3354,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCardCollectorLink: {
@@ -3321,6 +3409,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPortalLink: {
@@ -3344,9 +3433,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["PortalLinkCreate"];
+            };
+        };
         responses: {
-            /** @description The link and when it expires. */
+            /** @description The link, its id and when it expires. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -3357,6 +3455,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
+                     *         "id": "pl_01jq3v6e5f7g9h1j3k5m7n9p1q",
                      *         "url": "https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4",
                      *         "expires_at": "2026-03-02T09:30:00.000Z"
                      *       }
@@ -3375,6 +3474,118 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeAccountPortalLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many live links were revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "revoked": 2
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalLinksRevoked"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Customer portal link id (`pl_...`), as answered when the link was made.
+                 * @example pl_01jq3v6e5f7g9h1j3k5m7n9p1q
+                 */
+                portal_link_id: components["parameters"]["portal_link_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link, with `revoked_at`. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "pl_01jq3v6e5f7g9h1j3k5m7n9p1q",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "expires_at": "2026-03-02T09:30:00.000Z",
+                     *         "revoked_at": "2026-03-01T10:02:00.000Z",
+                     *         "created_at": "2026-03-01T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalLinkRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     changePlan: {
@@ -3480,6 +3691,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewPlanChange: {
@@ -3565,6 +3777,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCharges: {
@@ -3628,6 +3841,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getBalance: {
@@ -3693,6 +3907,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createBalance: {
@@ -3777,6 +3992,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBalances: {
@@ -3848,6 +4064,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTransactions: {
@@ -3913,6 +4130,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listGrants: {
@@ -3987,6 +4205,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createGrant: {
@@ -4073,6 +4292,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     voidGrant: {
@@ -4141,6 +4361,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     creditsReport: {
@@ -4208,6 +4429,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deposit: {
@@ -4302,6 +4524,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setAutoRefill: {
@@ -4401,6 +4624,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeAutoRefill: {
@@ -4476,6 +4700,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     scheduleRefillChange: {
@@ -4545,6 +4770,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     modifyMidMonth: {
@@ -4641,6 +4867,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordEvent: {
@@ -4757,6 +4984,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordEvents: {
@@ -4863,6 +5091,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEvent: {
@@ -4920,6 +5149,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     transitionEvent: {
@@ -4998,6 +5228,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -5095,6 +5326,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPlans: {
@@ -5176,6 +5408,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPlan: {
@@ -5289,6 +5522,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPlan: {
@@ -5359,6 +5593,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCompanyWebhooks: {
@@ -5422,6 +5657,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -5495,6 +5731,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -5552,6 +5789,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -5620,6 +5858,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -5698,6 +5937,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     subscribeWebhook: {
@@ -5762,6 +6002,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unsubscribeWebhook: {
@@ -5825,6 +6066,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSubscriptions: {
@@ -5884,6 +6126,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDeliveries: {
@@ -5968,6 +6211,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDelivery: {
@@ -6044,6 +6288,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryDelivery: {
@@ -6139,6 +6384,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -6195,6 +6441,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     registerWebhookByType: {
@@ -6262,6 +6509,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTestClock: {
@@ -6296,6 +6544,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     advanceTestClock: {
@@ -6351,6 +6600,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhookByType: {
@@ -6450,6 +6700,7 @@ export type CompanyCreate = components["schemas"]["CompanyCreate"];
 export type AccountCreate = components["schemas"]["AccountCreate"];
 export type AccountUpdate = components["schemas"]["AccountUpdate"];
 export type CardAttach = components["schemas"]["CardAttach"];
+export type PortalLinkCreate = components["schemas"]["PortalLinkCreate"];
 export type PlanChange = components["schemas"]["PlanChange"];
 export type BalanceCreate = components["schemas"]["BalanceCreate"];
 export type DepositRequest = components["schemas"]["DepositRequest"];
@@ -6496,6 +6747,8 @@ export type Delivery = components["schemas"]["Delivery"];
 export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
 export type PortalLink = components["schemas"]["PortalLink"];
+export type PortalLinkRecord = components["schemas"]["PortalLinkRecord"];
+export type PortalLinksRevoked = components["schemas"]["PortalLinksRevoked"];
 export type PlanChangePreview = components["schemas"]["PlanChangePreview"];
 export type TestClockState = components["schemas"]["TestClock"];
 export type Health = components["schemas"]["Health"];

@@ -18,7 +18,7 @@ type Manifest = {
 };
 
 // The package is the same whatever the database: built and checked once.
-describe.skipIf(process.env.TEST_DB === 'postgres')('the @billing/sdk package', () => {
+describe('the @billing/sdk package', () => {
   let consumer: string;
   let pkg: string;
   let manifest: Manifest;

@@ -133,6 +133,13 @@ describe('the SDK against a started server', () => {
     const page = await fetch(portal.url.replace(/^https?:\/\/[^/]+/, server.url));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Recent charges');
+    const short = await billing.accounts.createPortalLink(account.id, { expires_in: 600 });
+    expect(new Date(short.expires_at).getTime() - Date.now()).toBeLessThanOrEqual(600_000);
+    const revoked = await billing.accounts.revokePortalLink(portal.id);
+    expect(revoked).toMatchObject({ id: portal.id, account_id: account.id, revoked_at: expect.any(String) });
+    expect(await billing.accounts.revokePortalLinks(account.id)).toEqual({ account_id: account.id, revoked: 1 });
+    const gone = await fetch(short.url.replace(/^https?:\/\/[^/]+/, server.url));
+    expect(await gone.text()).toContain('This link was revoked');
     const preview = await billing.accounts.previewPlanChange(account.id, { plan_id: plans.max.id });
     expect(preview).toMatchObject({ plan_id: plans.max.id, effective: 'now' });
     const upgraded = await billing.accounts.changePlan(account.id, { plan_id: plans.max.id });

@@ -13,6 +13,7 @@ const PROBLEMS = {
   unknown: () => 'This link is not valid. Ask the company that sent it for a new one.',
   expired: (company?: string) => `This link has expired. Ask ${company ?? 'the company that sent it'} for a new link.`,
   spent: (company?: string) => `This link can no longer be used: too many card attempts through it failed. Ask ${company ?? 'the company that sent it'} for a new link.`,
+  revoked: (company?: string) => `This link was revoked by ${company ?? 'the company that sent it'}. Ask them for a new link.`,
 };
 
 const PLAN_STATUS: Record<string, { text: string; className: string }> = {

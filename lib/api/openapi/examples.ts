@@ -16,6 +16,7 @@ export const IDS = {
   grant: 'cg_01jq3v6c3d5e7f9g1h3j5k7m9p',
   charge: 'ch_01jq3v6d4e6f8g0h2j4k6m8n0p',
   key: 'key_01jq3v5zq8x7m2k4n6p8r0t2v5',
+  portalLink: 'pl_01jq3v6e5f7g9h1j3k5m7n9p1q',
   webhook: 'w_01jq3v8f6g8h0j2k4m6n8p0q2r',
   delivery: 'whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e',
   attempt: 'wha_01jq3v9h8j0k2m4n6p8q0r2s4t',
@@ -282,7 +283,7 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     error: { type: 'conflict', message: 'This Idempotency-Key was already used with a different request.', param: null },
   },
   link_expired: {
-    summary: 'A card collector or portal link that expired or was spent by 5 failed card attempts (those pages only)',
+    summary: 'A card collector or portal link that expired, was revoked, or was spent by 5 failed card attempts (those pages only)',
     error: { type: 'link_expired', message: 'This link can no longer be used: 5 card attempts through it failed. Ask Acme AI for a new link.', param: null },
   },
   payload_too_large: {

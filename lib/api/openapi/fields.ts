@@ -23,6 +23,8 @@ export const FIELD_DOCS: Record<string, string> = {
   username: 'HTTP Basic username sent with every delivery (no colon); null for none.',
   password: 'HTTP Basic password sent with every delivery; needs a username; null for none.',
 
+  'PortalLinkCreate.expires_in': 'Seconds the link works, 300 (5 minutes) to 86400 (24 hours); 86400 when left out. Make it as short as the customer needs: anyone holding the link sees the account and can replace its card until then (or until it is revoked).',
+
   'AccountCreate.name': 'Name of the customer.',
   'AccountCreate.email': 'Email address of the customer.',
   'AccountCreate.processor_id': 'Existing payment processor customer id (cus_...). If omitted, the service creates a processor customer.',

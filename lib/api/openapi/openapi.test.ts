@@ -364,7 +364,12 @@ describe('real responses match the document', () => {
     await call('POST', `/v1/accounts/${ids.plain}/card`, { body: { token: 'tok_chargeDeclined' } });
     await call('POST', `/v1/accounts/${ids.account}/card`, { body: { token: 'tok_mastercard' } });
     await call('POST', `/v1/accounts/${ids.account}/card_collector`);
+    const portal = (await call('POST', `/v1/accounts/${ids.account}/portal_link`, { body: { expires_in: 600 } })).data;
     await call('POST', `/v1/accounts/${ids.account}/portal_link`);
+    await call('POST', `/v1/accounts/${ids.account}/portal_link`, { body: { expires_in: 299 } }, 400);
+    await call('DELETE', `/v1/portal_links/${portal.id}`);
+    await call('DELETE', '/v1/portal_links/pl_doesnotexist', {}, 404);
+    await call('POST', `/v1/accounts/${ids.account}/portal_links/revoke`);
     await call('POST', `/v1/accounts/${ids.account}/changeplan/preview`, { body: { plan_id: ids.lite } });
     await call('POST', `/v1/accounts/${ids.plain}/changeplan/preview`, { body: { plan_id: ids.pro } });
     await call('POST', `/v1/accounts/${ids.account}/changeplan`, { body: { plan_id: ids.lite } });

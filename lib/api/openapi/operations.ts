@@ -5,6 +5,7 @@ import { accountCreate, accountListQuery, accountUpdate } from '../schemas/accou
 import { balanceCreate, deposit, ledgerQuery } from '../schemas/balances';
 import { cardAttach } from '../schemas/cards';
 import { grantCreate, grantListQuery, reportWindow } from '../schemas/grants';
+import { portalLinkCreate } from '../schemas/portal';
 import { changePlan } from '../schemas/changeplan';
 import { companyCreate } from '../schemas/companies';
 import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } from '../schemas/events';
@@ -24,6 +25,7 @@ export const REQUEST_SCHEMAS = {
   AccountCreate: accountCreate,
   AccountUpdate: accountUpdate,
   CardAttach: cardAttach,
+  PortalLinkCreate: portalLinkCreate,
   PlanChange: changePlan,
   BalanceCreate: balanceCreate,
   DepositRequest: deposit,
@@ -199,8 +201,23 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/portal_link', operationId: 'createPortalLink', tag: 'Accounts', auth: 'company',
     summary: 'New customer portal link',
     description:
-      'A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page\'s card call then answers 410 `link_expired`).',
-    response: { schema: 'PortalLink', description: 'The link and when it expires.', example: { url: 'https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4', expires_at: '2026-03-02T09:30:00.000Z' } },
+      'A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts; every card saved through it sends `card_changed`). The link carries a 256-bit token and works for `expires_in` seconds (300 to 86,400; 24 hours when left out) unless revoked first (`DELETE /v1/portal_links/{portal_link_id}` with the `id` answered here, or `POST /v1/accounts/{account_id}/portal_links/revoke` for all of the account\'s); only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page\'s card call then answers 410 `link_expired`).',
+    body: { schema: 'PortalLinkCreate', optional: true, example: { expires_in: 3600 } },
+    response: { schema: 'PortalLink', description: 'The link, its id and when it expires.', example: { id: ex.IDS.portalLink, url: 'https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4', expires_at: '2026-03-02T09:30:00.000Z' } },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/portal_links/revoke', operationId: 'revokeAccountPortalLinks', tag: 'Accounts', auth: 'company',
+    summary: 'Revoke all portal links of an account',
+    description:
+      'Every portal link of the account that has neither expired nor been revoked stops working at once: its page says the link was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Links made afterwards work as usual.',
+    response: { schema: 'PortalLinksRevoked', description: 'How many live links were revoked.', example: { account_id: ex.IDS.account, revoked: 2 } },
+  },
+  {
+    method: 'delete', path: '/v1/portal_links/{portal_link_id}', operationId: 'revokePortalLink', tag: 'Accounts', auth: 'company',
+    summary: 'Revoke a portal link',
+    description:
+      'The link stops working at once: its page says it was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Revoking a link again, or an expired one, changes nothing and answers it as it is.',
+    response: { schema: 'PortalLinkRecord', description: 'The link, with `revoked_at`.', example: { id: ex.IDS.portalLink, account_id: ex.IDS.account, expires_at: '2026-03-02T09:30:00.000Z', revoked_at: '2026-03-01T10:02:00.000Z', created_at: '2026-03-01T09:30:00.000Z' } },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/changeplan', operationId: 'changePlan', tag: 'Accounts', auth: 'company',

@@ -305,7 +305,7 @@ export const subscriptionRecord = z
 const payloadData = z
   .record(z.string(), z.unknown())
   .optional()
-  .describe('Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id).');
+  .describe('Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id).');
 
 export const webhookPayloadByType = z
   .strictObject({
@@ -314,7 +314,7 @@ export const webhookPayloadByType = z
     account_id: prefixed('a', 'Account id'),
     type: topicEnum.describe('Event type.'),
     account_balance: z.number().describe('Balance amount as a JSON number.'),
-    account_denomination: z.string().describe('Balance denomination (USD for payment_failed).'),
+    account_denomination: z.string().describe('Balance denomination (USD for payment_failed and card_changed).'),
     data: payloadData,
   })
   .describe('Variant A payload: sent to webhooks registered with POST /v1/webhooks (type + url).');
@@ -324,7 +324,7 @@ export const webhookPayloadByTopic = z
     webhook_id: prefixed('w', 'Webhook id'),
     topic: topicEnum,
     account_id: prefixed('a', 'Account id'),
-    denomination: z.string().describe('Balance denomination (USD for payment_failed).'),
+    denomination: z.string().describe('Balance denomination (USD for payment_failed and card_changed).'),
     balance: z.string().describe('Balance amount as an exact decimal string.'),
     data: payloadData,
   })
@@ -367,10 +367,25 @@ export const cardCollectorLink = z
 
 export const portalLink = z
   .strictObject({
+    id: prefixed('pl', 'Portal link id: revokes it (DELETE /v1/portal_links/{portal_link_id})'),
     url: z.url().describe('Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.'),
-    expires_at: timestamp('When the link stops working, 24 hours after it was made'),
+    expires_at: timestamp('When the link stops working: expires_in seconds (24 hours by default) after it was made'),
   })
   .describe('A fresh customer portal link.');
+
+export const portalLinkRecord = z
+  .strictObject({
+    id: prefixed('pl', 'Portal link id'),
+    account_id: prefixed('a', 'Account id'),
+    expires_at: timestamp('When the link stops (or stopped) working'),
+    revoked_at: maybeTimestamp('When it was revoked'),
+    created_at: timestamp('When it was made'),
+  })
+  .describe('A customer portal link, without its URL (only a hash of it is stored).');
+
+export const portalLinksRevoked = z
+  .strictObject({ account_id: prefixed('a', 'Account id'), revoked: z.int().nonnegative().describe('How many live links were revoked (0 when there were none).') })
+  .describe('The account\'s portal links revoked.');
 
 export const testClock = z.strictObject({ now: timestamp('The test clock time') }).describe('The service clock.');
 
@@ -456,6 +471,8 @@ export const RESPONSE_SCHEMAS = {
   CardAttached: cardAttached,
   CardCollectorLink: cardCollectorLink,
   PortalLink: portalLink,
+  PortalLinkRecord: portalLinkRecord,
+  PortalLinksRevoked: portalLinksRevoked,
   PlanChangePreview: planChangePreview,
   TestClock: testClock,
   Health: health,

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ExactNumber } from '../../money';
 import type { serializeAccount } from '../../billing/accounts/accounts';
 import type { serializePaymentMethod } from '../../billing/accounts/cards';
+import type { serializePortalLink } from '../../billing/accounts/portal';
 import type { serializeBalance, serializeTransaction } from '../../billing/balances/balances';
 import type { serializeGrant } from '../../billing/balances/grants';
 import type { serializeCharge } from '../../billing/charges/charges';
@@ -58,6 +59,7 @@ type Record_<S extends z.ZodType> = z.output<S>;
 export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializeAccount>, Record_<typeof documented.account>>>,
   Expect<Conforms<Answer<typeof serializePaymentMethod>, Record_<typeof documented.cardAttached>>>,
+  Expect<Conforms<Answer<typeof serializePortalLink>, Record_<typeof documented.portalLinkRecord>>>,
   Expect<Conforms<Answer<typeof serializeBalance>, Record_<typeof documented.balance>>>,
   Expect<Conforms<Answer<typeof serializeTransaction>, Record_<typeof documented.transaction>>>,
   Expect<Conforms<Answer<typeof serializeGrant>, Record_<typeof documented.grant>>>,

@@ -98,7 +98,7 @@ type Bal = {
 };
 type Hold = { id: string; account: string; denomination: string; cost: Decimal; expiresAt: number; live: boolean };
 type Rec = { id: string; state: string; cost: string | null; denomination: string | null };
-type LedgerRow = { account: string; denomination: string; type: string; amount: string; start: string; end: string };
+type ModelRow = { account: string; denomination: string; type: string; amount: string; start: string; end: string };
 
 /** The model of one run: its accounts' balances, holds, events, ledger and what they notified. */
 class Model {
@@ -106,7 +106,7 @@ class Model {
   holds: Hold[] = [];
   events = new Map<string, Rec>();
   keys = new Map<string, string>();
-  ledger: LedgerRow[] = [];
+  ledger: ModelRow[] = [];
   out: Notif[] = [];
   refillsDue = new Set<string>();
   /** The service's clock, as the model follows it. */
@@ -551,6 +551,10 @@ describe('balances against a reference model', () => {
       // MODEL_SEED (and MODEL_PATH) replay a failing run exactly as fast-check printed it.
       {
         numRuns: Number(process.env.MODEL_RUNS ?? 30),
+        // The 30 runs take 1–2 minutes even on a loaded machine. A failure's shrinking (every
+        // try a whole history) could outlast the test's timeout, which would end it with no
+        // seed to replay: past 10 minutes the run stops and reports what it has, as a failure.
+        plugins: [fc.interruptAfterTimeLimit(600_000, { failOnInterrupt: true })],
         ...(process.env.MODEL_SEED && { seed: Number(process.env.MODEL_SEED), path: process.env.MODEL_PATH }),
         // Histories that once told the model and the service apart.
         examples: [

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { type Co } from '../../testing/scenario';
 import { ledgerSums } from '../balances/balances';
 
 const t = useTestDatabase();
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 async function newAccount(co: Co, extra: Record<string, unknown> = {}) {
   const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io', ...extra } });

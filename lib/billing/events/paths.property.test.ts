@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import Decimal from 'decimal.js';
 import { asc, eq } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { type Co } from '../../testing/scenario';
 import { events, transactions, webhookDeliveries } from '../../db/schema';
 import { query, sql } from '../../db/client';
 import { now, setTestTime } from '../../clock';
@@ -13,7 +14,6 @@ import { TOPICS } from '../webhooks/topics';
 
 const t = useTestDatabase();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 const amount = fc.integer({ min: 1, max: 6000 }).map((n) => (n / 100).toFixed(2));
 // `tokens` is what the plans grant and price; `credits` starts without a balance (its first event takes the general path).

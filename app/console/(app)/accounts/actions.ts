@@ -6,7 +6,7 @@ import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
 import { autoRefill } from '@/lib/api/schemas/refills';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
-import { createPortalLink } from '@/lib/billing/accounts/portal';
+import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/lib/billing/accounts/portal';
 import { createOrGrantBalance } from '@/lib/billing/balances/grants';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
@@ -138,4 +138,25 @@ export const portalLinkAction = consoleAction(null, async ({ db, companyId }, ac
   const account = await getAccount({ db, companyId, accountId });
   const link = await createPortalLink({ db, accountId: account.id, now: now() });
   return { message: `Send it to the customer: it works until ${formatTime(link.expiresAt)}.`, secret: { label: `Customer portal link for ${account.name}`, value: link.url } };
-});
+}, { revalidate: (accountId) => `/console/accounts/${accountId}` });
+
+/** DELETE /v1/portal_links/{portal_link_id}: the link stops working at once. */
+export const revokePortalLinkAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string, linkId: string) => {
+    const link = await revokePortalLink({ db, companyId, linkId, now: now() });
+    return `The portal link made ${formatTime(link.createdAt)} no longer works.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
+
+/** POST /v1/accounts/{account_id}/portal_links/revoke: every live link of the account stops working. */
+export const revokeAllPortalLinksAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string) => {
+    const account = await getAccount({ db, companyId, accountId });
+    const revoked = await revokeAccountPortalLinks({ db, accountId: account.id, now: now() });
+    return revoked ? `${revoked} portal link${revoked === 1 ? '' : 's'} of ${account.name} no longer work${revoked === 1 ? 's' : ''}.` : `${account.name} had no live portal link.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);

@@ -4,6 +4,7 @@ import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { sub } from '@/lib/money';
 import { getAccount } from '@/lib/billing/accounts/accounts';
+import { listLivePortalLinks } from '@/lib/billing/accounts/portal';
 import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
 import { listEvents } from '@/lib/billing/events/events';
 import { listCharges } from '@/lib/billing/charges/charges';
@@ -14,7 +15,7 @@ import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
-import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, setRefillAction } from '../actions';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction } from '../actions';
 
 export const metadata = { title: 'Account' };
 
@@ -42,13 +43,14 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   const db = await getDb();
   const at = now();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
-  const [balances, ledger, events, charges, plans, link] = await Promise.all([
+  const [balances, ledger, events, charges, plans, link, portalLinks] = await Promise.all([
     listBalances({ db, accountId: account.id, now: at }),
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
     listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
     listCharges({ db, accountId: account.id, page: { limit: RECENT } }),
     planChoices({ db, companyId: user.companyId, include: [account.planId, account.scheduledPlanId] }),
     latestCollectorLink({ db, accountId: account.id }),
+    listLivePortalLinks({ db, accountId: account.id, now: at }),
   ]);
   const planById = new Map(plans.map((p) => [p.id, p]));
   const plan = account.planId ? planById.get(account.planId) : undefined;
@@ -171,9 +173,27 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         </Section>
         <Section title="Portal link">
           <p className="mb-3 text-sm text-slate-700">
-            A page for the customer, without sign-in: balances, plan and next renewal, the last 20 charges, and a form to replace the card (an overdue renewal is retried at once). The link works for 24 hours; only a fresh one can be shown.
+            A page for the customer, without sign-in: balances, plan and next renewal, the last 20 charges, and a form to replace the card (an overdue renewal is retried at once). The link works for 24 hours unless revoked; only a fresh one can be shown.
           </p>
           <ActionForm action={portalLinkAction.bind(null, account.id)} submitLabel="Portal link" pendingLabel="Creating…" variant="secondary" label="Create a customer portal link" />
+          {portalLinks.length > 0 && (
+            <div className="mt-4 border-t border-slate-200 pt-3">
+              <p className="text-sm text-slate-700">Links that work now. Revoke one that was forwarded or leaked: its page and card form stop at once.</p>
+              <ul className="mt-2 space-y-2" aria-label="Live portal links">
+                {portalLinks.map((l) => (
+                  <li key={l.id} className="flex flex-wrap items-center justify-between gap-2 text-sm">
+                    <span>
+                      Made {formatTime(l.createdAt)}, works until {formatTime(l.expiresAt)}
+                    </span>
+                    <ActionForm action={revokePortalLinkAction.bind(null, account.id, l.id)} submitLabel="Revoke" confirm="Revoke this link" variant="danger" pendingLabel="Revoking…" label={`Revoke the portal link made ${formatTime(l.createdAt)}`} className="space-y-2" />
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          <div className="mt-3">
+            <ActionForm action={revokeAllPortalLinksAction.bind(null, account.id)} submitLabel="Revoke all links" confirm={portalLinks.length ? `Revoke all ${portalLinks.length}` : 'Revoke all'} variant="danger" pendingLabel="Revoking…" label="Revoke every portal link of this account" className="space-y-2" />
+          </div>
         </Section>
       </div>
 
