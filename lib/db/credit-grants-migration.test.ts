@@ -40,11 +40,11 @@ describe('the credit grants migration on a database with balances', () => {
       const renewal = '2027-04-10T12:00:00Z';
       await db.execute(sql`insert into companies (id, name, email, created_at) values ('c_1', 'Co', 'co@x.io', ${at})`);
       await db.execute(sql`insert into plans (id, company_id, name, charge_amount, charge_denomination, billing_period, overage_charge_mode, balances, billing_rules, flags, metadata, created_at)
-        values ('p_paid', 'c_1', 'Pro', 2000, 'usd', 'month', 'none', '[]', '[]', '{}', '{}', ${at}), ('p_free', 'c_1', 'Free', 0, 'usd', 'month', 'none', '[]', '[]', '{}', '{}', ${at})`);
+        values ('p_paid', 'c_1', 'Pro', 2000, 'USD', 'month', 'none', '[]', '[]', '{}', '{}', ${at}), ('p_free', 'c_1', 'Free', 0, 'USD', 'month', 'none', '[]', '[]', '{}', '{}', ${at})`);
       await db.execute(sql`insert into accounts (id, company_id, name, email, metadata, flags, created_at, plan_id, plan_status, last_plan_renewal, next_plan_renewal, plan_charge_amount)
         values ('a_pro', 'c_1', 'A', 'a@x.io', '{}', '[]', ${at}, 'p_paid', 'ACTIVE', ${at}, ${renewal}, 2000),
                ('a_free', 'c_1', 'B', 'b@x.io', '{}', '[]', ${at}, 'p_free', 'ACTIVE', ${at}, ${renewal}, 0),
-               ('a_none', 'c_1', 'C', 'c@x.io', '{}', '[]', ${at}, null, null, null, null, null)`);
+               ('a_none', 'c_1', 'C', 'c@x.io', '{}', '[]', ${at}, null, 'NONE', null, null, null)`);
       await db.execute(sql`insert into balances (id, account_id, company_id, denomination, amount, managed_by_plan_id, included_amount, created_at) values
         ('b_pro', 'a_pro', 'c_1', 'tokens', 40.25, 'p_paid', 100, ${at}),
         ('b_free', 'a_free', 'c_1', 'tokens', 7, 'p_free', 10, ${at}),
