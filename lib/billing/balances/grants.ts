@@ -197,16 +197,3 @@ export async function settleAllDueGrants(db: Db, now: Date, limit = 2000): Promi
   return due.length;
 }
 
-/** The soonest expiry among a balance's live grants with units left: when, and how many units expire then. */
-export async function nextExpiry(db: Db, balanceId: string, now: Date): Promise<{ expires_at: string; amount: ReturnType<typeof unitsOut> } | null> {
-  const rows = await query<{ expires_at: Date | string; amount: string }>(
-    db,
-    sql`select g.expires_at, sum(case when b.head_grant_id = g.id then b.head_remaining else g.remaining end)::text as amount
-      from credit_grants g join balances b on b.id = g.balance_id
-      where g.balance_id = ${balanceId} and g.closed_at is null and g.active and g.expires_at is not null and g.expires_at > ${now.toISOString()}::timestamptz
-        and (case when b.head_grant_id = g.id then b.head_remaining else g.remaining end) > 0
-      group by g.expires_at order by g.expires_at limit 1`,
-  );
-  return rows[0] ? { expires_at: new Date(rows[0].expires_at).toISOString(), amount: unitsOut(rows[0].amount) } : null;
-}
-
