@@ -7,6 +7,7 @@ import { getDatabase } from './db/client';
 import { companies } from './db/schema';
 import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
+import { testSettingsRefusedByStoredKeys } from './billing/companies/live-keys';
 import { registerBillingTasks } from './billing/tasks';
 import { startWorker, syncTestClock } from './jobs/worker';
 import { migrationsApplied } from './probes';
@@ -69,6 +70,13 @@ async function start(): Promise<void> {
     log.warn({ err }, 'The database does not answer yet; readiness answers 503 until it does');
   }
   if (ready) {
+    // Test settings never run beside live keys: real payments (lib/env.ts).
+    const refused = await testSettingsRefusedByStoredKeys(database.db);
+    if (refused.length) {
+      log.fatal(refused.join('\n'));
+      await shutdown({ servers: launcher.__billingHttpServers ?? [], immediate: true });
+      process.exit(2);
+    }
     await syncTestClock(database.db);
     // Not in the image (DEMO_COMPANY=0 there): its credentials go to stdout, a production log.
     if (database.kind === 'embedded' && !setting('ADMIN_TOKEN') && setting('DEMO_COMPANY')) await seedDemo();
