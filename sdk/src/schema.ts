@@ -2144,7 +2144,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: over the company's request rate; retry after Retry-After seconds. Types: `rate_limited`. */
+        /** @description Rate limited: over the company's request rate or its requests in flight, or the address's budget of wrong credentials; retry after Retry-After seconds. Types: `rate_limited`. */
         RateLimited: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
