@@ -143,7 +143,8 @@ export async function readReplicaLag(timeoutMs: number): Promise<ReplicaReading 
         sql`select pg_is_in_recovery() as standby,
           case when not pg_is_in_recovery() then 0
                when pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() then 0
-               else extract(epoch from now() - pg_last_xact_replay_timestamp()) end as lag`,
+               -- Nothing replayed since it started: its last replayed commit is older than its start.
+               else extract(epoch from now() - coalesce(pg_last_xact_replay_timestamp(), pg_postmaster_start_time())) end as lag`,
       ),
       timeoutMs,
     );
