@@ -1111,6 +1111,7 @@ export interface components {
              * @example 0.5
              */
             threshold?: number | string;
+            expires_after_days?: number;
         };
         RefillChangeRequest: {
             /** @description Balance whose monthly refill changes at its next refill. */
@@ -1436,6 +1437,8 @@ export interface components {
             last_periodic_refill: string | null;
             /** @description Next monthly refill (ISO 8601, UTC), or null. */
             next_periodic_refill: string | null;
+            /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
+            refill_expires_after_days: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
             /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
@@ -1484,6 +1487,8 @@ export interface components {
             last_periodic_refill: string | null;
             /** @description Next monthly refill (ISO 8601, UTC), or null. */
             next_periodic_refill: string | null;
+            /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
+            refill_expires_after_days: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
             /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
@@ -3886,6 +3891,7 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -3971,6 +3977,7 @@ export interface operations {
                      *         "refill_on_day": "",
                      *         "last_periodic_refill": null,
                      *         "next_periodic_refill": null,
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": null,
@@ -4039,6 +4046,7 @@ export interface operations {
                      *           "refill_on_day": "10",
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *           "refill_expires_after_days": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
                      *           "next_expiry": {
@@ -4489,6 +4497,7 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -4589,6 +4598,7 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -4678,6 +4688,7 @@ export interface operations {
                      *         "refill_on_day": "",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": null,
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -4830,6 +4841,7 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -4949,6 +4961,7 @@ export interface operations {
                      *           "refill_on_day": "10",
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *           "refill_expires_after_days": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
                      *           "next_expiry": {

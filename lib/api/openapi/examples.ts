@@ -75,6 +75,7 @@ export const balanceExample = {
   refill_on_day: '10',
   last_periodic_refill: T0,
   next_periodic_refill: '2027-04-10T00:00:00.000Z',
+  refill_expires_after_days: null,
   scheduled_refill_change: null,
   managed_by_plan_id: null,
   next_expiry: { expires_at: '2027-04-10T00:00:00.000Z', amount: 200 },
@@ -92,6 +93,7 @@ export const newBalanceExample = {
   refill_on_day: '',
   last_periodic_refill: null,
   next_periodic_refill: null,
+  refill_expires_after_days: null,
   next_expiry: null,
   updated_at: null,
 };

@@ -86,6 +86,7 @@ const balanceFields = {
   refill_on_day: z.string().describe('Day of month of the monthly refill ("1" to "28", "10", ...); empty when there is none.'),
   last_periodic_refill: maybeTimestamp('Last monthly refill'),
   next_periodic_refill: maybeTimestamp('Next monthly refill'),
+  refill_expires_after_days: z.number().int().nullable().describe('Days after each refill that the paid grant it makes expires; null: those grants never expire.'),
   scheduled_refill_change: scheduledRefillChange.nullable().describe('A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null.'),
   managed_by_plan_id: maybePrefixed('p', 'Plan whose allowance this balance holds: it expires at each period end and the next one is granted'),
   next_expiry: z

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client';
 import { now as clockNow } from '../../clock';
 import { getAccount } from './accounts';
 import { findBalance, type Balance } from '../balances/balances';
-import { checkGrantTimes, createOrGrantBalance } from '../balances/grants';
+import { checkGrantRoom, checkGrantTimes, createOrGrantBalance } from '../balances/grants';
 import { checkDenomination } from '../balances/denomination';
 import type { Company } from '../companies/companies';
 import { chargeFor } from '../settlement';
@@ -33,6 +33,7 @@ export async function depositUnits({
   if (input.charge === 0) {
     return createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: input.denomination, amount: input.amount, reason: description, expiresAt: input.expiresAt, priority: input.priority, now });
   }
+  await checkGrantRoom(db, account.id, input.denomination);
   const outcome = await chargeFor({
     db,
     company,

@@ -29,6 +29,7 @@ export function serializeBalance(b: Balance) {
     refill_on_day: b.refillOnDay ?? '',
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
+    refill_expires_after_days: b.refillExpiresAfterDays ?? null,
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
     scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
@@ -77,6 +78,7 @@ export function balanceFromRow(r: Record<string, unknown>): Balance {
     lastPeriodicRefill: d(r.last_periodic_refill),
     nextPeriodicRefill: d(r.next_periodic_refill),
     scheduledRefill: (r.scheduled_refill as StoredRefillChange | null) ?? null,
+    refillExpiresAfterDays: r.refill_expires_after_days === null || r.refill_expires_after_days === undefined ? null : Number(r.refill_expires_after_days),
     managedByPlanId: (r.managed_by_plan_id as string | null) ?? null,
     includedAmount: (r.included_amount as string | null) ?? null,
     headGrantId: (r.head_grant_id as string | null) ?? null,

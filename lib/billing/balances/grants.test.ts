@@ -116,6 +116,8 @@ describe('credit grants', () => {
       [{ amount: 0 }, 'amount'],
       [{ amount: -5 }, 'amount'],
       [{ amount: 5, priority: 101 }, 'priority'],
+      [{ amount: 5, priority: -1 }, 'priority'],
+      [{ amount: 'ten' }, 'amount'],
       [{ amount: 5, priority: 1.5 }, 'priority'],
       [{ amount: 5, category: 'gift' }, 'category'],
       [{ amount: 5, expires_at: new Date(now().getTime() - 1000).toISOString() }, 'expires_at'],
@@ -127,12 +129,98 @@ describe('credit grants', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.param, JSON.stringify(body)).toBe(param);
     }
-    const d = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, expires_at: '2000-01-01T00:00:00Z' } });
-    expect([d.status, d.body.error?.param]).toEqual([400, 'expires_at']);
+    const badDeposits: [Record<string, unknown>, string][] = [
+      [{ amount_to_deposit: 5, expires_at: '2000-01-01T00:00:00Z' }, 'expires_at'],
+      [{ amount_to_deposit: 5, priority: 101 }, 'priority'],
+      [{ amount_to_deposit: 0 }, 'amount_to_deposit'],
+      [{ amount_to_deposit: -3 }, 'amount_to_deposit'],
+    ];
+    for (const [body, param] of badDeposits) {
+      const d = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', ...body } });
+      expect([d.status, d.body.error?.param], JSON.stringify(body)).toEqual([400, param]);
+      expect(d.body.error.message, JSON.stringify(body)).toBeTruthy();
+    }
+    const missing = await co.call('POST', `/v1/grants/cg_doesnotexist/void`);
+    expect([missing.status, missing.body.error?.param]).toEqual([404, 'grant_id']);
     const list = await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=all`);
     expect(list.status).toBe(200);
     expect(list.body.data).toEqual([]);
     expect((await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=gone`)).status).toBe(400);
+  });
+
+  it('at most 1,000 live grants per balance: grants, deposits and balance grants beyond are refused before any charge', async () => {
+    const co = await newPayingCompany(t);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    const first = await grant(co, a, { amount: 10 });
+    // 999 more live grants (used up, so the balance's amount stays the first grant's).
+    await query(
+      db(),
+      sql`insert into credit_grants (id, company_id, account_id, balance_id, denomination, amount, remaining, category, source, priority, effective_at, active, description, created_at)
+        select 'cg_fill' || i, g.company_id, g.account_id, g.balance_id, g.denomination, 1, 0, 'promotional', 'grant', 50, g.effective_at, true, 'filler', g.created_at
+        from credit_grants g, generate_series(1, 999) i where g.id = ${first.id}`,
+    );
+    const refusals = [
+      await co.call('POST', `/v1/accounts/${a}/balance/credits/grants`, { body: { amount: 5 } }),
+      await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5 } }),
+      await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 5, amount_to_charge: 100 } }),
+      await co.call('POST', `/v1/accounts/${a}/balance/credits`, { body: { amount: 5 } }),
+    ];
+    for (const r of refusals) {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request', param: 'amount' });
+      expect(r.body.error.message).toContain('at most 1000 live grants');
+    }
+    expect((await co.call('GET', `/v1/accounts/${a}/charges`)).body.data).toEqual([]);
+    expect((await balance(co, a)).amount).toBe(10);
+    expect((await ledger(co, a)).map((r) => r.type)).toEqual(['grant']);
+    // Voiding one makes room for one.
+    expect((await co.call('POST', `/v1/grants/${first.id}/void`)).status).toBe(200);
+    await grant(co, a, { amount: 5 });
+    expect((await co.call('POST', `/v1/accounts/${a}/balance/credits/grants`, { body: { amount: 5 } })).status).toBe(400);
+    expect((await balance(co, a)).amount).toBe(5);
+  });
+
+  it('refills with expires_after_days make paid grants that expire that many days after each refill', async () => {
+    const co = await newPayingCompany(t);
+    const a = await createAccount(co, { token: 'tok_visa' });
+    const put = (body: Record<string, unknown>) => co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body });
+    const monthly = await put({ amount: 100, usd_charge: 500, refill_period: 'monthly', expires_after_days: 30 });
+    expect(monthly.status, JSON.stringify(monthly.body)).toBe(200);
+    expect(monthly.body.data.refill_expires_after_days).toBe(30);
+    const [m] = (await co.call('GET', `/v1/accounts/${a}/balance/credits/grants`)).body.data;
+    expect(m).toMatchObject({ source: 'refill', category: 'paid', amount: 100, cost_basis: 5, expires_at: inDays(30) });
+    expect((await balance(co, a)).next_expiry).toEqual({ expires_at: inDays(30), amount: 100 });
+    // The same refill with another expiry: the setting changes, nothing is charged.
+    const again = await put({ amount: 100, usd_charge: 500, refill_period: 'monthly', expires_after_days: 2 });
+    expect([again.status, again.body.data.refill_expires_after_days, again.body.data.amount]).toEqual([200, 2, 100]);
+    expect((await co.call('GET', `/v1/accounts/${a}/charges`)).body.data).toHaveLength(1);
+
+    // A threshold refill's grant expires after its own setting's days; without it, never.
+    const b = await createAccount(co, { token: 'tok_visa' });
+    const th = await co.call('PUT', `/v1/accounts/${b}/balance/credits/auto_refill`, { body: { amount: 50, usd_charge: 300, threshold: 10, expires_after_days: 3 } });
+    expect(th.status, JSON.stringify(th.body)).toBe(200);
+    const at = now();
+    await advance(0);
+    const [tg] = (await co.call('GET', `/v1/accounts/${b}/balance/credits/grants`)).body.data;
+    expect(tg).toMatchObject({ source: 'refill', category: 'paid', amount: 50, expires_at: new Date(at.getTime() + 3 * 86_400_000).toISOString() });
+    const off = await co.call('PUT', `/v1/accounts/${b}/balance/credits/auto_refill`, { body: { amount: 50, usd_charge: 300, threshold: 10 } });
+    expect(off.body.data.refill_expires_after_days).toBeNull();
+    await advance(4 * 86_400);
+    // The 3-day grant expired (the balance fell below its threshold and refilled, this time without expiry).
+    const rows = (await ledger(co, b)).map((r) => [r.type, r.amount, r.grant_id]);
+    expect(rows).toContainEqual(['expire', -50, tg.id]);
+    const live = (await co.call('GET', `/v1/accounts/${b}/balance/credits/grants`)).body.data as { expires_at: string | null; source: string }[];
+    expect(live.map((g) => [g.source, g.expires_at])).toEqual([['refill', null]]);
+    await expectLedgerMatches(db(), co, b);
+
+    for (const [days, msg] of [[0, 'at least 1'], [3651, 'at most 3650'], [1.5, 'whole number'], ['30', 'whole number']] as const) {
+      const c = await createAccount(co, { token: 'tok_visa' });
+      const r = await co.call('PUT', `/v1/accounts/${c}/balance/credits/auto_refill`, { body: { amount: 50, usd_charge: 300, refill_period: 'monthly', expires_after_days: days } });
+      expect([r.status, r.body.error?.param], String(days)).toEqual([400, 'expires_after_days']);
+      expect(r.body.error.message).toContain(msg);
+      expect((await co.call('GET', `/v1/accounts/${c}/charges`)).body.data).toEqual([]);
+      expect((await co.call('GET', `/v1/accounts/${c}/balance/credits`)).status).toBe(404);
+    }
   });
 
   it('a renewal expires what is left of the allowance; units bought by deposit stay', async () => {

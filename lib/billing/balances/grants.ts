@@ -39,6 +39,7 @@ export async function createOrGrantBalance({
   await db.transaction(async (tx) => {
     await ensureBalances(tx, [{ accountId, companyId, denomination }], now);
     if (amount) {
+      await lockGrantRoom(tx, accountId, denomination);
       await grantUnits(tx, { companyId, accountId, denomination, amount, category: 'promotional', source: 'grant', priority, expiresAt, type: 'grant', description: reason ?? 'Units granted' }, now);
     }
   });
@@ -55,10 +56,27 @@ export function checkGrantTimes(at: { effectiveAt?: Date; expiresAt?: Date | nul
   if (at.effectiveAt && at.expiresAt.getTime() <= at.effectiveAt.getTime()) throw invalid(`${param} must be after effective_at.`, param);
 }
 
-/** A balance's live grants (not closed), counted under its lock. */
-async function liveGrantCount(db: Db, balanceId: string): Promise<number> {
-  const [r] = await query<{ n: number }>(db, sql`select count(*)::int as n from credit_grants where balance_id = ${balanceId} and closed_at is null`);
+/** A balance's live grants (not closed); none when the balance does not exist yet. */
+async function liveGrantCount(db: Db, accountId: string, denomination: string): Promise<number> {
+  const [r] = await query<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from credit_grants g join balances b on b.id = g.balance_id
+      where b.account_id = ${accountId} and b.denomination = ${denomination} and g.closed_at is null`,
+  );
   return r.n;
+}
+
+const tooManyGrants = () => invalid(`A balance holds at most ${MAX_LIVE_GRANTS} live grants; let some expire or void them first.`, 'amount');
+
+/** Refuses a grant the balance has no room for, before anything is charged for it. */
+export async function checkGrantRoom(db: Db, accountId: string, denomination: string): Promise<void> {
+  if ((await liveGrantCount(db, accountId, denomination)) >= MAX_LIVE_GRANTS) throw tooManyGrants();
+}
+
+/** The same under the balance's lock (it exists), so two grants at once cannot both take the last place. */
+async function lockGrantRoom(db: Db, accountId: string, denomination: string): Promise<void> {
+  await db.select({ id: balances.id }).from(balances).where(and(eq(balances.accountId, accountId), eq(balances.denomination, denomination))).for('update');
+  await checkGrantRoom(db, accountId, denomination);
 }
 
 /** The company gives units as a grant (the balance is made when missing). Inside the caller's transaction. */
@@ -67,8 +85,7 @@ export async function createGrant(db: Db, at: { companyId: string; accountId: st
   const denomination = checkDenomination(at.denomination);
   checkGrantTimes(r, now);
   await ensureBalances(db, [{ accountId, companyId, denomination }], now);
-  const [b] = await db.select({ id: balances.id }).from(balances).where(and(eq(balances.accountId, accountId), eq(balances.denomination, denomination))).for('update');
-  if ((await liveGrantCount(db, b.id)) >= MAX_LIVE_GRANTS) throw invalid(`A balance holds at most ${MAX_LIVE_GRANTS} live grants; let some expire or void them first.`, 'amount');
+  await lockGrantRoom(db, accountId, denomination);
   const { grantId } = await grantUnits(
     db,
     {

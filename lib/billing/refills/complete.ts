@@ -55,17 +55,21 @@ export async function completeRefill(
 ): Promise<void> {
   const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
   let cancel: string | undefined;
+  let expiresAfterDays = b.refillExpiresAfterDays;
   if (args.config) {
     // Settings travel through the charge record as JSON: dates come back as strings.
     const { cancel_remaining, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
     cancel = cancel_remaining;
+    if (cols.refillExpiresAfterDays !== undefined) expiresAfterDays = (cols.refillExpiresAfterDays as number | null) ?? null;
     for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
     await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
   }
-  // The units as a grant: paid when a charge bought them (never expiring), and a mid-month
-  // change's remaining units taken back first, as one move.
+  // The units as a grant: paid when a charge bought them, expiring `refill_expires_after_days`
+  // after it is made (never without it), and a mid-month change's remaining units taken back
+  // first, as one move.
+  const expiresAt = expiresAfterDays ? new Date(args.now.getTime() + expiresAfterDays * 86_400_000) : null;
   const grant = {
-    op: { kind: 'grant' as const, grant: { id: newId('cg'), amount: args.amount, priority: DEFAULT_PRIORITY, effectiveAt: args.now, expiresAt: null } },
+    op: { kind: 'grant' as const, grant: { id: newId('cg'), amount: args.amount, priority: DEFAULT_PRIORITY, effectiveAt: args.now, expiresAt } },
     ledger: { type: args.periodic ? ('refill' as const) : ('refill_threshold' as const), description: args.description, chargeId: args.charge?.id ?? null },
     grant: { category: args.charge ? ('paid' as const) : ('promotional' as const), source: 'refill' as const, costBasis: args.charge ? costBasisOf(args.charge.amount, args.amount) : null },
   };

@@ -21,6 +21,8 @@ export const balances = pgTable(
     lastPeriodicRefill: timestamp('last_periodic_refill', { withTimezone: true, mode: 'date' }),
     nextPeriodicRefill: timestamp('next_periodic_refill', { withTimezone: true, mode: 'date' }),
     scheduledRefill: jsonb('scheduled_refill').$type<StoredRefillChange | null>(),
+    // The paid grants this balance's refills make expire this many days after they are made (null: never).
+    refillExpiresAfterDays: integer('refill_expires_after_days'),
     managedByPlanId: text('managed_by_plan_id'),
     includedAmount: numeric('included_amount'),
     // The grant draws take from now, and what it has left (its credit_grants row is written back
@@ -38,6 +40,7 @@ export const balances = pgTable(
     index('balances_grants_due').on(t.grantsDueAt).where(sql`${t.grantsDueAt} is not null`),
     index('balances_next_refill').on(t.nextPeriodicRefill).where(sql`${t.nextPeriodicRefill} is not null`),
     check('balances_refill_nonneg', sql`coalesce(${t.refillUsdAmount}, 0) >= 0 and coalesce(${t.refillAmount}, 0) >= 0`),
+    check('balances_refill_expiry_days', sql`${t.refillExpiresAfterDays} is null or ${t.refillExpiresAfterDays} between 1 and 3650`),
   ],
 );
 

@@ -475,7 +475,7 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         b.id as b_id, b.account_id as b_account_id, b.company_id as b_company_id, b.denomination as b_denomination, b.amount::text as b_amount,
         b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount, b.refill_usd_amount as b_refill_usd_amount,
         b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
-        b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
+        b.scheduled_refill as b_scheduled_refill, b.refill_expires_after_days as b_refill_expires_after_days, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
         b.head_grant_id as b_head_grant_id, case when b.id is not null and (b.head_grant_id is not null or b.grants_due_at is not null) then ${nextExpirySql(sql`b`, sql`${v('at')}::timestamptz`)} end as b_next_expiry,
         b.head_remaining::text as b_head_remaining, b.grants_due_at as b_grants_due_at, b.created_at as b_created_at, b.updated_at as b_updated_at
       from flags f left join bal b on b.id = f.balance_id`;
