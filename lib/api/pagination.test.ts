@@ -36,6 +36,7 @@ describe('every paged list carries has_more and pages through every item exactly
     for (let i = 0; i < N; i++) await call('POST', `/v1/accounts/${first}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100 + i });
     for (const topic of ['pause_balance', 'balance_change', 'auto_refill', 'threshold']) await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/subscribe/${topic}`);
     for (const d of ['alpha', 'beta', 'gamma', 'delta']) await call('POST', `/v1/accounts/${accounts[0]}/balance/${d}`);
+    for (let i = 0; i < N; i++) await call('POST', `/v1/accounts/${first}/balance/promo/grants`, { amount: 1 + i });
     for (const a of accounts) {
       await call('POST', `/v1/accounts/${a}/balance/credits`);
       await call('POST', `/v1/accounts/${a}/events`, { type: 'spend', cost_override_amount: 10, cost_override_denomination: 'credits' });
@@ -51,6 +52,7 @@ describe('every paged list carries has_more and pages through every item exactly
     lists.set('/v1/accounts/{account_id}/transactions', `/v1/accounts/${first}/transactions`);
     lists.set('/v1/accounts/{account_id}/charges', `/v1/accounts/${first}/charges`);
     lists.set('/v1/accounts/{account_id}/balances', `/v1/accounts/${first}/balances`);
+    lists.set('/v1/accounts/{account_id}/balance/{denomination}/grants', `/v1/accounts/${first}/balance/promo/grants`);
     lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', `/v1/companies/{company}/webhooks/${hook.id}/subscriptions`);
   });
 

@@ -58,6 +58,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'AutoRefillRequest.refill_period':
     'monthly: refill on the same day each month from today (after the 28th: the 1st of the second following month, then the 1st); the first refill happens at once.',
   'AutoRefillRequest.threshold': 'Refill each time the balance drops below this.',
+  'AutoRefillRequest.expires_after_days': 'Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default).',
 
   'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
   'RefillChangeRequest.amount': 'Units per refill from the next refill on.',
@@ -127,6 +128,8 @@ export const QUERY_DOCS: Record<string, string> = {
   created_gte: 'Only events created at or after this time (ISO 8601 with offset).',
   created_lt: 'Only events created before this time (ISO 8601 with offset).',
   status: 'Only deliveries in this status.',
+  from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
+  to: 'End of the window, excluded (ISO 8601 with offset; now by default). At most 400 days after from.',
 };
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */

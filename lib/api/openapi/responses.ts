@@ -161,7 +161,8 @@ export const creditsReport = z
   .strictObject({
     from: timestamp('Start of the window (included)'),
     to: timestamp('End of the window (excluded)'),
-    denominations: z.array(
+    denominations: z
+      .array(
       z.strictObject({
         denomination: z.string().describe('Balance denomination.'),
         granted: split('Units granted'),
@@ -170,7 +171,8 @@ export const creditsReport = z
         voided: split('Units voided unspent'),
         expired_paid_cents: usdCents('What the paid units that expired had cost (units × cost basis, rounded half up): revenue of credit that will never be used.'),
       }),
-    ),
+      )
+      .describe('One entry per denomination with any credit granted, spent, expired or voided in the window.'),
   })
   .describe("The company's credit over a window, per denomination.");
 

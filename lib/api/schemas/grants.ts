@@ -28,6 +28,8 @@ export const grantListQuery = z.strictObject({
 export const reportWindow = z
   .strictObject({ from: instant('from').optional(), to: instant('to').optional() })
   .superRefine((v, ctx) => {
-    if (v.from && v.to && v.from.getTime() > v.to.getTime()) ctx.addIssue({ code: 'custom', message: 'from must not be after to.', path: ['from'] });
-    if (v.from && v.to && v.to.getTime() - v.from.getTime() > 400 * 86_400_000) ctx.addIssue({ code: 'custom', message: 'A window is at most 400 days.', path: ['to'] });
+    // Runs even when a time was refused (it is then still the string sent): only two times compare.
+    if (!(v.from instanceof Date) || !(v.to instanceof Date)) return;
+    if (v.from.getTime() > v.to.getTime()) ctx.addIssue({ code: 'custom', message: 'from must not be after to.', path: ['from'] });
+    if (v.to.getTime() - v.from.getTime() > 400 * 86_400_000) ctx.addIssue({ code: 'custom', message: 'A window is at most 400 days.', path: ['to'] });
   });

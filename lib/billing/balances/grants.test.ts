@@ -257,6 +257,8 @@ describe('credit grants', () => {
     expect((await balance(co, a)).amount).toBe(20);
     const bad = await co.call('GET', `/v1/companies/{company}/reports/credits?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z`);
     expect([bad.status, bad.body.error?.param]).toEqual([400, 'from']);
+    const badTime = await co.call('GET', `/v1/companies/{company}/reports/credits?from=${encodeURIComponent(from)}&to=0`);
+    expect([badTime.status, badTime.body.error?.param]).toEqual([400, 'to']);
     await expectLedgerMatches(db(), co, a);
   });
 });
