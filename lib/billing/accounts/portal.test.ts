@@ -129,6 +129,34 @@ describe('the customer portal', () => {
     expect(view.charges.some((c) => c.amount === 777)).toBe(false);
   });
 
+  it('shows the live grants with units left, soonest expiry first, and nothing spent, expired or voided', async () => {
+    const co = await newPayingCompany(t);
+    const account = await createAccount(co, { name: 'Bo', email: 'bo@x.io', token: 'tok_visa' });
+    const at = now().getTime();
+    const inDays = (d: number) => new Date(at + d * 86_400_000).toISOString();
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/credits/grants`, { amount: 40, expires_at: inDays(10) });
+    await ok(co, 'POST', `/v1/accounts/${account}/deposit`, { denomination: 'credits', amount_to_deposit: 100, amount_to_charge: 500 });
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/credits/grants`, { amount: 5, expires_at: inDays(1), priority: 0 });
+    const voided = await ok(co, 'POST', `/v1/accounts/${account}/balance/tokens/grants`, { amount: 7 });
+    await ok(co, 'POST', `/v1/grants/${voided.id}/void`);
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/tokens/grants`, { amount: 3, expires_at: inDays(3) });
+    await spend(co, account, 2);
+    const link = await portalLink(co, account);
+    const result = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    if (!('view' in result)) throw new Error(JSON.stringify(result));
+    expect(result.view.grants.map((g) => [g.denomination, g.category, g.remaining, g.expiresAt?.toISOString() ?? null])).toEqual([
+      ['credits', 'promotional', '3', inDays(1)],
+      ['tokens', 'promotional', '3', inDays(3)],
+      ['credits', 'promotional', '40', inDays(10)],
+      ['credits', 'paid', '100', null],
+    ]);
+    // Past the first expiry the portal no longer shows it, whether or not the expiry was written.
+    await advance(2 * 86_400);
+    const later = await viewPortal({ db: t.database.db, token: tokenOf((await portalLink(co, account)).url) });
+    if (!('view' in later)) throw new Error(JSON.stringify(later));
+    expect(later.view.grants.map((g) => g.remaining)).toEqual(['3', '40', '100']);
+  });
+
   it('replaces the card on file through its card call (public, 64 KiB), and stays usable', async () => {
     const co = await newPayingCompany(t);
     const { account } = await activeAccount(co);

@@ -5,9 +5,10 @@ import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
 import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
-import { sub } from '../../money';
+import { cmp, sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
 import { listBalances } from '../balances/balances';
+import { grantState, listGrants } from '../balances/grants';
 import { listCharges } from '../charges/charges';
 import { forCardHolder, inPlainWords, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
 import { startChargeFor } from '../plans/plans';
@@ -16,6 +17,8 @@ import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, lin
 
 /** Charges the page lists, newest first. */
 export const PORTAL_CHARGES = 20;
+/** Live grants shown per balance. */
+export const PORTAL_GRANTS = 50;
 
 export type PortalLink = typeof portalLinks.$inferSelect;
 
@@ -101,6 +104,8 @@ export type PortalView = {
   publishableKey: string | null;
   account: { name: string; email: string };
   balances: { denomination: string; amount: string; pending: string; available: string }[];
+  /** Live grants with units left, soonest expiry first (never-expiring last). */
+  grants: { id: string; denomination: string; category: string; remaining: string; expiresAt: Date | null }[];
   plan: {
     id: string;
     name: string;
@@ -135,6 +140,12 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
       .from(plans)
       .where(and(eq(plans.companyId, company.id), or(eq(plans.id, account.planId ?? ''), eq(plans.id, account.scheduledPlanId ?? '')))),
   ]);
+  const grantPages = await Promise.all(balanceRows.map((b) => listGrants(db, { accountId: account.id, denomination: b.denomination, status: 'live', page: { limit: PORTAL_GRANTS } }, at)));
+  const grants = grantPages
+    .flatMap((p) => p.items.map((g) => ({ g, state: grantState(g, at) })))
+    .filter(({ state }) => state.status === 'live' && cmp(state.remaining, '0') > 0)
+    .map(({ g, state }) => ({ id: g.id, denomination: g.denomination, category: g.category, remaining: state.remaining, expiresAt: g.expiresAt }))
+    .sort((x, y) => (x.expiresAt?.getTime() ?? Infinity) - (y.expiresAt?.getTime() ?? Infinity) || (x.denomination < y.denomination ? -1 : 1));
   const current = planRows.find((p) => p.id === account.planId);
   const scheduled = planRows.find((p) => p.id === account.scheduledPlanId);
   const pm = account.paymentMethod;
@@ -144,6 +155,7 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
       publishableKey: company.processorPublishableKey,
       account: { name: account.name, email: account.email },
       balances: balanceRows.map((b) => ({ denomination: b.denomination, amount: b.amount, pending: b.pending, available: sub(b.amount, b.pending) })),
+      grants,
       plan:
         current && account.planStatus !== 'NONE'
           ? {
