@@ -49,3 +49,38 @@ export async function creditsReport(db: Db, companyId: string, from: Date, to: D
     })),
   };
 }
+
+/** Units granted, spent and expired on one UTC day in one denomination (exact decimal strings). */
+export type CreditDay = { day: string; granted: string; spent: string; expired: string };
+
+/**
+ * The same figures per UTC day, for the `days` days up to and including `now`'s, per
+ * denomination; every day is present (zeros when nothing happened).
+ */
+export async function dailyCredits(db: Db, companyId: string, now: Date, days = 30): Promise<Map<string, CreditDay[]>> {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const first = today - (days - 1) * 86_400_000;
+  const rows = await query<{ denomination: string; day: string; kind: string; units: string }>(
+    db,
+    sql`select t.denomination, to_char(date_trunc('day', t.created_at at time zone 'UTC'), 'YYYY-MM-DD') as day,
+        case when t.type in (${sql.join(GRANTED.map((x) => sql`${x}`), sql`, `)}) then 'granted'
+             when t.type in (${sql.join(SPENT.map((x) => sql`${x}`), sql`, `)}) then 'spent' else 'expired' end as kind,
+        sum(abs(t.amount))::text as units
+      from transactions t
+      where t.company_id = ${companyId} and t.grant_id is not null
+        and t.created_at >= ${new Date(first).toISOString()}::timestamptz and t.created_at < ${new Date(today + 86_400_000).toISOString()}::timestamptz
+        and t.type in (${sql.join([...GRANTED, ...SPENT, 'expire'].map((x) => sql`${x}`), sql`, `)})
+      group by 1, 2, 3`,
+  );
+  const out = new Map<string, CreditDay[]>();
+  for (const r of rows) {
+    let list = out.get(r.denomination);
+    if (!list) {
+      list = Array.from({ length: days }, (_, i) => ({ day: new Date(first + i * 86_400_000).toISOString().slice(0, 10), granted: '0', spent: '0', expired: '0' }));
+      out.set(r.denomination, list);
+    }
+    const d = list.find((x) => x.day === r.day);
+    if (d) d[r.kind as 'granted' | 'spent' | 'expired'] = new Decimal(d[r.kind as 'granted' | 'spent' | 'expired']).plus(r.units).toFixed();
+  }
+  return new Map([...out.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+}

@@ -6,6 +6,7 @@ import { advance, createAccount, createPlan, expectLedgerMatches, spend, use, ty
 import { now, setTestTime } from '../../clock';
 import { query, sql } from '../../db/client';
 import { settleAllDueGrants } from './grants';
+import { dailyCredits } from './credits-report';
 
 const t = useTestDatabase();
 useLocalStripe();
@@ -255,6 +256,13 @@ describe('credit grants', () => {
       { denomination: 'credits', granted: { paid: 100, promotional: 20 }, spent: { paid: 30, promotional: 0 }, expired: { paid: 70, promotional: 0 }, voided: { paid: 0, promotional: 0 }, expired_paid_cents: 350 },
     ]);
     expect((await balance(co, a)).amount).toBe(20);
+    // The console's chart: the same per UTC day, the expiry on the day it fell due.
+    const days = (await dailyCredits(db(), co.company.id, now(), 3)).get('credits')!;
+    expect(days.map((d) => [d.granted, d.spent, d.expired])).toEqual([
+      ['120', '30', '0'],
+      ['0', '0', '70'],
+      ['0', '0', '0'],
+    ]);
     const bad = await co.call('GET', `/v1/companies/{company}/reports/credits?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z`);
     expect([bad.status, bad.body.error?.param]).toEqual([400, 'from']);
     const badTime = await co.call('GET', `/v1/companies/{company}/reports/credits?from=${encodeURIComponent(from)}&to=0`);

@@ -156,17 +156,23 @@ export async function listGrants(db: Db, at: { accountId: string; denomination: 
   return { items: page.items.map(withHead), hasMore: page.hasMore };
 }
 
-/** What a grant is as the API shows it. */
-export function serializeGrant(g: GrantRow, now: Date) {
+/** A grant's state at `now` (an expiry counts from `expires_at`, written or not), and what it has left then. */
+export function grantState(g: GrantRow, now: Date): { status: 'voided' | 'expired' | 'scheduled' | 'used' | 'live'; remaining: Units } {
   const expired = !g.voidedAt && g.expiresAt !== null && g.expiresAt.getTime() <= now.getTime();
   const status = g.voidedAt ? ('voided' as const) : expired ? ('expired' as const) : !g.active ? ('scheduled' as const) : g.closedAt ? ('used' as const) : ('live' as const);
+  return { status, remaining: expired ? '0' : g.remaining };
+}
+
+/** What a grant is as the API shows it. */
+export function serializeGrant(g: GrantRow, now: Date) {
+  const { status, remaining } = grantState(g, now);
   return {
     id: g.id,
     account_id: g.accountId,
     denomination: g.denomination,
     amount: unitsOut(g.amount),
     // An expired grant has nothing left, whether or not its expiry is written yet.
-    remaining: unitsOut(expired ? '0' : g.remaining),
+    remaining: unitsOut(remaining),
     category: g.category,
     source: g.source,
     priority: g.priority,

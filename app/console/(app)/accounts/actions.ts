@@ -7,7 +7,7 @@ import { autoRefill } from '@/lib/api/schemas/refills';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
 import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/lib/billing/accounts/portal';
-import { createOrGrantBalance } from '@/lib/billing/balances/grants';
+import { createOrGrantBalance, voidGrant } from '@/lib/billing/balances/grants';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/plans/plans';
@@ -157,6 +157,17 @@ export const revokeAllPortalLinksAction = consoleAction(
     const account = await getAccount({ db, companyId, accountId });
     const revoked = await revokeAccountPortalLinks({ db, accountId: account.id, now: now() });
     return revoked ? `${revoked} portal link${revoked === 1 ? '' : 's'} of ${account.name} no longer work${revoked === 1 ? 's' : ''}.` : `${account.name} had no live portal link.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
+
+/** POST /v1/grants/{grant_id}/void: what is left of the grant is taken away (one void ledger row). */
+export const voidGrantAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string, grantId: string) => {
+    const g = await db.transaction((tx) => voidGrant(tx, { companyId, grantId }, now()));
+    if (g.accountId !== accountId) return 'That grant belongs to another account.';
+    return `Grant ${g.id} is void; ${formatUnits(g.amount)} ${g.denomination} granted, nothing left to spend.`;
   },
   { revalidate: (accountId) => `/console/accounts/${accountId}` },
 );

@@ -6,6 +6,7 @@ import { sub } from '@/lib/money';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listLivePortalLinks } from '@/lib/billing/accounts/portal';
 import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
+import { grantState, listGrants, settleDueGrants } from '@/lib/billing/balances/grants';
 import { listEvents } from '@/lib/billing/events/events';
 import { listCharges } from '@/lib/billing/charges/charges';
 import { orNotFound } from '@/lib/console/forms';
@@ -15,11 +16,12 @@ import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
-import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction } from '../actions';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction, voidGrantAction } from '../actions';
 
 export const metadata = { title: 'Account' };
 
 const RECENT = 10;
+const GRANTS = 50;
 
 function refillText(b: Balance): React.ReactNode {
   const parts: string[] = [];
@@ -43,6 +45,8 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   const db = await getDb();
   const at = now();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
+  // Expiries due are written first, so the grants and the ledger below agree with each other.
+  await settleDueGrants(db, { companyId: user.companyId, accountId: account.id }, at);
   const [balances, ledger, events, charges, plans, link, portalLinks] = await Promise.all([
     listBalances({ db, accountId: account.id, now: at }),
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
@@ -52,6 +56,9 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
     latestCollectorLink({ db, accountId: account.id }),
     listLivePortalLinks({ db, accountId: account.id, now: at }),
   ]);
+  const grants = (
+    await Promise.all(balances.map((b) => listGrants(db, { accountId: account.id, denomination: b.denomination, status: 'all', page: { limit: GRANTS } }, at)))
+  ).flatMap((page) => page.items.map((g) => ({ ...g, ...grantState(g, at) })));
   const planById = new Map(plans.map((p) => [p.id, p]));
   const plan = account.planId ? planById.get(account.planId) : undefined;
   const scheduledPlan = account.scheduledPlanId ? planById.get(account.scheduledPlanId) : undefined;
@@ -75,6 +82,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
       <nav aria-label="On this page" className="mb-4 flex flex-wrap gap-x-4 gap-y-1 text-sm">
         {[
           ['#balances', 'Balances'],
+          ['#grants', 'Grants'],
           ['#manage', 'Grant, refill, plan'],
           ['#ledger', 'Ledger'],
           ['#events', 'Events'],
@@ -140,6 +148,36 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
                 <Td>
                   {(b.refillAmount || b.refillThreshold) && (
                     <ActionForm action={removeRefillAction.bind(null, account.id, b.denomination)} submitLabel="Turn off refill" confirm={`Turn off ${b.denomination} refill`} variant="secondary" className="space-y-2" label={`Turn off ${b.denomination} refill`} />
+                  )}
+                </Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+
+      <Section title="Credit grants" id="grants" description={`Every unit added is a grant, drawn by priority (0 first), then soonest expiry, then oldest. Live grants first; the ${GRANTS} newest of each denomination.`}>
+        {grants.length === 0 ? (
+          <Empty>No grants yet.</Empty>
+        ) : (
+          <Table caption="Credit grants" head={['Denomination', 'Category', 'Amount', 'Remaining', 'Priority', 'Expires', 'Status', '']}>
+            {[...grants].sort((x, y) => Number(y.status === 'live') - Number(x.status === 'live')).map((g) => (
+              <tr key={g.id}>
+                <Td className="font-medium">{g.denomination}</Td>
+                <Td>
+                  {g.category}
+                  <span className="block text-xs text-slate-700">{g.source}</span>
+                </Td>
+                <Td className="tabular-nums">{formatUnits(g.amount)}</Td>
+                <Td className="font-semibold tabular-nums">{formatUnits(g.remaining)}</Td>
+                <Td className="tabular-nums">{g.priority}</Td>
+                <Td>{g.expiresAt ? formatTime(g.expiresAt) : 'Never'}</Td>
+                <Td>
+                  <Badge value={g.status} tone={g.status === 'live' ? 'green' : g.status === 'scheduled' ? 'amber' : 'slate'} />
+                </Td>
+                <Td>
+                  {(g.status === 'live' || g.status === 'scheduled') && (
+                    <ActionForm action={voidGrantAction.bind(null, account.id, g.id)} submitLabel="Void" confirm={`Void ${formatUnits(g.remaining)} ${g.denomination}`} variant="danger" pendingLabel="Voiding…" label={`Void the grant of ${formatUnits(g.amount)} ${g.denomination} made ${formatTime(g.createdAt)}`} className="space-y-2" />
                   )}
                 </Td>
               </tr>
