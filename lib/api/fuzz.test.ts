@@ -402,10 +402,12 @@ const store = new StoreWatch();
 
 /**
  * What a 402 may write by design: the rejected event and the failed charge, what they notify,
- * and the empty balance the refused work was for when the account had none. Never a change to
- * an existing balance, a unit or a ledger row.
+ * the empty balance the refused work was for when the account had none, and the balance's grant
+ * bookkeeping the gate read (a used-up head grant closed and the next one made the head, a grant
+ * whose time came written as of that time). Never a unit or a ledger row: `balances.amount` and
+ * `transactions insert` are not in this list.
  */
-const PAYMENT_REFUSAL_WRITES = /^(events insert|charges (insert|update)|charges\.amount|balances insert|webhook_deliveries \w+|notification_states \w+|jobs \w+)$/;
+const PAYMENT_REFUSAL_WRITES = /^(events insert|charges (insert|update)|charges\.amount|balances (insert|update)|credit_grants update|webhook_deliveries \w+|notification_states \w+|jobs \w+)$/;
 
 // ---- the property -------------------------------------------------------------------------
 
