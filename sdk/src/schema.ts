@@ -1111,6 +1111,7 @@ export interface components {
              * @example 0.5
              */
             threshold?: number | string;
+            /** @description Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default). */
             expires_after_days?: number;
         };
         RefillChangeRequest: {
@@ -1635,6 +1636,7 @@ export interface components {
              * @description End of the window (excluded) (ISO 8601, UTC).
              */
             to: string;
+            /** @description One entry per denomination with any credit granted, spent, expired or voided in the window. */
             denominations: {
                 /** @description Balance denomination. */
                 denomination: string;
@@ -4375,7 +4377,9 @@ export interface operations {
     creditsReport: {
         parameters: {
             query?: {
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
                 from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; now by default). At most 400 days after from. */
                 to?: string;
             };
             header?: never;
