@@ -53,6 +53,8 @@ const tourServer = () =>
       ADMIN_TOKEN: 'dev-admin-token-local',
       // As the tour starts the service: its webhook receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE: '1',
+      // As the tour starts it: the test clock, moved by the tour's last step.
+      BILLING_TEST_CLOCK: '1',
       STRIPE_API_URL: stripe.url,
       APP_SECRET: '',
     });
@@ -93,7 +95,13 @@ describe('the README tour', () => {
     expect(lines).toContain('delivery=succeeded');
     expect(out).toMatch(/POST \/billing id=whd_\w+ basic-user=acme/);
     expect(out).toContain('"topic":"negative_balance"');
-    expect(lines[lines.length - 2]).toBe('2000');
+    expect(lines).toContain('2000');
+    // The promotional grant: what expires when, then the expiry in the ledger, naming the grant.
+    const next = lines.find((l) => l.startsWith('next_expiry='));
+    expect(next).toMatch(/^next_expiry=100 at \d{4}-\d\d-\d\dT/);
+    const grant = lines[lines.length - 2].match(/^grant=(cg_\w+) credits=0$/);
+    expect(grant, lines.slice(-4).join('\n')).not.toBeNull();
+    expect(lines[lines.length - 3]).toBe(`expire -70 grant=${grant![1]}`);
   });
 });
 
@@ -127,8 +135,9 @@ describe('the README tour in TypeScript', () => {
     expect(lines.slice(0, 4)).toEqual(['plan_status=ACTIVE', 'tokens=1000', '990', 'tokens=964.5']);
     expect(lines[4]).toMatch(/^gated=402 rejected=ev_\w+$/);
     expect(lines[5]).toBe('verified negative_balance balance=-1035.5');
-    // Every ledger row, newest first, through three pages of two.
-    expect(lines.slice(6, -1)).toEqual(['event -2000 -> -1035.5', 'event -5.5 -> 964.5', 'event -10 -> 970', 'event -10 -> 980', 'event -10 -> 990', expect.stringMatching(/ 1000 -> 1000$/)]);
+    // Every ledger row, newest first, through pages of two: the render drew what the plan's grant
+    // had left (one row naming it) and went below zero (a row of its own).
+    expect(lines.slice(6, -1)).toEqual(['event -1035.5 -> -1035.5', 'event -964.5 -> 0', 'event -5.5 -> 964.5', 'event -10 -> 970', 'event -10 -> 980', 'event -10 -> 990', 'plan_grant 1000 -> 1000']);
     expect(lines[lines.length - 1]).toBe('2000');
   });
 });
