@@ -7,11 +7,12 @@ import { autoRefill } from '@/lib/api/schemas/refills';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
 import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/lib/billing/accounts/portal';
-import { createOrGrantBalance, voidGrant } from '@/lib/billing/balances/grants';
+import { createOrGrantBalance, grantById, voidGrant } from '@/lib/billing/balances/grants';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/plans/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
+import { notFound } from '@/lib/errors';
 import { consoleAction, field, formValues, parseWith } from '@/lib/console/forms';
 import { dollarsToCents, formatCents, formatTime, formatUnits } from '@/lib/console/format';
 
@@ -165,8 +166,10 @@ export const revokeAllPortalLinksAction = consoleAction(
 export const voidGrantAction = consoleAction(
   null,
   async ({ db, companyId }, accountId: string, grantId: string) => {
+    // Only a grant of this account (of the signed-in company): another one is not found.
+    const found = await grantById(db, companyId, grantId);
+    if (!found || found.accountId !== accountId) throw notFound('grant', 'grant_id');
     const g = await db.transaction((tx) => voidGrant(tx, { companyId, grantId }, now()));
-    if (g.accountId !== accountId) return 'That grant belongs to another account.';
     return `Grant ${g.id} is void; ${formatUnits(g.amount)} ${g.denomination} granted, nothing left to spend.`;
   },
   { revalidate: (accountId) => `/console/accounts/${accountId}` },
