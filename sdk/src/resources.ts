@@ -138,6 +138,11 @@ export class Grants extends Resource {
   async void(grantId: string, options?: CallOptions): Promise<S.Grant> {
     return (await this.client.request('post', '/v1/grants/{grant_id}/void', { ...options, path: { grant_id: grantId } })).data;
   }
+
+  /** The company's credit per denomination over `[from, to)` (the last 30 days by default): granted, spent, expired, voided, expired_paid_cents. */
+  async report(query?: QueryParams<'/v1/companies/{company_id}/reports/credits'>, options?: CallOptions): Promise<S.CreditsReport> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/reports/credits', { ...options, query })).data;
+  }
 }
 
 /** The ledger: every change to any balance of an account. */

@@ -468,7 +468,7 @@ export interface paths {
         };
         /**
          * Credits report
-         * @description Per denomination, over `[from, to)` (the last 30 days by default, at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.
+         * @description Per denomination, over `[from, to)` (by default the 30 days up to now, now included; at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.
          */
         get: operations["creditsReport"];
         put?: never;
@@ -4379,7 +4379,7 @@ export interface operations {
             query?: {
                 /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
                 from?: string;
-                /** @description End of the window, excluded (ISO 8601 with offset; now by default). At most 400 days after from. */
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
                 to?: string;
             };
             header?: never;

@@ -172,6 +172,21 @@ describe('the SDK against a started server', () => {
     expect(declined).toMatchObject({ status: 402, type: 'payment_method_required' });
   });
 
+  it('grants: create with an expiry and a priority, list by status, void, and the credits report', async () => {
+    const soon = new Date(Date.parse((await billing.balances.get(account.id, 'credits')).created_at) + 7 * 86_400_000).toISOString();
+    const promo = await billing.grants.create(account.id, 'credits', { amount: 40, priority: 10, expires_at: soon, reason: 'Launch week' }, { idempotencyKey: 'sdk-grant-1' });
+    expect(promo).toMatchObject({ amount: 40, remaining: 40, category: 'promotional', source: 'grant', priority: 10, status: 'live', expires_at: soon });
+    expect(await billing.grants.create(account.id, 'credits', { amount: 40, priority: 10, expires_at: soon, reason: 'Launch week' }, { idempotencyKey: 'sdk-grant-1' })).toEqual(promo);
+    expect((await billing.balances.get(account.id, 'credits')).next_expiry).toEqual({ expires_at: soon, amount: 40 });
+    expect((await all(billing.grants.list(account.id, 'credits'))).map((g) => g.id)).toContain(promo.id);
+    const voided = await billing.grants.void(promo.id);
+    expect(voided).toMatchObject({ id: promo.id, status: 'voided', remaining: 0 });
+    expect((await all(billing.grants.list(account.id, 'credits', { status: 'voided' }))).map((g) => g.id)).toEqual([promo.id]);
+    const report = await billing.grants.report();
+    expect(report.denominations.find((d) => d.denomination === 'credits')).toMatchObject({ voided: { paid: 0, promotional: 40 } });
+    await expect(billing.grants.create(account.id, 'credits', { amount: 5, priority: 101 })).rejects.toMatchObject({ status: 400, param: 'priority' });
+  });
+
   it('auto_refill: set monthly (refilled at once), schedule a change, increase mid-month, remove', async () => {
     const set = await billing.refills.set(account.id, 'minutes', { amount: 100, usd_charge: 1000, refill_period: 'monthly' });
     expect(set).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });

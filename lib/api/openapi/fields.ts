@@ -129,7 +129,7 @@ export const QUERY_DOCS: Record<string, string> = {
   created_lt: 'Only events created before this time (ISO 8601 with offset).',
   status: 'Only deliveries in this status.',
   from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
-  to: 'End of the window, excluded (ISO 8601 with offset; now by default). At most 400 days after from.',
+  to: 'End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from.',
 };
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */

@@ -295,7 +295,7 @@ const CANONICAL: Operation[] = [
   {
     method: 'get', path: '/v1/companies/{company_id}/reports/credits', operationId: 'creditsReport', tag: 'Balances', auth: 'company',
     summary: 'Credits report',
-    description: 'Per denomination, over `[from, to)` (the last 30 days by default, at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.',
+    description: 'Per denomination, over `[from, to)` (by default the 30 days up to now, now included; at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.',
     query: reportWindow,
     response: {
       schema: 'CreditsReport',

@@ -107,6 +107,11 @@ describe('credit grants', () => {
     expect(again.body.data).toEqual(v.body.data);
     expect((await ledger(co, a)).filter((r) => r.type === 'void').map((r) => r.amount)).toEqual([-50]);
     expect((await balance(co, a)).amount).toBe(0);
+    // The report's default window ends just after now: what was written at this instant counts.
+    const report = await co.call('GET', '/v1/companies/{company}/reports/credits');
+    expect(report.body.data.denominations).toEqual([
+      { denomination: 'credits', granted: { paid: 0, promotional: 80 }, spent: { paid: 0, promotional: 30 }, expired: { paid: 0, promotional: 0 }, voided: { paid: 0, promotional: 50 }, expired_paid_cents: 0 },
+    ]);
     await expectLedgerMatches(db(), co, a);
   });
 

@@ -21,8 +21,9 @@ export default async function CreditsPage() {
   const user = await requireUser();
   const db = await getReadDb();
   const at = now();
-  const from = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()) - (DAYS - 1) * 86_400_000);
-  const [report, days] = await Promise.all([creditsReport(db, user.companyId, from, at), dailyCredits(db, user.companyId, at, DAYS)]);
+  const today = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+  // Whole UTC days, today included: the same window as the chart.
+  const [report, days] = await Promise.all([creditsReport(db, user.companyId, new Date(today - (DAYS - 1) * 86_400_000), new Date(today + 86_400_000)), dailyCredits(db, user.companyId, at, DAYS)]);
   return (
     <>
       <PageHeader title="Credits" description={`Credit granted, spent, expired and voided in the last ${DAYS} days, today included. Days are UTC.`} />
