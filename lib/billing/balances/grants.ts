@@ -114,7 +114,13 @@ export async function voidGrant(db: Db, at: { companyId: string; grantId: string
   if (g.voidedAt) return g;
   await moveBalances(db, at.companyId, [{ accountId: g.accountId, denomination: g.denomination, ops: [{ op: { kind: 'close', grantId: g.id, how: 'void' }, ledger: { type: 'void', description: `Void of grant ${g.id} (${g.description})`, chargeId: g.chargeId } }] }], now);
   const after = (await grantById(db, at.companyId, at.grantId))!;
-  // A grant that had already expired or been used up has nothing left to void: it stays as it was.
+  // A grant already used up (closed by a draw) had nothing left: it is marked voided all the
+  // same, with no ledger row, so a void answers the same whichever path drew its last unit. An
+  // expired grant stays expired.
+  if (!after.voidedAt && !(after.expiresAt && after.expiresAt.getTime() <= now.getTime())) {
+    await db.update(creditGrants).set({ voidedAt: now }).where(eq(creditGrants.id, after.id));
+    return (await grantById(db, at.companyId, at.grantId))!;
+  }
   return after;
 }
 
