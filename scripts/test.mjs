@@ -4,6 +4,7 @@
 // installing what it can. Runs every step, prints how long each took, then one summary line.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { findPgBin, findPgBouncer } from './pg.mjs';
 
 // Steps in order; the two checks that need no build run side by side (each on a core of its own).
@@ -138,6 +139,42 @@ for (let i = 0; i < selected.length; i++) {
 }
 console.log(`\nsteps: ${took.join(', ')}; all ${((Date.now() - allStarted) / 1000).toFixed(1)}s`);
 
+/** Each failed test as "file > title: first line of its message", so the end of a long log names what failed. */
+function failedTests() {
+  const lines = [];
+  const colors = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+  const first = (m) => String(m ?? '').replace(colors, '').split('\n').find((l) => l.trim()) ?? '';
+  for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
+    try {
+      const v = JSON.parse(fs.readFileSync(f, 'utf8'));
+      for (const file of v.testResults) {
+        const name = path.relative(process.cwd(), file.name);
+        for (const a of file.assertionResults) {
+          if (a.status === 'failed') lines.push(`${name} > ${a.fullName ?? a.title}: ${first(a.failureMessages?.[0]).slice(0, 300)}`);
+        }
+        if (file.status === 'failed' && !file.assertionResults.some((a) => a.status === 'failed')) lines.push(`${name}: ${first(file.message).slice(0, 300)}`);
+      }
+    } catch {
+      /* step not run or crashed */
+    }
+  }
+  try {
+    const p = JSON.parse(fs.readFileSync('test-results/playwright.json', 'utf8'));
+    const walk = (suite) => {
+      for (const spec of suite.specs ?? []) {
+        for (const t of spec.tests ?? []) {
+          if (t.status === 'unexpected') lines.push(`${spec.file}:${spec.line} > ${spec.title}: ${first(t.results?.at(-1)?.error?.message).slice(0, 300)}`);
+        }
+      }
+      for (const s of suite.suites ?? []) walk(s);
+    };
+    for (const s of p.suites ?? []) walk(s);
+  } catch {
+    /* step not run or crashed */
+  }
+  return lines;
+}
+
 let passed = 0;
 let failed = 0;
 for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
@@ -165,6 +202,8 @@ for (const s of failedSteps) {
   failed += 1;
 }
 fs.writeFileSync('test-results/summary.txt', `tests: ${passed} passed, ${failed} failed\n`);
+const failures = failedTests();
+if (failures.length) console.log(`\nfailed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`\nfailed steps: ${failedSteps.join(', ')}`);
 console.log(`tests: ${passed} passed, ${failed} failed`);
 process.exit(failedSteps.length ? 1 : 0);
