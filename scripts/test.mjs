@@ -14,7 +14,8 @@ const steps = [
   ['build', ['node_modules/next/dist/bin/next', 'build']],
   // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
   ['bundle', ['scripts/bundle.mjs']],
-  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
+  // A test failing once is run once more, and the end names each that passed only then (lib/testing/retry.ts).
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/vitest.json']],
   ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json']],
   // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
   ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json']],
@@ -23,6 +24,8 @@ const steps = [
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
 const only = process.argv.slice(2);
+const FLAKY = path.resolve('test-results/flaky.txt');
+process.env.FLAKY_TESTS_FILE = FLAKY;
 const wants = (...names) => !only.length || names.some((n) => only.includes(n));
 
 /** What the steps need from the machine: Debian's package, and how to tell it is there. */
@@ -94,7 +97,7 @@ function ensureNodeModules() {
 ensureSystemPackages();
 ensureNodeModules();
 fs.mkdirSync('test-results', { recursive: true });
-for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json', FLAKY]) fs.rmSync(f, { force: true });
 if (!only.length || only.includes('vitest')) fs.rmSync('test-results/logs', { recursive: true, force: true });
 
 const failedSteps = [];
@@ -202,6 +205,8 @@ for (const s of failedSteps) {
   failed += 1;
 }
 fs.writeFileSync('test-results/summary.txt', `tests: ${passed} passed, ${failed} failed\n`);
+const flaky = fs.existsSync(FLAKY) ? fs.readFileSync(FLAKY, 'utf8').trim() : '';
+if (flaky) console.log(`\npassed only when run again:\n${flaky.split('\n').map((l) => `  ${l}`).join('\n')}`);
 const failures = failedTests();
 if (failures.length) console.log(`\nfailed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`\nfailed steps: ${failedSteps.join(', ')}`);

@@ -33,6 +33,7 @@ import {
 } from '../testing/fuzz-requests';
 import { buildOpenApiDocument, type Json } from './openapi/document';
 import { checkJsonSchema, resolveRef } from './openapi/json-schema-check';
+import { NO_RETRY } from '../testing/retry';
 
 process.env.ADMIN_TOKEN = 'fuzz-admin-token';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
@@ -524,7 +525,7 @@ function learnIds(side: Side, body: Json) {
   walk(body?.data);
 }
 
-describe('fuzzing every documented operation', () => {
+describe('fuzzing every documented operation', NO_RETRY, () => {
   beforeAll(async () => {
     sides.A = await seedCompany('A');
     sides.B = await seedCompany('B');

@@ -13,6 +13,7 @@ import { now } from '../../clock';
 import { TOPICS } from '../webhooks/topics';
 import { singleStatement } from '../events/single';
 import { HOLD_MS } from '../events/constants';
+import { NO_RETRY } from '../../testing/retry';
 
 /**
  * A reference model of balances, compared with the service after every step. The model is
@@ -447,7 +448,7 @@ async function withinTime<T>(work: Promise<T>, s: Step): Promise<T> {
   }
 }
 
-describe('balances against a reference model', () => {
+describe('balances against a reference model', NO_RETRY, () => {
   it('every write path leaves the balances, ledger, events, states and outbox the model says, after every step', async () => {
     const { co, plan } = await setUp();
     const wroteBefore = singleStatement.wrote;
