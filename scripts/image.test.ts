@@ -111,13 +111,27 @@ describe('the image, started with plain node from only what the Dockerfile copie
       tmp.push(data);
       dbEnv = { DATA_DIR: data };
     }
-    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', WORKER_INTERVAL_MS: '200' };
+    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', WORKER_INTERVAL_MS: '200' };
   });
   afterAll(async () => {
     for (const p of procs) p.signal('SIGKILL');
     await receiver?.close();
     await stripe?.close();
     for (const d of tmp) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('refuses the test settings in production unless the tests opt out, and with live keys even then', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const { ALLOW_TEST_SETTINGS_IN_PRODUCTION: _, ...production } = common;
+    for (const [env, said] of [
+      [production, /WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production/],
+      [{ ...production, WEBHOOK_ALLOW_PRIVATE: '0', BILLING_TEST_CLOCK: '1' }, /BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production/],
+      [{ ...common, STRIPE_SECRET_KEY: 'sk_live_image_test' }, /WEBHOOK_ALLOW_PRIVATE=1 is refused while STRIPE_SECRET_KEY holds a live Stripe key/],
+    ] as const) {
+      const { status, output } = await runInImage(dir, runtimeStage().cmd!, { PORT: '0', HOSTNAME: '127.0.0.1', ...env, WORKER: '0' });
+      expect(status, output).toBe(2);
+      expect(output).toMatch(said);
+      expect(output).not.toContain('sk_live_image_test');
+    }
   });
 
   it('holds no tsx, no TypeScript and no repository node_modules', () => {

@@ -23,6 +23,9 @@ async function startOnce(env: Record<string, string>): Promise<string> {
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base.STRIPE_API_URL;
   delete (base as Record<string, string | undefined>).NODE_ENV;
+  // The tests' own environment allows private webhook destinations: never with NODE_ENV=production.
+  delete base.WEBHOOK_ALLOW_PRIVATE;
+  delete base.BILLING_TEST_CLOCK;
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
     env: { ...base, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test-admin-token', APP_SECRET: '', ...env } as NodeJS.ProcessEnv,
@@ -49,6 +52,31 @@ async function startOnce(env: Record<string, string>): Promise<string> {
 
 // Not about the database: runs once, with the embedded one. That it does start the bundled
 // server for a local try-out, the browser tests show (they pay through it).
+describe('npm start and the test settings', () => {
+  /** `npm start` refused at its configuration check, before anything is built or started. */
+  function refused(env: Record<string, string>): string {
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['NODE_ENV', 'WEBHOOK_ALLOW_PRIVATE', 'BILLING_TEST_CLOCK', 'STRIPE_API_URL']) delete base[name];
+    const run = spawnSync(process.execPath, ['scripts/start.mjs'], { cwd: root, env: { ...base, PORT: '0', APP_SECRET: '', ...env } as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 120_000 });
+    const out = `${run.stdout}${run.stderr}`;
+    expect(run.status, out).toBe(2);
+    expect(out).not.toContain('local stripe listening');
+    return out;
+  }
+
+  it('refuses BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 with NODE_ENV=production, naming each', () => {
+    const out = refused({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1' });
+    expect(out).toContain('BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production');
+    expect(out).toContain('WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production');
+  });
+
+  it('refuses them with a live key in the environment, without repeating the key, whatever NODE_ENV says', () => {
+    const out = refused({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', MY_STRIPE_KEY: 'sk_live_start_test_123' });
+    expect(out).toContain('WEBHOOK_ALLOW_PRIVATE=1 is refused while MY_STRIPE_KEY holds a live Stripe key');
+    expect(out).not.toContain('sk_live_start_test_123');
+  });
+});
+
 describe('npm start and the bundled local Stripe server', () => {
   it('does not start it in production, and says why and what to set instead', async () => {
     const out = await startOnce({ NODE_ENV: 'production' });
@@ -63,7 +91,7 @@ describe('npm start and the bundled local Stripe server', () => {
     dirs.push(dataDir);
     const child = spawn(process.execPath, ['scripts/start.mjs'], {
       cwd: root,
-      env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test-admin-token', APP_SECRET: '', NODE_ENV: 'production', STRIPE_API_URL: '' } as NodeJS.ProcessEnv,
+      env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: 'start-test-admin-token', APP_SECRET: '', NODE_ENV: 'production', STRIPE_API_URL: '', WEBHOOK_ALLOW_PRIVATE: '', BILLING_TEST_CLOCK: '' } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

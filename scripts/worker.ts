@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { getDatabase } from '../lib/db/client';
 import { startWorker } from '../lib/jobs/worker';
 import { registerBillingTasks } from '../lib/billing/tasks';
+import { testSettingsRefusedByStoredKeys } from '../lib/billing/companies/live-keys';
 import { appSecret } from '../lib/config';
 import { startProbeServer } from '../lib/probes';
 import { exitOnSignals, shutdownStarted } from '../lib/shutdown';
@@ -42,6 +43,12 @@ try {
 } catch (err) {
   log.fatal({ err }, 'Could not open and migrate the database');
   process.exit(1);
+}
+// Test settings never run beside live keys: real payments (lib/env.ts).
+const refused = await testSettingsRefusedByStoredKeys((await getDatabase()).db);
+if (refused.length) {
+  log.fatal(refused.join('\n'));
+  process.exit(2);
 }
 registerBillingTasks();
 // A stop that began while the database opened (a long migration) ends the process: nothing to start.
