@@ -10,11 +10,11 @@ import { createCompany } from './billing/companies/companies';
 import { testSettingsRefusedByStoredKeys } from './billing/companies/live-keys';
 import { registerBillingTasks } from './billing/tasks';
 import { startWorker, syncTestClock } from './jobs/worker';
-import { migrationsApplied } from './probes';
+import { migrationsApplied, untilMigrated } from './probes';
 import { exitOnSignals, shutdown, shutdownStarted } from './shutdown';
 import { log } from './log';
 import { registry } from './metrics/registry';
-import { ConfigError, loadEnv, setting, startedNodeEnv } from './env';
+import { ConfigError, loadEnv, setting, startedNodeEnv, testSettingsLifted } from './env';
 
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean; __billingBooted?: boolean };
 
@@ -33,8 +33,9 @@ export async function boot(): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  let lifted: string | null;
   try {
-    loadEnv();
+    lifted = testSettingsLifted(loadEnv(), startedNodeEnv());
     appSecret();
   } catch (err) {
     // A server that cannot seal or sign anything, or would run on a setting it misread, must not
@@ -42,6 +43,7 @@ async function start(): Promise<void> {
     log.fatal((err as Error).message);
     process.exit(err instanceof ConfigError ? 2 : 1);
   }
+  if (lifted) log.warn(lifted);
   // next-auth reads it from the environment itself.
   if (!setting('NEXTAUTH_URL')) process.env.NEXTAUTH_URL = publicUrl();
   // Process metrics count from the start, and a cluster primary can gather this process's.
@@ -69,7 +71,8 @@ async function start(): Promise<void> {
   } catch (err) {
     log.warn({ err }, 'The database does not answer yet; readiness answers 503 until it does');
   }
-  if (ready) {
+  // What needs the schema: with MIGRATE=0 it may come after the start (`npm run db:migrate`).
+  const migrated = async () => {
     // Test settings never run beside live keys: real payments (lib/env.ts).
     const refused = await testSettingsRefusedByStoredKeys(database.db);
     if (refused.length) {
@@ -80,8 +83,17 @@ async function start(): Promise<void> {
     await syncTestClock(database.db);
     // Not in the image (DEMO_COMPANY=0 there): its credentials go to stdout, a production log.
     if (database.kind === 'embedded' && !setting('ADMIN_TOKEN') && setting('DEMO_COMPANY')) await seedDemo(database.db);
-  }
-  if (setting('WORKER') && !shutdownStarted()) startWorker();
+    if (setting('WORKER') && !shutdownStarted()) startWorker();
+  };
+  if (ready) return migrated();
+  // Meanwhile requests are answered (readiness 503); no work starts, and nothing reads the schema, before it is there.
+  void untilMigrated(setting('WORKER_INTERVAL_MS'))
+    .then((applied) => (applied ? migrated() : undefined))
+    .catch(async (err) => {
+      log.fatal({ err }, 'Could not start once the migrations were applied; stopping the process so that it is restarted.');
+      await shutdown({ servers: launcher.__billingHttpServers ?? [], immediate: true });
+      process.exit(1);
+    });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ENV_NAMES, loadEnv, setting, withSettings } from './env';
+import { ConfigError, ENV_NAMES, loadEnv, setting, testSettingsLifted, withSettings } from './env';
 
 const SECRET = 'env-test-secret-of-at-least-32-bytes-0123';
 
@@ -188,6 +188,16 @@ describe('test settings in production', () => {
     expect(said[0]).not.toContain('sk_live_123');
     expect(problems({ BILLING_TEST_CLOCK: '1', PK: 'pk_live_1' })).toHaveLength(1);
     expect(problems({ ALLOW_TEST_SETTINGS_IN_PRODUCTION: 'yes' })[0]).toMatch(/^ALLOW_TEST_SETTINGS_IN_PRODUCTION must be 1/);
+  });
+
+  it('has every process say at start that the opt-out let a test setting run in production, and nothing when it lifted nothing', () => {
+    const lifted = (source: Record<string, string>) => testSettingsLifted(loadEnv(source), source.NODE_ENV);
+    expect(lifted({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toMatch(
+      /^BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1.*never set it in a deployment/,
+    );
+    expect(lifted({ NODE_ENV: 'production', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1' })).toBeNull();
   });
 
   it('reads NODE_ENV as the server launcher found it, not as it set it for Next.js', () => {

@@ -245,6 +245,17 @@ export function testSettingsRefusal(env: Pick<Env, (typeof TEST_SETTINGS)[number
   return [];
 }
 
+/**
+ * What a process says at start, as a warning, when ALLOW_TEST_SETTINGS_IN_PRODUCTION=1 is what lets
+ * a test setting run under NODE_ENV=production (so that a deployment that has it by mistake shows
+ * it in its log); null when it lifts nothing.
+ */
+export function testSettingsLifted(env: Pick<Env, (typeof TEST_SETTINGS)[number] | 'ALLOW_TEST_SETTINGS_IN_PRODUCTION'>, nodeEnv: string | undefined): string | null {
+  const on = TEST_SETTINGS.filter((name) => env[name]);
+  if (nodeEnv !== 'production' || !env.ALLOW_TEST_SETTINGS_IN_PRODUCTION || !on.length) return null;
+  return `${on.map((name) => `${name}=1`).join(' and ')} run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1, which is for the service's own tests of its image: never set it in a deployment.`;
+}
+
 const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
 
 export type Settings = Partial<Record<EnvName, string | undefined>>;
