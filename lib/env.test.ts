@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ENV_NAMES, loadEnv, setting, withSettings } from './env';
+import { ConfigError, ENV_NAMES, loadEnv, setting, testSettingsLifted, withSettings } from './env';
 
 const SECRET = 'env-test-secret-of-at-least-32-bytes-0123';
 
@@ -167,5 +167,52 @@ describe('the configuration schema', () => {
   it('leaves the test suite’s own variables out', () => {
     for (const name of ['TEST_DB', 'TEST_PG_PORT', 'E2E_PORT', 'PG_BIN', 'PG_DURABLE']) expect(ENV_NAMES).not.toContain(name);
     expect(() => loadEnv({ TEST_PG_PORT: 'not a port', TEST_DB: 'postgres' })).not.toThrow();
+  });
+});
+
+describe('test settings in production', () => {
+  it('refuses BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 with NODE_ENV=production, each named', () => {
+    expect(problems({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1' })).toEqual([
+      expect.stringMatching(/^BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production: .*ADMIN_TOKEN/),
+      expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production: .*private/),
+    ]);
+    expect(problems({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' })).toHaveLength(1);
+    for (const nodeEnv of ['development', 'test', '']) expect(loadEnv({ NODE_ENV: nodeEnv, BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1' }).BILLING_TEST_CLOCK).toBe(true);
+    expect(loadEnv({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '0', WEBHOOK_ALLOW_PRIVATE: '0' }).NODE_ENV).toBe('production');
+  });
+
+  it('lets only the image tests opt out, and never with a live key in the environment', () => {
+    expect(loadEnv({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' }).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    const said = problems({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', STRIPE_KEY: 'sk_live_123' });
+    expect(said).toEqual([expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE=1 is refused while STRIPE_KEY holds a live Stripe key/)]);
+    expect(said[0]).not.toContain('sk_live_123');
+    expect(problems({ BILLING_TEST_CLOCK: '1', PK: 'pk_live_1' })).toHaveLength(1);
+    expect(problems({ ALLOW_TEST_SETTINGS_IN_PRODUCTION: 'yes' })[0]).toMatch(/^ALLOW_TEST_SETTINGS_IN_PRODUCTION must be 1/);
+  });
+
+  it('has every process say at start that the opt-out let a test setting run in production, and nothing when it lifted nothing', () => {
+    const lifted = (source: Record<string, string>) => testSettingsLifted(loadEnv(source), source.NODE_ENV);
+    expect(lifted({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toMatch(
+      /^BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1.*never set it in a deployment/,
+    );
+    expect(lifted({ NODE_ENV: 'production', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1' })).toBeNull();
+  });
+
+  it('reads NODE_ENV as the server launcher found it, not as it set it for Next.js', () => {
+    const launcher = globalThis as { __billingStartedNodeEnv?: string | null };
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, { NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' });
+      launcher.__billingStartedNodeEnv = null;
+      expect(loadEnv().WEBHOOK_ALLOW_PRIVATE).toBe(true);
+      launcher.__billingStartedNodeEnv = 'production';
+      expect(() => loadEnv()).toThrow(/WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production/);
+    } finally {
+      delete launcher.__billingStartedNodeEnv;
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
   });
 });

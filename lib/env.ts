@@ -73,10 +73,13 @@ export const envSchema = z.object({
   WORKER_HEALTH_PORT: z.preprocess(blank, port.optional()),
   RATE_LIMIT_PER_SECOND: z.preprocess(blank, whole(0).default(5000)),
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.preprocess(blank, whole(0).default(10)),
+  AUTH_FAILURES_PER_MINUTE: z.preprocess(blank, whole(0).default(60)),
+  COMPANY_CONCURRENCY: z.preprocess(blank, whole(0).default(256)),
   TRUSTED_PROXIES: z.preprocess(blank, whole(0, 10).default(0)),
   COLLECTOR_LINK_TTL_HOURS: z.preprocess(blank, whole(1).default(72)),
   WEBHOOK_TIMEOUT_MS: z.preprocess(blank, ms(1).default(10_000)),
   WEBHOOK_ALLOW_PRIVATE: z.preprocess(blank, flag.default(false)),
+  ALLOW_TEST_SETTINGS_IN_PRODUCTION: z.preprocess(blank, flag.default(false)),
   WEBHOOK_LOG_RETENTION_DAYS: z.preprocess(blank, whole(1, 36_500).default(30)),
   WEB_CONCURRENCY: z.preprocess(blank, whole(1, 1024).default(1)),
   SHUTDOWN_TIMEOUT_MS: z.preprocess(blank, ms(0).default(25_000)),
@@ -133,10 +136,13 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   WORKER_HEALTH_PORT: { expects: 'a TCP port number (0 to 65535)' },
   RATE_LIMIT_PER_SECOND: { expects: 'a whole number of requests per second (0 turns the limit off)' },
   PUBLIC_RATE_LIMIT_PER_MINUTE: { expects: 'a whole number of requests per minute (0 turns the limit off)' },
+  AUTH_FAILURES_PER_MINUTE: { expects: 'a whole number of requests with wrong credentials per minute (0 turns the limit off)' },
+  COMPANY_CONCURRENCY: { expects: 'a whole number of requests one company may have in flight at once in each process (0 turns the cap off)' },
   TRUSTED_PROXIES: { expects: 'the number of reverse proxies in front of the service that append to X-Forwarded-For, 0 to 10' },
   COLLECTOR_LINK_TTL_HOURS: { expects: 'a whole number of hours, 1 or more' },
   WEBHOOK_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1 to 2147483647' },
   WEBHOOK_ALLOW_PRIVATE: { expects: '1 (webhooks may reach non-public addresses) or 0' },
+  ALLOW_TEST_SETTINGS_IN_PRODUCTION: { expects: "1 (the service's own tests of its production image only) or 0" },
   WEBHOOK_LOG_RETENTION_DAYS: { expects: 'a whole number of days, 1 to 36500' },
   WEB_CONCURRENCY: { expects: 'a whole number of processes, 1 or more' },
   SHUTDOWN_TIMEOUT_MS: { expects: 'a whole number of milliseconds, at most 2147483647' },
@@ -189,10 +195,65 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (env.DATABASE_REPLICA_URL && !env.DATABASE_URL) {
     throw new ConfigError(['DATABASE_REPLICA_URL needs DATABASE_URL: replicas serve reads beside a PostgreSQL primary, not beside the embedded database.']);
   }
+  const refused = testSettingsRefusal(env, { nodeEnv: startedNodeEnv(source, values.NODE_ENV), liveKeyIn: liveKeyVariable(source) });
+  if (refused.length) throw new ConfigError(refused);
   if (opts.needsAppSecret !== false && env.DATABASE_URL && !env.APP_SECRET) {
     throw new ConfigError(['APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.']);
   }
   return env;
+}
+
+/** The settings made for development and tests that must never meet real customers or real money. */
+export const TEST_SETTINGS = ['BILLING_TEST_CLOCK', 'WEBHOOK_ALLOW_PRIVATE'] as const;
+const TEST_SETTING_RISKS: Record<(typeof TEST_SETTINGS)[number], string> = {
+  BILLING_TEST_CLOCK: "the test clock lets whoever holds ADMIN_TOKEN move the service's time, and with it renewals, expiries and charges",
+  WEBHOOK_ALLOW_PRIVATE: "it lets every company's webhooks reach loopback, private and link-local addresses inside your network",
+};
+const LIVE_KEY = /^(sk|rk|pk)_live_/;
+
+/** The first variable of `source` that holds a live Stripe key (its name; the key is never repeated). */
+export function liveKeyVariable(source: Record<string, string | undefined>): string | null {
+  return Object.entries(source).find(([, value]) => LIVE_KEY.test(value ?? ''))?.[0] ?? null;
+}
+
+/**
+ * NODE_ENV as the person starting the service set it. scripts/serve.mjs (and the standalone
+ * build's server.js after it) set NODE_ENV=production for Next.js, so serve.mjs keeps what it
+ * found first; in any other process, what the environment says.
+ */
+export function startedNodeEnv(source: Record<string, string | undefined> = process.env, fallback = source.NODE_ENV): string | undefined {
+  const launcher = globalThis as { __billingStartedNodeEnv?: string | null };
+  if (source === process.env && launcher.__billingStartedNodeEnv !== undefined) return launcher.__billingStartedNodeEnv ?? undefined;
+  return fallback;
+}
+
+/**
+ * Why the test settings that are on may not be, one sentence each; none when they may. Never
+ * with live keys (in the environment or, checked once the database is open, stored: `liveKeyIn`
+ * then names where): those are real payments. Never in production either, unless
+ * ALLOW_TEST_SETTINGS_IN_PRODUCTION=1, which only the service's own tests of its production image
+ * set; it never lifts the live-key refusal.
+ */
+export function testSettingsRefusal(env: Pick<Env, (typeof TEST_SETTINGS)[number] | 'ALLOW_TEST_SETTINGS_IN_PRODUCTION'>, opts: { nodeEnv?: string; liveKeyIn?: string | null }): string[] {
+  const on = TEST_SETTINGS.filter((name) => env[name]);
+  if (opts.liveKeyIn) {
+    return on.map((name) => `${name}=1 is refused while ${opts.liveKeyIn} holds a live Stripe key: ${TEST_SETTING_RISKS[name]}. Unset ${name}.`);
+  }
+  if (opts.nodeEnv === 'production' && !env.ALLOW_TEST_SETTINGS_IN_PRODUCTION) {
+    return on.map((name) => `${name}=1 is refused with NODE_ENV=production: ${TEST_SETTING_RISKS[name]}. Unset ${name}, or use it only in development and tests (without NODE_ENV=production).`);
+  }
+  return [];
+}
+
+/**
+ * What a process says at start, as a warning, when ALLOW_TEST_SETTINGS_IN_PRODUCTION=1 is what lets
+ * a test setting run under NODE_ENV=production (so that a deployment that has it by mistake shows
+ * it in its log); null when it lifts nothing.
+ */
+export function testSettingsLifted(env: Pick<Env, (typeof TEST_SETTINGS)[number] | 'ALLOW_TEST_SETTINGS_IN_PRODUCTION'>, nodeEnv: string | undefined): string | null {
+  const on = TEST_SETTINGS.filter((name) => env[name]);
+  if (nodeEnv !== 'production' || !env.ALLOW_TEST_SETTINGS_IN_PRODUCTION || !on.length) return null;
+  return `${on.map((name) => `${name}=1`).join(' and ')} run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1, which is for the service's own tests of its image: never set it in a deployment.`;
 }
 
 const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();

@@ -50,6 +50,27 @@ export async function migrationsApplied(): Promise<boolean> {
   return lifecycle.migrated;
 }
 
+/**
+ * Resolves true once every committed migration is applied, asking every `intervalMs`: with
+ * MIGRATE=0 they are `npm run db:migrate`'s, which may run after this process started. A database
+ * that does not answer is asked again (readiness says why meanwhile). Resolves false when the
+ * process starts stopping first. `waiting` is called once, when the first answer is not yet.
+ */
+export async function untilMigrated(intervalMs: number, waiting: () => void = () => {}): Promise<boolean> {
+  let told = false;
+  while (!lifecycle.stopping) {
+    try {
+      if (await migrationsApplied()) return !lifecycle.stopping;
+    } catch {
+      // Asked again.
+    }
+    if (!told) waiting();
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return false;
+}
+
 /** Throws 503 `service_unavailable` saying why this process should not get traffic now. */
 export async function readiness(): Promise<Readiness> {
   if (lifecycle.stopping) throw new ApiError('service_unavailable', 'The service is shutting down.');

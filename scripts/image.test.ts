@@ -111,13 +111,67 @@ describe('the image, started with plain node from only what the Dockerfile copie
       tmp.push(data);
       dbEnv = { DATA_DIR: data };
     }
-    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', WORKER_INTERVAL_MS: '200' };
+    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', WORKER_INTERVAL_MS: '200' };
   });
   afterAll(async () => {
     for (const p of procs) p.signal('SIGKILL');
     await receiver?.close();
     await stripe?.close();
     for (const d of tmp) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('refuses the test settings in production unless the tests opt out, and with live keys even then', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const { ALLOW_TEST_SETTINGS_IN_PRODUCTION: _, ...production } = common;
+    for (const [env, said] of [
+      [production, /WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production/],
+      [{ ...production, WEBHOOK_ALLOW_PRIVATE: '0', BILLING_TEST_CLOCK: '1' }, /BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production/],
+      [{ ...common, STRIPE_SECRET_KEY: 'sk_live_image_test' }, /WEBHOOK_ALLOW_PRIVATE=1 is refused while STRIPE_SECRET_KEY holds a live Stripe key/],
+    ] as const) {
+      const { status, output } = await runInImage(dir, runtimeStage().cmd!, { PORT: '0', HOSTNAME: '127.0.0.1', ...env, WORKER: '0' });
+      expect(status, output).toBe(2);
+      expect(output).toMatch(said);
+      expect(output).not.toContain('sk_live_image_test');
+    }
+  });
+
+  it.skipIf(!onPostgres)('a worker and a server started before the migrations wait for them, then check the stored keys before any work', { timeout: 2 * SERVER_TEST_TIMEOUT }, async () => {
+    const env: Record<string, string> = { ...common, DATABASE_URL: await emptyPostgresDatabase(), MIGRATE: '0' };
+    const probePort = await freePort();
+    const probes = `http://127.0.0.1:${probePort}`;
+    const worker = startInImage(dir, ['node', 'dist/worker.mjs'], { ...env, WORKER_HEALTH_PORT: String(probePort) });
+    procs.push(worker);
+    const server = await startServer(dir, { ...env, WORKER: '0' });
+    procs.push(server);
+    await waitFor(`${probes}/livez`, worker);
+    // Several rounds of asking (WORKER_INTERVAL_MS=200): both wait, neither reads the missing schema.
+    await new Promise((r) => setTimeout(r, 1_500));
+    for (const [proc, url] of [[worker, probes], [server, server.url]] as const) {
+      const notYet = await fetch(`${url}/readyz`);
+      expect(notYet.status, proc.output()).toBe(503);
+      expect((await notYet.json()).error.message).toMatch(/migration\(s\) not applied/);
+    }
+    expect(worker.output()).toMatch(/the worker waits for `npm run db:migrate`/);
+    // Held still while the schema and a company with a live key arrive, so that each sees both at once.
+    for (const proc of [worker, server]) proc.signal('SIGSTOP');
+    try {
+      const migrated = await runInImage(dir, ['node', 'dist/migrate.mjs'], { DATABASE_URL: env.DATABASE_URL });
+      expect(migrated.status, migrated.output).toBe(0);
+      const made = await runInImage(dir, ['node', 'dist/company-create.mjs', '--name', 'Live', '--email', 'ops@live.test', '--publishable-key', 'pk_live_image_test'], {
+        DATABASE_URL: env.DATABASE_URL,
+        APP_SECRET: env.APP_SECRET,
+      });
+      expect(made.status, made.output).toBe(0);
+    } finally {
+      for (const proc of [worker, server]) proc.signal('SIGCONT');
+    }
+    for (const proc of [worker, server]) {
+      const code = await Promise.race([proc.exited, new Promise((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+      expect(code, proc.output()).toBe(2);
+      expect(proc.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE=1 is refused while a company of this database holds a live Stripe key/);
+      expect(proc.output()).not.toContain('pk_live_image_test');
+      // The image runs with NODE_ENV=production: the opt-out these tests use is said in the log.
+      expect(proc.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE=1 run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1/);
+    }
   });
 
   it('holds no tsx, no TypeScript and no repository node_modules', () => {

@@ -254,6 +254,9 @@ async function runServer(env) {
 }
 
 const env = await loadConfiguration();
+// NODE_ENV as it was set, before this file (and the standalone server.js) set it to production for
+// Next.js: the application's own check of the configuration (lib/boot.ts) reads this one.
+globalThis.__billingStartedNodeEnv = env.NODE_ENV ?? null;
 if (cluster.isPrimary && env.WEB_CONCURRENCY > 1) runPrimary(env, env.WEB_CONCURRENCY);
 else
   await runServer(env).catch((err) => {

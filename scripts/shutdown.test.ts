@@ -63,6 +63,8 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
       ADMIN_TOKEN: ADMIN,
       STRIPE_API_URL: stripe.url,
       WEBHOOK_ALLOW_PRIVATE: '1',
+      // The image runs with NODE_ENV=production; its receivers here are on loopback.
+      ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1',
       WORKER_INTERVAL_MS: '100',
     });
     cleanup.push(() => server.signal('SIGKILL'));

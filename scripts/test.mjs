@@ -4,6 +4,7 @@
 // installing what it can. Runs every step, prints how long each took, then one summary line.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { findPgBin, findPgBouncer } from './pg.mjs';
 
 // Steps in order; the two checks that need no build run side by side (each on a core of its own).
@@ -13,7 +14,8 @@ const steps = [
   ['build', ['node_modules/next/dist/bin/next', 'build']],
   // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
   ['bundle', ['scripts/bundle.mjs']],
-  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/vitest.json']],
+  // A test failing once is run once more, and the end names each that passed only then (lib/testing/retry.ts).
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/vitest.json']],
   ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json']],
   // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
   ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json']],
@@ -22,6 +24,8 @@ const steps = [
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
 const only = process.argv.slice(2);
+const FLAKY = path.resolve('test-results/flaky.txt');
+process.env.FLAKY_TESTS_FILE = FLAKY;
 const wants = (...names) => !only.length || names.some((n) => only.includes(n));
 
 /** What the steps need from the machine: Debian's package, and how to tell it is there. */
@@ -93,7 +97,7 @@ function ensureNodeModules() {
 ensureSystemPackages();
 ensureNodeModules();
 fs.mkdirSync('test-results', { recursive: true });
-for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json']) fs.rmSync(f, { force: true });
+for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json', 'test-results/playwright.json', FLAKY]) fs.rmSync(f, { force: true });
 if (!only.length || only.includes('vitest')) fs.rmSync('test-results/logs', { recursive: true, force: true });
 
 const failedSteps = [];
@@ -138,6 +142,42 @@ for (let i = 0; i < selected.length; i++) {
 }
 console.log(`\nsteps: ${took.join(', ')}; all ${((Date.now() - allStarted) / 1000).toFixed(1)}s`);
 
+/** Each failed test as "file > title: first line of its message", so the end of a long log names what failed. */
+function failedTests() {
+  const lines = [];
+  const colors = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+  const first = (m) => String(m ?? '').replace(colors, '').split('\n').find((l) => l.trim()) ?? '';
+  for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
+    try {
+      const v = JSON.parse(fs.readFileSync(f, 'utf8'));
+      for (const file of v.testResults) {
+        const name = path.relative(process.cwd(), file.name);
+        for (const a of file.assertionResults) {
+          if (a.status === 'failed') lines.push(`${name} > ${a.fullName ?? a.title}: ${first(a.failureMessages?.[0]).slice(0, 300)}`);
+        }
+        if (file.status === 'failed' && !file.assertionResults.some((a) => a.status === 'failed')) lines.push(`${name}: ${first(file.message).slice(0, 300)}`);
+      }
+    } catch {
+      /* step not run or crashed */
+    }
+  }
+  try {
+    const p = JSON.parse(fs.readFileSync('test-results/playwright.json', 'utf8'));
+    const walk = (suite) => {
+      for (const spec of suite.specs ?? []) {
+        for (const t of spec.tests ?? []) {
+          if (t.status === 'unexpected') lines.push(`${spec.file}:${spec.line} > ${spec.title}: ${first(t.results?.at(-1)?.error?.message).slice(0, 300)}`);
+        }
+      }
+      for (const s of suite.suites ?? []) walk(s);
+    };
+    for (const s of p.suites ?? []) walk(s);
+  } catch {
+    /* step not run or crashed */
+  }
+  return lines;
+}
+
 let passed = 0;
 let failed = 0;
 for (const f of ['test-results/vitest.json', 'test-results/faults.json', 'test-results/failover.json']) {
@@ -165,6 +205,10 @@ for (const s of failedSteps) {
   failed += 1;
 }
 fs.writeFileSync('test-results/summary.txt', `tests: ${passed} passed, ${failed} failed\n`);
+const flaky = fs.existsSync(FLAKY) ? fs.readFileSync(FLAKY, 'utf8').trim() : '';
+if (flaky) console.log(`\npassed only when run again:\n${flaky.split('\n').map((l) => `  ${l}`).join('\n')}`);
+const failures = failedTests();
+if (failures.length) console.log(`\nfailed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`\nfailed steps: ${failedSteps.join(', ')}`);
 console.log(`tests: ${passed} passed, ${failed} failed`);
 process.exit(failedSteps.length ? 1 : 0);

@@ -42,6 +42,10 @@ describe('every paged list carries has_more and pages through every item exactly
       await call('POST', `/v1/accounts/${a}/events`, { type: 'spend', cost_override_amount: 10, cost_override_denomination: 'credits' });
     }
 
+    // A delivery with N attempts: re-sent N times to a receiver that is not there.
+    const [delivery] = (await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries?limit=1`)).body.data;
+    for (let i = 0; i < N; i++) await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${delivery.id}/retry`);
+
     lists.set('/v1/companies/{company_id}/accounts', '/v1/companies/{company}/accounts');
     lists.set('/v1/companies/{company_id}/api_keys', '/v1/companies/{company}/api_keys');
     lists.set('/v1/companies/{company_id}/plans', '/v1/companies/{company}/plans');
@@ -49,6 +53,7 @@ describe('every paged list carries has_more and pages through every item exactly
     lists.set('/v1/webhooks', '/v1/webhooks');
     lists.set('/v1/companies/{company_id}/events', '/v1/companies/{company}/events');
     lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`);
+    lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${delivery.id}/attempts`);
     lists.set('/v1/accounts/{account_id}/transactions', `/v1/accounts/${first}/transactions`);
     lists.set('/v1/accounts/{account_id}/charges', `/v1/accounts/${first}/charges`);
     lists.set('/v1/accounts/{account_id}/balances', `/v1/accounts/${first}/balances`);

@@ -13,7 +13,7 @@ import { claimIdempotencyKey, finishIdempotencyKey, holdIdempotencyKey, idempote
 import { describeIssue, parseOptions } from './zod-errors';
 import { checkStorable } from './input';
 import { parseJsonBody, refuseInexact } from './json';
-import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
+import { checkAddressRateLimit, checkAuthFailures, checkRateLimit, holdCompanySlot, recordAuthFailure } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
 import { clientAddress } from '../net/client-address';
 import type { Page } from '../db/keyset';
@@ -159,6 +159,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
     const requestId = newRequestId();
     let idem: { companyId: string; key: string; token: string; held: KeyHold } | null = null;
     let db: Db | null = null;
+    let releaseSlot: (() => void) | null = null;
     try {
       const database = await getDatabase();
       db = database.db;
@@ -166,9 +167,18 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       refuseCrossSite(req, auth);
       let company: Company | undefined;
       if (auth === 'company') {
-        company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        // Callers without a usable address share one budget.
+        const address = clientAddress(req.headers) ?? 'unknown';
+        checkAuthFailures(address);
+        try {
+          company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        } catch (err) {
+          if (err instanceof ApiError && err.type === 'unauthorized') recordAuthFailure(address);
+          throw err;
+        }
         seen.companyId = company.id;
         checkRateLimit(company.id);
+        releaseSlot = holdCompanySlot(company.id);
       } else if (auth === 'admin') {
         authenticateAdmin(req.headers.get('authorization'));
       }
@@ -277,6 +287,8 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
           .catch(() => {});
       }
       return response;
+    } finally {
+      releaseSlot?.();
     }
   });
 }

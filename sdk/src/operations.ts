@@ -58,6 +58,7 @@ export const operations = {
   listSubscriptions: { method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', auth: 'company', list: true },
   listDeliveries: { method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', auth: 'company', list: true },
   getDelivery: { method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}', auth: 'company', list: false },
+  listDeliveryAttempts: { method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', auth: 'company', list: true },
   retryDelivery: { method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', auth: 'company', list: false },
   listWebhooks: { method: 'get', path: '/v1/webhooks', auth: 'company', list: true },
   registerWebhookByType: { method: 'post', path: '/v1/webhooks', auth: 'company', list: false },

@@ -278,7 +278,12 @@ export class Webhooks extends Resource {
     return (await this.client.request('get', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
   }
 
-  /** Sends the delivery again now and answers it with the new attempt logged. */
+  /** The delivery's attempts, newest first. */
+  listDeliveryAttempts(webhookId: string, deliveryId: string, query?: QueryParams<'/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts'>, options?: CallOptions): ListPromise<S.DeliveryAttempt> {
+    return this.client.paginate('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId }, query });
+  }
+
+  /** Sends the delivery again now (at most 20 attempts per delivery in all) and answers it with the new attempt logged. */
   async retryDelivery(webhookId: string, deliveryId: string, options?: CallOptions): Promise<S.Delivery> {
     return (await this.client.request('post', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
   }

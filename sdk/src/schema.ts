@@ -787,7 +787,7 @@ export interface paths {
         };
         /**
          * The delivery log
-         * @description Every notification to this webhook, newest first, each with all its attempts.
+         * @description Every notification to this webhook, newest first, each with its attempts (at most 20 per delivery; `.../deliveries/{delivery_id}/attempts` pages them).
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -815,6 +815,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt log of a delivery
+         * @description Every attempt to send this delivery, newest first, a page at a time.
+         */
+        get: operations["listDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {
         parameters: {
             query?: never;
@@ -826,7 +846,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send a delivery
-         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.
+         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409, and so is a delivery that has had 20 attempts (the 10 of the retry schedule and re-sends together): it is not sent again. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.
          */
         post: operations["retryDelivery"];
         delete?: never;
@@ -2108,7 +2128,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "sending" | "succeeded" | "failed";
-            /** @description Attempts made so far. */
+            /** @description Attempts made so far: at most 20 per delivery, the 10 of the retry schedule and re-sends together. */
             attempts: number;
             /** @description Next attempt (ISO 8601, UTC), or null. */
             next_attempt_at: string | null;
@@ -2121,22 +2141,24 @@ export interface components {
             updated_at: string | null;
             /** @description What was sent last or, while waiting, what would be sent now. */
             payload: components["schemas"]["WebhookPayloadByType"] | components["schemas"]["WebhookPayloadByTopic"];
-            /** @description Every attempt, oldest first. */
-            attempts_log: {
-                /** @description Attempt id (starts with `wha_`). */
-                id: string;
-                /** @description HTTP status the receiver answered, or null when none. */
-                response_status: number | null;
-                /** @description Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered. */
-                error: string | null;
-                /** @description How long the attempt took. */
-                duration_ms: number | null;
-                /**
-                 * Format: date-time
-                 * @description When the attempt was made (ISO 8601, UTC).
-                 */
-                created_at: string;
-            }[];
+            /** @description Every attempt, oldest first (`GET .../deliveries/{delivery_id}/attempts` pages them). */
+            attempts_log: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description One attempt to send a delivery. */
+        DeliveryAttempt: {
+            /** @description Attempt id (starts with `wha_`). */
+            id: string;
+            /** @description HTTP status the receiver answered, or null when none. */
+            response_status: number | null;
+            /** @description Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered. */
+            error: string | null;
+            /** @description How long the attempt took. */
+            duration_ms: number | null;
+            /**
+             * Format: date-time
+             * @description When the attempt was made (ISO 8601, UTC).
+             */
+            created_at: string;
         };
         /** @description The card now on file. */
         CardAttached: {
@@ -2350,7 +2372,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: over the company's request rate; retry after Retry-After seconds. Types: `rate_limited`. */
+        /** @description Rate limited: over the company's request rate or its requests in flight, or the address's budget of wrong credentials; retry after Retry-After seconds. Types: `rate_limited`. */
         RateLimited: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -6308,6 +6330,73 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+                /**
+                 * @description Webhook id (`w_...`).
+                 * @example w_01jq3v8f6g8h0j2k4m6n8p0q2r
+                 */
+                webhook_id: components["parameters"]["webhook_id"];
+                /**
+                 * @description Delivery id (`whd_...`).
+                 * @example whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e
+                 */
+                delivery_id: components["parameters"]["delivery_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wha_01jq3v9h8j0k2m4n6p8q0r2s4t",
+                     *           "response_status": 200,
+                     *           "error": null,
+                     *           "duration_ms": 42,
+                     *           "created_at": "2027-03-10T12:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DeliveryAttempt"][];
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     retryDelivery: {
         parameters: {
             query?: never;
@@ -6761,6 +6850,7 @@ export type SubscriptionRecord = components["schemas"]["SubscriptionRecord"];
 export type WebhookPayloadByType = components["schemas"]["WebhookPayloadByType"];
 export type WebhookPayloadByTopic = components["schemas"]["WebhookPayloadByTopic"];
 export type Delivery = components["schemas"]["Delivery"];
+export type DeliveryAttempt = components["schemas"]["DeliveryAttempt"];
 export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
 export type PortalLink = components["schemas"]["PortalLink"];

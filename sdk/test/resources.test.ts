@@ -284,6 +284,8 @@ describe('the SDK against a started server', () => {
       expect(await billing.webhooks.getDelivery(hook.id, deliveries[0].id)).toMatchObject({ status: 'succeeded', attempts: 1 });
       const resent = await billing.webhooks.retryDelivery(hook.id, deliveries[0].id);
       expect(resent.attempts_log.length).toBe(2);
+      const attempts = await all(billing.webhooks.listDeliveryAttempts(hook.id, deliveries[0].id, { limit: 1 }));
+      expect(attempts.map((a) => a.id)).toEqual(resent.attempts_log.map((a) => a.id).reverse());
       const [, second] = await receiver.waitFor(2, 10_000);
       expect(second.headers['webhook-id']).toBe(delivery.headers['webhook-id']);
       expect(await verifyWebhook(second.body, second.headers, hook.secret)).toMatchObject({ topic: 'negative_balance' });

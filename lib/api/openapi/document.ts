@@ -37,7 +37,7 @@ const STATUS_WORDS: Record<number, string> = {
   410: 'Gone: a card collector or customer portal link that expired, was revoked, or was spent by 5 failed card attempts; a new link must be made.',
   413: 'Payload too large: a body over 1 MiB (64 KiB on unauthenticated calls), or a batch over 1000 events.',
   415: 'Unsupported media type: send JSON with Content-Type: application/json.',
-  429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
+  429: 'Rate limited: over the company\'s request rate or its requests in flight, or the address\'s budget of wrong credentials; retry after Retry-After seconds.',
   500: 'Internal error: never with a stack trace or SQL text; quote the request id.',
   502: 'The payment processor failed or timed out; nothing was charged twice.',
   503: 'Service unavailable: the database cannot be reached or is switching over to a standby (retry after Retry-After seconds; with the same Idempotency-Key a request is applied at most once), migrations are not applied, or the process is shutting down.',

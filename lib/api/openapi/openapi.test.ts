@@ -459,6 +459,8 @@ describe('real responses match the document', () => {
     await call('GET', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}`);
     const retried = await call('POST', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}/retry`);
     expect(retried.data.attempts_log.length).toBeGreaterThan(0);
+    const attempts = await call('GET', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}/attempts?limit=1`);
+    expect(attempts.data).toEqual([retried.data.attempts_log.at(-1)]);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}/subscribe/balance_change`);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}/subscribe/balance_change`, {}, 404);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}`);

@@ -476,7 +476,7 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', operationId: 'listDeliveries', tag: 'Webhooks', auth: 'company',
-    summary: 'The delivery log', description: 'Every notification to this webhook, newest first, each with all its attempts.',
+    summary: 'The delivery log', description: 'Every notification to this webhook, newest first, each with its attempts (at most 20 per delivery; `.../deliveries/{delivery_id}/attempts` pages them).',
     query: deliveryListQuery,
     response: { schema: 'Delivery', list: 'paged', description: 'The deliveries.', example: [ex.deliveryExample] },
   },
@@ -486,9 +486,15 @@ const CANONICAL: Operation[] = [
     response: { schema: 'Delivery', description: 'The delivery.', example: ex.deliveryExample },
   },
   {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', operationId: 'listDeliveryAttempts', tag: 'Webhooks', auth: 'company',
+    summary: 'The attempt log of a delivery', description: 'Every attempt to send this delivery, newest first, a page at a time.',
+    query: listQuery,
+    response: { schema: 'DeliveryAttempt', list: 'paged', description: 'The attempts.', example: ex.deliveryExample.attempts_log },
+  },
+  {
     method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', operationId: 'retryDelivery', tag: 'Webhooks', auth: 'company',
     summary: 'Re-send a delivery',
-    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.',
+    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409, and so is a delivery that has had 20 attempts (the 10 of the retry schedule and re-sends together): it is not sent again. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.',
     response: {
       schema: 'Delivery', description: 'The delivery with the new attempt.',
       example: { ...ex.deliveryExample, attempts: 2, attempts_log: [...ex.deliveryExample.attempts_log, { ...ex.deliveryExample.attempts_log[0], id: 'wha_01jq3vah9k1m3n5p7q9r1s3t5v' }] },

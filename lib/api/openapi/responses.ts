@@ -333,6 +333,16 @@ export const webhookPayloadByTopic = z
   })
   .describe('Variant B payload: sent to webhooks registered with POST /v1/companies/{company_id}/webhooks and subscribed to topics.');
 
+export const deliveryAttempt = z
+  .strictObject({
+    id: prefixed('wha', 'Attempt id'),
+    response_status: z.int().nullable().describe('HTTP status the receiver answered, or null when none.'),
+    error: z.string().nullable().describe('Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered.'),
+    duration_ms: z.int().nullable().describe('How long the attempt took.'),
+    created_at: timestamp('When the attempt was made'),
+  })
+  .describe('One attempt to send a delivery.');
+
 export const delivery = z
   .strictObject({
     id: prefixed('whd', 'Delivery id (the webhook-id header, without the _r<attempt> a balance_change retried with a newer balance adds)'),
@@ -341,22 +351,12 @@ export const delivery = z
     account_id: maybePrefixed('a', 'Account id'),
     denomination: z.string().nullable().describe('Balance denomination.'),
     status: z.enum(['pending', 'sending', 'succeeded', 'failed']).describe('pending: waiting (or retrying later); sending: in flight; succeeded: a 2xx came back; failed: retries exhausted.'),
-    attempts: z.int().nonnegative().describe('Attempts made so far.'),
+    attempts: z.int().nonnegative().describe('Attempts made so far: at most 20 per delivery, the 10 of the retry schedule and re-sends together.'),
     next_attempt_at: maybeTimestamp('Next attempt'),
     created_at: timestamp('When the notification was queued'),
     updated_at: maybeTimestamp('Last change'),
     payload: z.union([webhookPayloadByType, webhookPayloadByTopic]).describe('What was sent last or, while waiting, what would be sent now.'),
-    attempts_log: z
-      .array(
-        z.strictObject({
-          id: prefixed('wha', 'Attempt id'),
-          response_status: z.int().nullable().describe('HTTP status the receiver answered, or null when none.'),
-          error: z.string().nullable().describe('Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered.'),
-          duration_ms: z.int().nullable().describe('How long the attempt took.'),
-          created_at: timestamp('When the attempt was made'),
-        }),
-      )
-      .describe('Every attempt, oldest first.'),
+    attempts_log: z.array(deliveryAttempt).describe('Every attempt, oldest first (`GET .../deliveries/{delivery_id}/attempts` pages them).'),
   })
   .describe('One notification to one webhook, with its attempts.');
 
@@ -471,6 +471,7 @@ export const RESPONSE_SCHEMAS = {
   WebhookPayloadByType: webhookPayloadByType,
   WebhookPayloadByTopic: webhookPayloadByTopic,
   Delivery: delivery,
+  DeliveryAttempt: deliveryAttempt,
   CardAttached: cardAttached,
   CardCollectorLink: cardCollectorLink,
   PortalLink: portalLink,

@@ -10,7 +10,7 @@ import type { serializeApiKey, serializeCompany } from '../../billing/companies/
 import type { serializeEvent } from '../../billing/events/events';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
 import type { serializePlan } from '../../billing/plans/plans';
-import type { serializeDelivery } from '../../billing/webhooks/delivery';
+import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/delivery';
 import type { serializeWebhook } from '../../billing/webhooks/webhooks';
 import type * as documented from './responses';
 
@@ -70,6 +70,7 @@ export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializePlan>, Record_<typeof documented.plan>>>,
   Expect<Conforms<Answer<typeof serializePlanChangePreview>, Record_<typeof documented.planChangePreview>>>,
   Expect<Conforms<Answer<typeof serializeDelivery>, Record_<typeof documented.delivery>>>,
+  Expect<Conforms<Answer<typeof serializeAttempt>, Record_<typeof documented.deliveryAttempt>>>,
   // The signing secret is in the answer of the call that created the webhook only.
   Expect<Conforms<Answer<typeof serializeWebhook>, Record_<typeof documented.webhook> | Record_<typeof documented.webhookWithSecret>>>,
 ];

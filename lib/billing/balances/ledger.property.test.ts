@@ -6,6 +6,7 @@ import { createAccount } from '../../testing/scenario';
 import { ledgerSums } from './balances';
 import { setTestTime, now } from '../../clock';
 import { expireHolds } from '../events/events';
+import { NO_RETRY } from '../../testing/retry';
 
 const t = useTestDatabase();
 process.env.BILLING_TEST_CLOCK = '1';
@@ -23,7 +24,7 @@ const op = fc.oneof(
 
 type Hold = { id: string; cost: Decimal; expiresAt: number; state: 'pending' | 'complete' | 'cancelled' };
 
-describe('the ledger under random sequences', () => {
+describe('the ledger under random sequences', NO_RETRY, () => {
   it('keeps amount = sum of ledger rows and available = amount - live holds after every step', async () => {
     const co = await newCompany(t);
     await fc.assert(

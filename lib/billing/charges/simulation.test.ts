@@ -9,6 +9,7 @@ import { replaceProcessors } from '../../processor/processors';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { ScriptedProcessor, SimulatedCrash, type Fault } from '../../testing/scripted-processor';
 import { chargeFor, reconcileCharges } from '../settlement';
+import { NO_RETRY } from '../../testing/retry';
 
 /**
  * A deterministic simulation of the charge lifecycle: the real domain code (requests that charge,
@@ -262,7 +263,7 @@ async function runSeed(db: Db, company: Awaited<ReturnType<typeof newCompany>>['
 /** What the seeds did, added up: a run that never pays, fails or dies tests nothing. */
 const tally = { paid: 0, failed: 0, died: 0, late: 0 };
 
-describe('the charge lifecycle under processor faults, crashes and clock jumps', () => {
+describe('the charge lifecycle under processor faults, crashes and clock jumps', NO_RETRY, () => {
   let company: Awaited<ReturnType<typeof newCompany>>['company'];
   beforeAll(async () => {
     ({ company } = await newCompany(t, { processor_key: 'sk_test_simulation' }));

@@ -5,8 +5,9 @@ import { eq } from 'drizzle-orm';
 import { api, newCompany, underSettings, useTestDatabase } from '../../testing/harness';
 import { withSettings } from '../../env';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
-import { decrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
+import { decrypt, encrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
 import { authenticateCompany } from '../../api/auth';
+import { testSettingsRefusedByStoredKeys } from './live-keys';
 
 const t = useTestDatabase();
 const ADMIN = { ADMIN_TOKEN: 'admin-secret-for-tests' };
@@ -240,4 +241,33 @@ describe('API keys', () => {
     expect(cross.status).toBe(404);
     expect((await api('GET', '/v1/companies', { auth: { companyId: other.company.id, apiKey: issued.body.data.api_key } })).status).toBe(200);
   });
+});
+
+describe('test settings beside live keys', () => {
+  const refusedNow = (settings: Record<string, string | undefined>) => withSettings(settings, () => testSettingsRefusedByStoredKeys(t.database.db));
+
+  it('refuses the test clock and private webhook destinations once a company has a live key stored, whatever else is set', underSettings(ADMIN, async () => {
+    const on = { BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' };
+    // Test keys only, as a database made for development and tests holds.
+    await t.database.db.update(companies).set({ processorKeyEnc: encrypt('sk_test_abc123'), processorPublishableKey: 'pk_test_abc123' });
+    expect(await refusedNow(on)).toEqual([]);
+    // Registered against Stripe's own API, where live keys are taken.
+    const res = await withSettings({ STRIPE_API_URL: undefined }, () =>
+      api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Live Co', email: 'ops@live.io', processor_key: 'rk_live_abc123', processor_publishable_key: 'pk_test_abc123' } }),
+    );
+    expect(res.status).toBe(200);
+    const refused = await refusedNow(on);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatch(/^BILLING_TEST_CLOCK=1 is refused while a company of this database holds a live Stripe key/);
+    expect(refused[1]).toMatch(/^WEBHOOK_ALLOW_PRIVATE=1 is refused while a company of this database holds a live Stripe key/);
+    expect(refused.join(' ')).not.toContain('rk_live_abc123');
+    expect(await refusedNow({ BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '0' })).toHaveLength(1);
+    // Off, nothing is refused (and the keys are not even read).
+    expect(await refusedNow({ BILLING_TEST_CLOCK: '0', WEBHOOK_ALLOW_PRIVATE: '0' })).toEqual([]);
+    // A live publishable key alone counts too.
+    await t.database.db.update(companies).set({ processorKeyEnc: null, processorPublishableKey: 'pk_live_abc123' }).where(eq(companies.id, res.body.data.id));
+    expect(await refusedNow(on)).toHaveLength(2);
+    await t.database.db.update(companies).set({ processorPublishableKey: null }).where(eq(companies.id, res.body.data.id));
+    expect(await refusedNow(on)).toEqual([]);
+  }));
 });

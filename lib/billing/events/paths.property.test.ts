@@ -11,6 +11,7 @@ import { query, sql } from '../../db/client';
 import { now, setTestTime } from '../../clock';
 import { expireHolds } from './events';
 import { TOPICS } from '../webhooks/topics';
+import { NO_RETRY } from '../../testing/retry';
 
 const t = useTestDatabase();
 
@@ -86,7 +87,7 @@ async function trace(co: Co, plans: string[], accountId: string) {
   return { balances, ledger, stored, listed, outbox, states };
 }
 
-describe('the single-event statement and the general path', () => {
+describe('the single-event statement and the general path', NO_RETRY, () => {
   it('leave the same balances, ledger, events, outbox and notification states for the same random history on twin accounts', async () => {
     const single = await twinCompany();
     const general = await twinCompany();

@@ -7,6 +7,7 @@ import { now, setTestTime } from '../../clock';
 import { computePeriodEnd, type BillingPeriod } from './periods';
 import { charges, createAccount, createPlan, spend, type PayingCo } from '../../testing/scenario';
 import { splitForCard } from '../../money';
+import { NO_RETRY } from '../../testing/retry';
 
 const t = useTestDatabase();
 useLocalStripe();
@@ -36,7 +37,7 @@ async function levels(co: PayingCo, id: string): Promise<Level[]> {
   return list.map((b) => ({ denomination: b.denomination, amount: b.amount, managed_by_plan_id: b.managed_by_plan_id })).sort((a, b) => (a.denomination < b.denomination ? -1 : 1));
 }
 
-describe('changeplan/preview', () => {
+describe('changeplan/preview', NO_RETRY, () => {
   it('answers exactly what changeplan then charges, and the balances it leaves, on random plans and days of the period', async () => {
     const co = await newPayingCompany(t);
     await fc.assert(

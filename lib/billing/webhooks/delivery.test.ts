@@ -6,7 +6,7 @@ import { advance, createAccount, deliveries, grant, spend, topicWebhook, useWebh
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
-import { deliverDueWebhooks, deliveryIdOf, MAX_ATTEMPTS, messageId, RETRY_DELAYS_S } from './delivery';
+import { deliverDueWebhooks, deliveryIdOf, MAX_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, messageId, RETRY_DELAYS_S } from './delivery';
 import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';
@@ -428,6 +428,56 @@ describe('delivering webhooks', () => {
     expect(row.payload).not.toHaveProperty('delivered');
     const missing = await co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/whd_nope/retry`);
     expect(missing.status).toBe(404);
+  });
+
+  it('re-sends one delivery at most MAX_DELIVERY_ATTEMPTS times in all, and pages its attempt log', async () => {
+    const co = await newCompany(t);
+    const r = await receiver((n) => ({ status: n % 2 === 0 ? 200 : 500 }));
+    const hook = await topicWebhook(co, r.url, ['negative_balance']);
+    const account = await createAccount(co);
+    await spend(co, account, 2);
+    await advance(0);
+    const [d] = await deliveries(co, hook.id);
+    const resend = (id = d.id) => co.call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${id}/retry`);
+    for (let n = 2; n <= MAX_DELIVERY_ATTEMPTS; n++) {
+      const again = await resend();
+      expect(again.status).toBe(200);
+      expect(again.body.data.attempts).toBe(n);
+    }
+    const refused = await resend();
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ type: 'conflict', param: 'delivery_id', request_id: expect.stringMatching(/^req_/) });
+    expect(refused.body.error.message).toContain(`${MAX_DELIVERY_ATTEMPTS} attempts`);
+    // The `_r<attempt>` form of its id is the same delivery, and refused too.
+    expect((await resend(`${d.id}_r3`)).status).toBe(409);
+    expect(r.requests).toHaveLength(MAX_DELIVERY_ATTEMPTS);
+    const [after] = await deliveries(co, hook.id);
+    expect(after).toMatchObject({ status: 'succeeded', attempts: MAX_DELIVERY_ATTEMPTS });
+    expect(after.attempts_log).toHaveLength(MAX_DELIVERY_ATTEMPTS);
+
+    // The attempt log, newest first, a page at a time.
+    const base = `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/attempts`;
+    const newestFirst = [...after.attempts_log].reverse().map((a: any) => a.id);
+    const first = await co.call('GET', `${base}?limit=7`);
+    expect(first.status).toBe(200);
+    expect(first.body.has_more).toBe(true);
+    expect(first.body.data).toEqual([...after.attempts_log].reverse().slice(0, 7));
+    expect(first.headers.get('link')).toContain(`starting_after=${newestFirst[6]}`);
+    const seen: string[] = first.body.data.map((a: any) => a.id);
+    let next = seen.at(-1);
+    while (next) {
+      const page = await co.call('GET', `${base}?limit=7&starting_after=${next}`);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.data.map((a: any) => a.id));
+      next = page.body.has_more ? seen.at(-1) : undefined;
+    }
+    expect(seen).toEqual(newestFirst);
+    expect((await co.call('GET', `${base}?limit=1001`)).body.error).toMatchObject({ type: 'invalid_request', param: 'limit' });
+    // Another company's delivery, or none: 404.
+    const other = await newCompany(t);
+    const foreign = await other.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${d.id}/attempts`);
+    expect(foreign.status).toBe(404);
+    expect((await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/whd_nope/attempts`)).status).toBe(404);
   });
 
   it('sends nothing for a change that rolled back', async () => {
