@@ -93,6 +93,26 @@ describe('credit grants', () => {
     await expectLedgerMatches(db(), co, a);
   });
 
+  it('the sweep writes every due balance across runs and transactions of bounded size', async () => {
+    const co = await newCompany(t);
+    const accounts = [await createAccount(co), await createAccount(co), await createAccount(co)];
+    const at = inDays(1);
+    const made: string[] = [];
+    for (const [i, a] of accounts.entries()) for (let n = 0; n <= i; n++) made.push((await grant(co, a, { amount: 10, expires_at: at })).id);
+    setTestTime(new Date(at).getTime() + 1000);
+    // Two balances per run; a transaction takes at most two open grants (the third balance, with three, goes alone).
+    const sizes = { limit: 2, balancesPerTransaction: 2, grantsPerTransaction: 2 };
+    expect(await settleAllDueGrants(db(), now(), sizes)).toBe(2);
+    expect(await settleAllDueGrants(db(), now(), sizes)).toBe(1);
+    expect(await settleAllDueGrants(db(), now(), sizes)).toBe(0);
+    const rows = await query<{ grant_id: string }>(db(), sql`select grant_id from transactions where company_id = ${co.company.id} and type = 'expire'`);
+    expect(rows.map((r) => r.grant_id).sort()).toEqual([...made].sort());
+    for (const a of accounts) {
+      expect((await balance(co, a)).amount).toBe(0);
+      await expectLedgerMatches(db(), co, a);
+    }
+  });
+
   it('void takes what is left: one void row; voiding again answers it unchanged; another company gets 404', async () => {
     const co = await newCompany(t);
     const other = await newCompany(t);

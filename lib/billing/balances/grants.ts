@@ -206,23 +206,41 @@ export async function settleDueGrants(db: Db, at: { companyId: string; accountId
   await db.transaction((tx) => settleGrants(tx, at.companyId, due.map((d) => ({ accountId: at.accountId, denomination: d.denomination })), now));
 }
 
+/** What one transaction of the worker's sweep writes at most: balances, and their open grants read into memory. */
+const SWEEP_BALANCES = 1000;
+const SWEEP_GRANTS = 20_000;
+
 /**
- * The worker's sweep: balances with a grant due, a bounded number per run, each company's in one
- * transaction. Returns how many balances it settled.
+ * The worker's sweep: balances with a grant due, `limit` per run, each company's in transactions
+ * of up to SWEEP_BALANCES balances or SWEEP_GRANTS open grants (a balance with more is one alone). Each transaction is
+ * a fixed number of statements whatever its size, so a sweep's time is the rows it writes, not
+ * round trips (which, beside a busy server in the same process, each wait their turn). Returns
+ * how many balances it settled.
  */
-export async function settleAllDueGrants(db: Db, now: Date, limit = 2000): Promise<number> {
-  const due = await db
-    .select({ companyId: balances.companyId, accountId: balances.accountId, denomination: balances.denomination })
-    .from(balances)
-    .where(lte(balances.grantsDueAt, now))
-    .orderBy(balances.grantsDueAt)
-    .limit(limit);
-  const byCompany = new Map<string, { accountId: string; denomination: string }[]>();
-  for (const d of due) byCompany.set(d.companyId, [...(byCompany.get(d.companyId) ?? []), { accountId: d.accountId, denomination: d.denomination }]);
+export async function settleAllDueGrants(db: Db, now: Date, { limit = 10_000, balancesPerTransaction = SWEEP_BALANCES, grantsPerTransaction = SWEEP_GRANTS } = {}): Promise<number> {
+  const due = await query<{ company_id: string; account_id: string; denomination: string; open: number }>(
+    db,
+    sql`select b.company_id, b.account_id, b.denomination,
+        (select count(*)::int from credit_grants g where g.balance_id = b.id and g.closed_at is null) as open
+      from balances b where b.grants_due_at <= ${now.toISOString()}::timestamptz
+      order by b.grants_due_at limit ${limit}`,
+  );
+  const byCompany = new Map<string, typeof due>();
+  for (const d of due) {
+    const list = byCompany.get(d.company_id);
+    if (list) list.push(d);
+    else byCompany.set(d.company_id, [d]);
+  }
   for (const [companyId, list] of byCompany) {
-    // Small transactions: each holds its balances' locks only while its own are written.
-    for (let i = 0; i < list.length; i += 200) await db.transaction((tx) => settleGrants(tx, companyId, list.slice(i, i + 200), now));
+    // Each transaction holds its balances' locks until it commits; a gate on one of them waits that long.
+    for (let i = 0; i < list.length; ) {
+      let end = i;
+      let grants = 0;
+      while (end < list.length && end - i < balancesPerTransaction && (end === i || grants + list[end].open <= grantsPerTransaction)) grants += list[end++].open;
+      const chunk = list.slice(i, end).map((d) => ({ accountId: d.account_id, denomination: d.denomination }));
+      await db.transaction((tx) => settleGrants(tx, companyId, chunk, now));
+      i = end;
+    }
   }
   return due.length;
 }
-
