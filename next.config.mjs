@@ -50,7 +50,7 @@ const nextConfig = {
   },
   async rewrites() {
     return {
-      beforeFiles: [{ source: '/:path((?:accounts|events|webhooks|companies|plans|portal_links|test_clock|openapi\\.json)(?:/.*)?)', destination: '/v1/:path' }],
+      beforeFiles: [{ source: '/:path((?:accounts|events|grants|webhooks|companies|plans|portal_links|test_clock|openapi\\.json)(?:/.*)?)', destination: '/v1/:path' }],
     };
   },
 };

@@ -315,7 +315,8 @@ describe('a year of monthly renewals from Jan 31', () => {
     expect((await co.call('POST', `/v1/accounts/${A}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
     await advanceTo(s(at(2027, 4, 30)));
     expect(await getAccount(co, A)).toMatchObject({ plan_status: 'PAST_DUE', last_plan_renewal: s(at(2027, 3, 31)).toISOString(), next_plan_renewal: s(at(2027, 4, 30)).toISOString() });
-    expect(await balances(co, A)).toEqual({ tokens: -100, gb: 10 }); // nothing granted
+    // Nothing granted, and what was left of the period's allowance expired at its end: the debt stays.
+    expect(await balances(co, A)).toEqual({ tokens: -100, gb: 0 });
     // Retries at +1 and +3 days fail too.
     await advanceTo(s(at(2027, 5, 2)));
     await useUnits(co, A, 'tokens', 10);
@@ -327,7 +328,7 @@ describe('a year of monthly renewals from Jan 31', () => {
       [2330, 'failed', s(at(2027, 5, 3)).toISOString()],
     ]);
     expect((await getAccount(co, A)).plan_status).toBe('PAST_DUE');
-    expect(await balances(co, A)).toEqual({ tokens: -110, gb: 10 });
+    expect(await balances(co, A)).toEqual({ tokens: -110, gb: 0 });
     expect(await thresholds(A)).toBe(4); // same period: no second alert
     // A new card retries at once: success renews the period that was due and returns to ACTIVE.
     expect((await co.call('POST', `/v1/accounts/${A}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);
