@@ -485,10 +485,14 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
   const ledger = (await db.select().from(transactions).where(inArray(transactions.accountId, m.accounts)).orderBy(asc(transactions.id)))
     .filter((row) => !seen.has(row.id))
     .map((row) => ({ account: row.accountId, denomination: row.denomination, type: row.type, amount: n(row.amount)!, start: n(row.startingBalance)!, end: n(row.endingBalance)! }));
-  // Account by account, in the order each account's rows were written: the worker may buy two
-  // accounts' threshold refills in either order.
-  const byAccount = <R extends { account: string }>(rows: R[]) => m.accounts.flatMap((a) => rows.filter((r) => r.account === a));
-  expect(byAccount(ledger)).toEqual(byAccount(m.ledger));
+  // Balance by balance, in the order each balance's rows were written: the worker may buy two
+  // balances' threshold refills (of two accounts, or of one account's two denominations) in either order.
+  const byBalance = <R extends { account: string; denomination: string }>(rows: R[]) =>
+    m.accounts.flatMap((a) => {
+      const mine = rows.filter((r) => r.account === a);
+      return [...new Set(mine.map((r) => r.denomination))].sort().flatMap((d) => mine.filter((r) => r.denomination === d));
+    });
+  expect(byBalance(ledger)).toEqual(byBalance(m.ledger));
   const stored = await db.select({ id: events.id, state: events.state, cost: events.costAmount, expiresAt: events.expiresAt }).from(events).where(inArray(events.accountId, m.accounts));
   const at = m.now();
   const states = Object.fromEntries(stored.map((e) => [e.id, e.state === 'pending' && e.expiresAt!.getTime() <= at ? 'cancelled' : e.state]));
