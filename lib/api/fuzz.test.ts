@@ -62,7 +62,7 @@ useLocalStripe();
 const doc = buildOpenApiDocument();
 const OPS = operationsOf(doc);
 const ERROR_SCHEMA = { $ref: '#/components/schemas/Error' };
-const ID_IN_TEXT = /\b(?:c|a|p|b|tx|ev|ch|w|whd|key)_[0-9a-z]{26}(?:_[0-9a-f]{8})?\b/g;
+const ID_IN_TEXT = /\b(?:c|a|p|b|tx|ev|ch|w|whd|key|cg)_[0-9a-z]{26}(?:_[0-9a-f]{8})?\b/g;
 
 type Side = { name: 'A' | 'B'; companyId: string; apiKey: string; pools: Record<string, string[]>; seen: Set<string>; keep: Set<string>; sent: Set<string> };
 const sides = {} as Record<'A' | 'B', Side>;
@@ -82,6 +82,7 @@ async function seedCompany(name: 'A' | 'B'): Promise<Side> {
   const carded = await call('POST', '/v1/companies/{company}/accounts', { name: 'Carded', email: 'carded@example.com', plan_id: paid.id, token: 'tok_visa' });
   const plain = await call('POST', '/v1/companies/{company}/accounts', { name: 'Plain', email: 'plain@example.com', plan_id: free.id });
   await call('POST', `/v1/accounts/${plain.id}/balance/tokens`, { amount: 50 });
+  const grant = await call('POST', `/v1/accounts/${plain.id}/balance/tokens/grants`, { amount: 5, priority: 10 });
   await call('PUT', `/v1/accounts/${carded.id}/balance/credits/auto_refill`, { amount: 100, usd_charge: 500, refill_period: 'monthly' });
   const hook = await call('POST', '/v1/companies/{company}/webhooks', { url: 'http://127.0.0.1:9/hook', username: 'u', password: 'p' });
   await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/subscribe/balance_change`);
@@ -94,7 +95,7 @@ async function seedCompany(name: 'A' | 'B'): Promise<Side> {
     name,
     companyId: co.company.id,
     apiKey: co.apiKey,
-    pools: { c: [co.company.id], a: [carded.id, plain.id], p: [free.id, paid.id, seats.id], ev: [pending.id, done.id], w: [hook.id], whd: deliveries.map((d: { id: string }) => d.id), key: [key.id] },
+    pools: { c: [co.company.id], a: [carded.id, plain.id], p: [free.id, paid.id, seats.id], ev: [pending.id, done.id], w: [hook.id], whd: deliveries.map((d: { id: string }) => d.id), key: [key.id], cg: [grant.id] },
     seen: new Set(),
     // The key every request authenticates with is never revoked by one of them.
     keep: new Set(primary),
