@@ -49,7 +49,8 @@ export const LAYERS: { name: string; paths: string[] }[] = [
 /** Where an `import()` is allowed, and why: anywhere else every import is static. */
 const DYNAMIC_IMPORTS: Record<string, string> = {
   'instrumentation.ts': 'the server boots only in the Node.js runtime, never in the edge runtime',
-  'lib/db/client.ts': 'only the database driver in use is loaded',
+  'lib/db/postgres.ts': 'only the database driver in use is loaded',
+  'lib/db/embedded.ts': 'only the database driver in use is loaded',
   'lib/testing/router.ts': 'loads the route files a test request matches',
   'lib/testing/harness.ts': 'starts the local Stripe server only in test files that use it',
   'scripts/serve.mjs': 'starts the standalone server once the processes are forked',

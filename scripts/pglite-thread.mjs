@@ -221,7 +221,7 @@ async function handle(m) {
       const target = runner(m);
       // A statement over arrays (a batch's unnest) is planned for each call's sizes: a generic
       // plan, which assumes ten elements, made a 1000-event batch several times slower. Its
-      // arrays come as arrays or as array literals cast in the text (textArray in lib/db/client.ts).
+      // arrays come as arrays or as array literals cast in the text (textArray in lib/db/statements.ts).
       // One without parameters (a migration's DDL, a fixed check) is not worth a name.
       const overArrays = m.params.some(Array.isArray) || m.text.includes('::text[]');
       const prepare = m.params.length > 0 && !overArrays && (statements.has(m.text) || statements.size < MAX_STATEMENTS);
