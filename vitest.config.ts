@@ -16,7 +16,7 @@ function testFiles(): string[] {
       } else if (entry.name.endsWith('.test.ts')) out.push(child);
     }
   };
-  for (const dir of ['lib', 'app', 'scripts', 'sdk']) walk(dir);
+  for (const dir of ['lib', 'app', 'scripts', 'sdk', 'local-stripe']) walk(dir);
   return out.sort();
 }
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import postgres from 'postgres';
 import Stripe from 'stripe';
-import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
+import { startLocalStripe, type LocalStripeServer } from '../local-stripe/server';
 import { driverTarget } from '../lib/db/hosts';
 import { freePort } from '../lib/testing/servers';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';

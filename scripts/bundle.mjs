@@ -10,7 +10,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // env.mjs: the configuration schema, which scripts/serve.mjs checks before it starts anything;
 // connections.mjs: the record of each HTTP connection it keeps for a clean stop; local-stripe.mjs:
 // the local Stripe-compatible server `npm start` runs (scripts/start.mjs), without TypeScript.
-const BUNDLES = { env: 'lib/env.ts', connections: 'lib/http/connections.ts', 'local-stripe': 'lib/processor/local-stripe/server.ts', worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts', 'secrets-rotate': 'scripts/secrets-rotate.ts' };
+const BUNDLES = { env: 'lib/env.ts', connections: 'lib/http/connections.ts', 'local-stripe': 'local-stripe/server.ts', worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts', 'secrets-rotate': 'scripts/secrets-rotate.ts' };
 
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 await build({
@@ -29,4 +29,6 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+// The local Stripe server sends the browser its Stripe.js stand-in from the file beside it.
+fs.copyFileSync(path.join(root, 'local-stripe/stripe-js.js'), path.join(root, 'dist/stripe-js.js'));
 console.log(`bundled ${Object.keys(BUNDLES).map((n) => `dist/${n}.mjs`).join(', ')}`);

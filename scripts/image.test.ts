@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
+import { startLocalStripe, type LocalStripeServer } from '../local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
 import { SERVER_TEST_TIMEOUT, freePort } from '../lib/testing/servers';
 import {

@@ -1,9 +1,9 @@
 /**
- * Runs the local Stripe-compatible server (lib/processor/local-stripe) until
+ * Runs the local Stripe-compatible server (local-stripe/) until
  * SIGINT/SIGTERM. Port: $PORT or 12111. Point the app at it with
  * STRIPE_API_URL=http://127.0.0.1:12111 and any sk_test_… key.
  */
-import { startLocalStripe } from '../lib/processor/local-stripe/server';
+import { startLocalStripe } from '../local-stripe/server';
 
 async function main(): Promise<void> {
   const port = process.env.PORT ? Number(process.env.PORT) : 12111;

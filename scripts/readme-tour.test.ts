@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
-import { startLocalStripe } from '../lib/processor/local-stripe/server';
+import { startLocalStripe } from '../local-stripe/server';
 import { migratedDataDir } from '../lib/testing/templates';
 import { buildSdkPackage, tsc } from '../sdk/test/package';
 

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 const nextBin = path.join(root, 'node_modules/next/dist/bin/next');
-const SOURCES = ['app', 'components', 'lib', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'postcss.config.mjs'];
+const SOURCES = ['app', 'components', 'lib', 'local-stripe', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'postcss.config.mjs'];
 
 function newestMtime(entries) {
   let newest = 0;

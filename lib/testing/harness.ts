@@ -90,7 +90,7 @@ export async function newCompany(db: TestDb, input: { processor_key?: string; pr
 export function useLocalStripe() {
   const handle = { url: '', port: 0 } as { url: string; port: number; close?: () => Promise<void> };
   beforeAll(async () => {
-    const { startLocalStripe } = await import('../processor/local-stripe/server');
+    const { startLocalStripe } = await import('../../local-stripe/server');
     const server = await startLocalStripe({ port: 0 });
     handle.url = server.url;
     handle.port = server.port;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { startAppServer, type AppServer } from '../../lib/testing/servers';
 import { migratedDataDir } from '../../lib/testing/templates';
-import { startLocalStripe, type LocalStripeServer } from '../../lib/processor/local-stripe/server';
+import { startLocalStripe, type LocalStripeServer } from '../../local-stripe/server';
 import { Billing, type ClientOptions } from '../src/index';
 
 export const ADMIN_TOKEN = 'sdk-admin-token-0123';

@@ -19,10 +19,9 @@
  * loaded. (loadStripe only uses an existing `window.Stripe`; load this script
  * before calling it, or it injects the real one from js.stripe.com.)
  *
- * Kept as plain ES2017 in a String.raw literal: it must not contain backticks
- * or dollar-brace sequences.
+ * Plain ES2017 for any browser, sent as it is (server.ts reads this file; the
+ * build copies it beside the bundled server).
  */
-export const STRIPE_JS_STANDIN = String.raw`/* Local Stripe.js stand-in (not the real Stripe.js). */
 (function () {
   'use strict';
   if (typeof window === 'undefined') return;
@@ -597,4 +596,3 @@ export const STRIPE_JS_STANDIN = String.raw`/* Local Stripe.js stand-in (not the
   Stripe.__localStandIn = true;
   window.Stripe = Stripe;
 })();
-`;

@@ -9,17 +9,19 @@
  *   /v1/…               the Stripe API subset in api.ts (auth, idempotency, Stripe errors)
  *   /__control/…        test controls, no auth (failure injection, reset, state,
  *                       completing `processing` payment intents, an outage, the clock)
- *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.ts)
+ *   /stripe-js/v3       a Stripe.js stand-in for the browser (stripe-js.js)
  *
  * Every response carries permissive CORS headers because the Stripe.js
  * stand-in calls /v1/tokens from the browser with the publishable key.
  */
+import fs from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Account, LocalStripeState, accountCounts, completeProcessing, handleApi, newId, processorClock, processorNow } from './api';
+import { accountCounts, handleApi } from './api';
+import { Account, LocalStripeState, newId, processorClock, processorNow } from './objects';
+import { completeProcessing } from './payment-intents';
 import { StripeHttpError, type StripeErrorBody, apiError, invalidRequest } from './errors';
 import { type FormObject, type FormValue, FormParseError, parseForm, parseQuery } from './form';
-import { STRIPE_JS_STANDIN } from './stripe-js';
 
 export interface LocalStripeServer {
   /** e.g. `http://127.0.0.1:12111` */
@@ -119,6 +121,15 @@ const REFUSALS: Record<number, { type: StripeErrorBody['type']; message: string;
   },
   429: { type: 'invalid_request_error', message: 'Request rate limit exceeded.', code: 'rate_limit' },
 };
+
+/**
+ * The Stripe.js stand-in for the browser (stripe-js.js), read once: beside this file, and beside
+ * the bundle made of it (dist/, where the build copies it).
+ */
+let stripeJsText: string | undefined;
+function stripeJs(): string {
+  return (stripeJsText ??= fs.readFileSync(new URL('./stripe-js.js', import.meta.url), 'utf8'));
+}
 
 function injectedError(rule: FailureRule): StripeHttpError {
   const status = rule.status ?? 500;
@@ -625,7 +636,7 @@ export function createLocalStripeHandler(): LocalStripeHandler {
     if (url.pathname.startsWith('/v1/') || url.pathname === '/v1') return serveApi(req, res, method, url);
     if (url.pathname.startsWith('/__control/')) return serveControl(req, res, method, url);
     if (method === 'GET' && /^\/stripe-js\/v3\/?$/.test(url.pathname)) {
-      send(res, { status: 200, body: STRIPE_JS_STANDIN, headers: {} }, 'application/javascript; charset=utf-8');
+      send(res, { status: 200, body: stripeJs(), headers: {} }, 'application/javascript; charset=utf-8');
       return;
     }
     send(res, jsonAnswer(404, { error: { type: 'invalid_request_error', message: `Not found: ${method} ${url.pathname}` } }));
