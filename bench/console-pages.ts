@@ -12,7 +12,7 @@ import { listAccounts, getAccount } from '../lib/billing/accounts/accounts';
 import { listBalances, listTransactions } from '../lib/billing/balances/balances';
 import { listEvents } from '../lib/billing/events/events';
 import { listCharges } from '../lib/billing/charges/charges';
-import { listPlans, getPlan } from '../lib/billing/plans/plans';
+import { listPlans, getPlan } from '../lib/billing/catalog/plans';
 import { listDeliveries } from '../lib/billing/webhooks/deliveries';
 import { listApiKeys } from '../lib/billing/companies/companies';
 import { accountTotals, clearDashboardCache, dailyTotals } from '../lib/console/dashboard';

@@ -2,7 +2,7 @@
 import { signIn } from 'next-auth/react';
 import { useState } from 'react';
 
-// Answered as SIGN_IN_LOCKED (lib/auth.ts); the limits of lib/console/sign-in.ts, in words.
+// Answered as SIGN_IN_LOCKED (lib/console/next-auth.ts); the limits of lib/console/sign-in.ts, in words.
 const LOCKED =
   'Too many failed sign-ins for this email or from your network: sign-in is paused for 15 minutes, whatever the password. Try again later.';
 

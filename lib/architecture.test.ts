@@ -19,8 +19,8 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   // Process lifecycle: open the database, register the domain's tasks, start and stop the worker,
   // probes, the metrics endpoint and its database readings, the tracing SDK.
   { name: 'process', paths: ['lib/boot.ts', 'lib/shutdown.ts', 'lib/probes.ts', 'lib/rotate-secrets.ts', 'lib/metrics/endpoint.ts', 'lib/metrics/database.ts', 'lib/tracing-sdk.ts'] },
-  // The console's server side: sessions (lib/auth.ts), sign-in, forms and actions, console-only reads.
-  { name: 'console', paths: ['lib/auth.ts', 'lib/console/'] },
+  // The console's server side: sessions (lib/console/next-auth.ts), sign-in, forms and actions, console-only reads.
+  { name: 'console', paths: ['lib/console/'] },
   // The JSON API: route wrapper, schemas, serializers, errors on the wire, the OpenAPI document.
   { name: 'wire', paths: ['lib/api/'] },
   { name: 'domain: task registration', paths: ['lib/billing/tasks.ts'] },
@@ -28,8 +28,8 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'domain: operations', paths: ['lib/billing/accounts/', 'lib/billing/plans/', 'lib/billing/refills/'] },
   // Binds the payment primitive to what charges pay for.
   { name: 'domain: settlement', paths: ['lib/billing/settlement.ts'] },
-  { name: 'domain: what charges pay for', paths: ['lib/billing/plans/attach.ts', 'lib/billing/refills/complete.ts'] },
-  { name: 'domain: plan catalog', paths: ['lib/billing/plans/plans.ts', 'lib/billing/plans/periods.ts'] },
+  { name: 'domain: what charges pay for', paths: ['lib/billing/effects/'] },
+  { name: 'domain: plan catalog', paths: ['lib/billing/catalog/'] },
   // The payment primitive: record, attempt, settle, fail a charge; knows nothing of what it pays for.
   { name: 'domain: charges', paths: ['lib/billing/charges/'] },
   { name: 'domain: events', paths: ['lib/billing/events/'] },
@@ -43,7 +43,7 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'data', paths: ['lib/db/'] },
   // The payment processor port and its Stripe adapter.
   { name: 'processor', paths: ['lib/processor/'] },
-  { name: 'leaves', paths: ['lib/money.ts', 'lib/ids.ts', 'lib/clock.ts', 'lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/password-policy.ts', 'lib/net/', 'lib/http/', 'lib/env.ts', 'lib/log.ts', 'lib/tracing.ts', 'lib/tracing-redact.ts'] },
+  { name: 'leaves', paths: ['lib/money.ts', 'lib/ids.ts', 'lib/clock.ts', 'lib/errors.ts', 'lib/secrets.ts', 'lib/crypto.ts', 'lib/password-policy.ts', 'lib/net/', 'lib/http/', 'lib/env.ts', 'lib/log.ts', 'lib/tracing.ts', 'lib/tracing-redact.ts'] },
   // The local Stripe-compatible server: a package of its own, which imports nothing of the service.
   { name: 'local Stripe server', paths: ['local-stripe/'] },
 ];

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { count } from 'drizzle-orm';
 import { getDatabase, type Db } from './db/client';
 import { companies } from './db/schema';
-import { appSecret, dataDir, publicUrl } from './config';
+import { appSecret } from './secrets';
 import { createCompany } from './billing/companies/companies';
 import { testSettingsRefusedByStoredKeys } from './billing/companies/live-keys';
 import { registerBillingTasks } from './billing/tasks';
@@ -14,7 +14,7 @@ import { migrationsApplied, untilMigrated } from './probes';
 import { exitOnSignals, shutdown, shutdownStarted } from './shutdown';
 import { log } from './log';
 import { registry } from './metrics/registry';
-import { ConfigError, loadEnv, setting, startedNodeEnv, testSettingsLifted } from './env';
+import { ConfigError, dataDir, loadEnv, publicUrl, setting, startedNodeEnv, testSettingsLifted } from './env';
 
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean; __billingBooted?: boolean };
 

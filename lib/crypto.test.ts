@@ -2,7 +2,7 @@ import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'nod
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
 import { ApiError } from './errors';
-import { appSecret, consoleSessionSecret } from './config';
+import { appSecret, consoleSessionSecret } from './secrets';
 import { withSettings, type Settings } from './env';
 
 // Every scrypt call is recorded, so a test can see which work a check did.

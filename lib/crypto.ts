@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { appSecret, previousAppSecret } from './config';
+import { appSecret, previousAppSecret } from './secrets';
 import { ApiError } from './errors';
 
 export function sha256(value: string): string {

@@ -284,3 +284,13 @@ export function setting<K extends EnvName>(name: K): Env[K] {
   cache.set(name, { raw: value, value: result.data });
   return result.data as Env[K];
 }
+
+/** The embedded database's directory (DATA_DIR). */
+export function dataDir(): string {
+  return setting('DATA_DIR');
+}
+
+/** Where the service is reached from outside: PUBLIC_URL, or this machine's PORT. */
+export function publicUrl(): string {
+  return setting('PUBLIC_URL') ?? `http://localhost:${setting('PORT')}`;
+}

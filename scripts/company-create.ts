@@ -7,7 +7,7 @@ import { getDatabase } from '../lib/db/client';
 import { companyCreate } from '../lib/api/schemas/companies';
 import { createCompany, refuseLiveKeysOffStripe, serializeCompany } from '../lib/billing/companies/companies';
 import { describeIssue } from '../lib/api/zod-errors';
-import { appSecret } from '../lib/config';
+import { appSecret } from '../lib/secrets';
 import { ApiError } from '../lib/errors';
 import { logForCommandLine } from '../lib/log';
 import { loadEnv } from '../lib/env';

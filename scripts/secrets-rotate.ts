@@ -1,7 +1,7 @@
 // npm run secrets:rotate: after APP_SECRET changed (the old one in APP_SECRET_PREVIOUS), seals
 // every stored secret again under the new one. Afterwards APP_SECRET_PREVIOUS can be removed.
 import { getDatabase } from '../lib/db/client';
-import { appSecret, previousAppSecret } from '../lib/config';
+import { appSecret, previousAppSecret } from '../lib/secrets';
 import { resealStoredSecrets } from '../lib/rotate-secrets';
 import { logForCommandLine } from '../lib/log';
 import { loadEnv } from '../lib/env';

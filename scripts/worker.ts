@@ -8,7 +8,7 @@ import { getDatabase, type Db } from '../lib/db/client';
 import { startWorker } from '../lib/jobs/worker';
 import { registerBillingTasks } from '../lib/billing/tasks';
 import { testSettingsRefusedByStoredKeys } from '../lib/billing/companies/live-keys';
-import { appSecret } from '../lib/config';
+import { appSecret } from '../lib/secrets';
 import { startProbeServer, untilMigrated } from '../lib/probes';
 import { exitOnSignals, shutdownStarted } from '../lib/shutdown';
 import { log } from '../lib/log';

@@ -8,7 +8,7 @@ import { now } from '../clock';
 import { stringifyJson } from '../money';
 import { log } from '../log';
 import { observed, type Seen } from '../metrics/requests';
-import { authenticateAdmin, authenticateCompany, type Company } from './auth';
+import { authenticateAdmin, authenticateCompany, type Company } from './credentials';
 import { claimIdempotencyKey, finishIdempotencyKey, holdIdempotencyKey, idempotencyTiming, type Stored } from './idempotency';
 import { describeIssue, parseOptions } from './zod-errors';
 import { checkStorable } from './input';

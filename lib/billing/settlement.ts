@@ -9,8 +9,8 @@ import {
   type ChargeRequest,
   type Handlers,
 } from './charges/charges';
-import { applyPlanActivation, applyRenewal, applyRenewalFailure, type ActivatePlanEffect, type RenewPlanEffect } from './plans/attach';
-import { applyRefill, applyRefillFailure, type RefillEffect } from './refills/complete';
+import { applyPlanActivation, applyRenewal, applyRenewalFailure, type ActivatePlanEffect, type RenewPlanEffect } from './effects/plan-period';
+import { applyRefill, applyRefillFailure, type RefillEffect } from './effects/refill-units';
 
 /**
  * Binds the payment primitive (charges/) to what the service sells. A charge stores what it pays

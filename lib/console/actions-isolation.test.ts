@@ -4,21 +4,21 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { query, sql } from '../db/client';
 import { admins } from '../db/schema';
-import type { ConsoleUser } from '../auth';
+import type { ConsoleUser } from './next-auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { databaseFingerprint } from '../testing/fingerprint';
 import type { FormState } from './forms';
 
 /**
- * Server actions take the signed-in user from requireUser (lib/auth.ts), and only from there:
+ * Server actions take the signed-in user from requireUser (lib/console/next-auth.ts), and only from there:
  * it is swapped here for a session the test sets. Without one it redirects to the sign-in
  * page, as the real one does. Next's cache invalidation needs a running server, so it is a no-op.
  */
 const session = vi.hoisted(() => ({ user: null as ConsoleUser | null, asked: 0 }));
-vi.mock('@/lib/auth', async (importOriginal) => {
+vi.mock('@/lib/console/next-auth', async (importOriginal) => {
   const { redirect } = await import('next/navigation');
   return {
-    ...(await importOriginal<typeof import('../auth')>()),
+    ...(await importOriginal<typeof import('./next-auth')>()),
     requireUser: async () => {
       session.asked++;
       if (!session.user) redirect('/console/sign-in');

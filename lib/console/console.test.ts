@@ -15,7 +15,7 @@ import { formValues, orNotFound, parseWith, type FormInvalid } from './forms';
 import { dollarsToCents } from './format';
 import { listAccountsOnPlan, planChoices } from './queries';
 import { adminInvite, changePassword, inviteAdmin, listAdmins, passwordChange, removeAdmin } from './team';
-import { findSessionUser } from '../auth';
+import { findSessionUser } from './next-auth';
 import { endConsoleSession, openConsoleSession, SESSION_MAX_AGE_S } from './sessions';
 import { attemptSignIn } from './sign-in';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConsoleUser } from '../auth';
+import type { ConsoleUser } from './next-auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { type Co } from '../testing/scenario';
 import { csvRecords, parseCsv } from '../testing/csv';
@@ -9,10 +9,10 @@ import { csvField, exportEvents, exportLedger, streamCsv } from './exports';
 
 /** The export routes take the signed-in admin from requireUser, swapped here for a session the test sets. */
 const session = vi.hoisted(() => ({ user: null as ConsoleUser | null }));
-vi.mock('@/lib/auth', async (importOriginal) => {
+vi.mock('@/lib/console/next-auth', async (importOriginal) => {
   const { redirect } = await import('next/navigation');
   return {
-    ...(await importOriginal<typeof import('../auth')>()),
+    ...(await importOriginal<typeof import('./next-auth')>()),
     requireUser: async () => {
       if (!session.user) redirect('/console/sign-in');
       return session.user;

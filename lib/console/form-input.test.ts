@@ -2,16 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { query, sql } from '../db/client';
-import type { ConsoleUser } from '../auth';
+import type { ConsoleUser } from './next-auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { databaseFingerprint } from '../testing/fingerprint';
 import type { FormState } from './forms';
 
-// The signed-in user comes from requireUser (lib/auth.ts): swapped for one the test sets, as in
+// The signed-in user comes from requireUser (lib/console/next-auth.ts): swapped for one the test sets, as in
 // actions-isolation.test.ts. Next's cache invalidation needs a running server: a no-op here.
 const session = vi.hoisted(() => ({ user: null as ConsoleUser | null }));
-vi.mock('@/lib/auth', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../auth')>()),
+vi.mock('@/lib/console/next-auth', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('./next-auth')>()),
   requireUser: async () => session.user,
 }));
 vi.mock('next/cache', () => ({ revalidatePath: () => {}, revalidateTag: () => {} }));

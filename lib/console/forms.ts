@@ -3,7 +3,7 @@ import { revalidatePath } from 'next/cache';
 import { notFound, redirect, unstable_rethrow } from 'next/navigation';
 import { ApiError } from '../errors';
 import { log } from '../log';
-import { requireUser, type ConsoleUser } from '../auth';
+import { requireUser, type ConsoleUser } from './next-auth';
 import { getDb, type Db } from '../db/client';
 import { getCompany } from '../billing/companies/companies';
 import { describeIssue, parseOptions } from '../api/zod-errors';

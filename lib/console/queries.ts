@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, or } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { accounts, collectorLinks, plans } from '../db/schema';
-import { listPlans } from '../billing/plans/plans';
+import { listPlans } from '../billing/catalog/plans';
 import { keysetPage } from '../db/keyset';
 
 /**

@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { SignOutButton } from '@/components/sign-out-button';
 import { ConsoleNav } from '@/components/console/nav';
 

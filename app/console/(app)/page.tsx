@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import { Suspense } from 'react';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { amountFor, Decimal } from '@/lib/money';

@@ -9,7 +9,7 @@ import type { serializeCharge } from '../../billing/charges/charges';
 import type { serializeApiKey, serializeCompany } from '../../billing/companies/companies';
 import type { serializeEvent } from '../../billing/events/events';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
-import type { serializePlan } from '../../billing/plans/plans';
+import type { serializePlan } from '../../billing/catalog/plans';
 import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/deliveries';
 import type { serializeWebhook } from '../../billing/webhooks/webhooks';
 import type * as documented from './responses';

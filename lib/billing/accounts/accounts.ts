@@ -12,7 +12,7 @@ import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { findRequestCharge, type Charge } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import { activatePlan, pendingPlanError } from '../plans/activate';
-import { periodChargeFor } from '../plans/plans';
+import { periodChargeFor } from '../catalog/plans';
 import { decideAccountCreation, type AccountCreationDecision, type AccountCreationFacts } from './creation-decision';
 import { createCollectorLink } from './collector';
 import type { Company } from '../companies/companies';

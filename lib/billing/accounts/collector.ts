@@ -3,7 +3,6 @@ import type { Db } from '../../db/client';
 import { accounts, charges, collectorLinks, companies, plans } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
-import { publicUrl } from '../../config';
 import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { splitForCard } from '../../money';
@@ -16,8 +15,8 @@ import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, lin
 import { activatePlan, pendingPlanError } from '../plans/activate';
 import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
-import { startChargeFor } from '../plans/plans';
-import { setting } from '../../env';
+import { startChargeFor } from '../catalog/plans';
+import { publicUrl, setting } from '../../env';
 import { TOKEN_REFUSED, plainDecline } from '../../processor/port';
 
 

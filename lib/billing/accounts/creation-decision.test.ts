@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Account, PlanStatus } from '../../db/schema';
 import type { Charge } from '../charges/charges';
-import type { Plan } from '../plans/plans';
+import type { Plan } from '../catalog/plans';
 import { decideAccountCreation, decidePendingPlanStart, type AccountCreationFacts } from './creation-decision';
 
 function plan(id: string, chargeAmount: number, balances: { denomination: string; amount: string; variable_unit_price?: string }[] = [{ denomination: 'tokens', amount: '1000' }]): Plan {

@@ -2,7 +2,7 @@ import type { Account, PaymentMethodSummary } from '../../db/schema';
 import { ApiError, invalid } from '../../errors';
 import type { Charge } from '../charges/charges';
 import { splitForCard } from '../../money';
-import { periodChargeFor, type Plan } from '../plans/plans';
+import { periodChargeFor, type Plan } from '../catalog/plans';
 
 /** Everything account creation decides on, read before anything is written or sent to the processor. */
 export type AccountCreationFacts = {

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client';
 import { accounts, companies, plans, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { newId, newSecret } from '../../ids';
-import { publicUrl } from '../../config';
+import { publicUrl } from '../../env';
 import { now as clockNow } from '../../clock';
 import { cmp, sub } from '../../money';
 import { ApiError, notFound } from '../../errors';
@@ -11,7 +11,7 @@ import { listBalances } from '../balances/balances';
 import { grantState, listGrants } from '../balances/grants';
 import { listCharges } from '../charges/charges';
 import { forCardHolder, inPlainWords, saveCard, type OverdueRenewal, type PlanQuote } from './collector';
-import { startChargeFor } from '../plans/plans';
+import { startChargeFor } from '../catalog/plans';
 import { PORTAL_LINK_TTL_S } from './portal-limits';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
 

@@ -6,7 +6,7 @@ import { api, newCompany, underSettings, useTestDatabase } from '../../testing/h
 import { withSettings } from '../../env';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
 import { decrypt, encrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
-import { authenticateCompany } from '../../api/auth';
+import { authenticateCompany } from '../../api/credentials';
 import { testSettingsRefusedByStoredKeys } from './live-keys';
 
 const t = useTestDatabase();

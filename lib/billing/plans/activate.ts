@@ -5,8 +5,8 @@ import { ApiError } from '../../errors';
 import type { Company } from '../companies/companies';
 import { chargeFor } from '../settlement';
 import type { Withdrawal } from '../charges/charges';
-import { startPlanPeriod, type Measured } from './attach';
-import type { Plan } from './plans';
+import { startPlanPeriod, type Measured } from '../effects/plan-period';
+import type { Plan } from '../catalog/plans';
 
 /** The 502 for a plan charge whose outcome is not known yet: the account keeps it pending. */
 export function pendingPlanError(account: Pick<Account, 'id'>, chargeId: string, reason: 'start' | 'upgrade'): ApiError {

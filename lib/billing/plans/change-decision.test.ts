@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Charge } from '../charges/charges';
 import { decidePlanChange, describePlanChange, type PlanChangeFacts } from './change-decision';
-import type { Plan } from './plans';
-import type { BillingPeriod } from './periods';
+import type { Plan } from '../catalog/plans';
+import type { BillingPeriod } from '../catalog/periods';
 
 const at = (y: number, m: number, d: number, h = 9) => new Date(Date.UTC(y, m - 1, d, h));
 

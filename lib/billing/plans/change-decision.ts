@@ -2,9 +2,9 @@ import type { Account } from '../../db/schema';
 import { conflict, invalid, type ApiError } from '../../errors';
 import { splitForCard, toUnits, type Units } from '../../money';
 import type { Charge } from '../charges/charges';
-import type { Measured } from './attach';
-import { computePeriodEnd, computeProrationCredit, includedAmounts, type BillingPeriod } from './periods';
-import { periodChargeFor, planBalances, type Plan } from './plans';
+import type { Measured } from '../effects/plan-period';
+import { computePeriodEnd, computeProrationCredit, includedAmounts, type BillingPeriod } from '../catalog/periods';
+import { periodChargeFor, planBalances, type Plan } from '../catalog/plans';
 
 /** Postpaid overage of the current plan, as measured when the change is priced. */
 export type Overage = { cents: number; lines: string[]; measured?: Measured };

@@ -10,7 +10,7 @@ import { findRequestCharge, missingPaymentMethod } from '../charges/charges';
 import { resumeChargeFor } from '../settlement';
 import type { Company } from '../companies/companies';
 import { changedMeanwhile, choiceKey, decidePlanChange, describePlanChange, pendingPlanChargeConflict, type Overage, type PlanChangeDecision, type PlanChangeFacts, type PlanChangePreview } from './change-decision';
-import { getPlan, type Plan } from './plans';
+import { getPlan, type Plan } from '../catalog/plans';
 import { overageFor, pendingPlanCharge } from './renewals';
 
 type ChangeRequest = { db: Db; company: Company; accountId: string; planId: string; chosen?: Record<string, string> };

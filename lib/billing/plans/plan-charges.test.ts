@@ -8,7 +8,7 @@ import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../te
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
 import { viewPortal } from '../accounts/portal';
-import { computePeriodEnd } from './periods';
+import { computePeriodEnd } from '../catalog/periods';
 import { renewDuePlans } from './renewals';
 import { captureLogs } from '../../testing/log-capture';
 import { charges, createAccount, createPlan, expectLedgerMatches, getAccount, spend, type PayingCo } from '../../testing/scenario';

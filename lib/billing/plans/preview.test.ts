@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
-import { computePeriodEnd, type BillingPeriod } from './periods';
+import { computePeriodEnd, type BillingPeriod } from '../catalog/periods';
 import { charges, createAccount, createPlan, spend, type PayingCo } from '../../testing/scenario';
 import { splitForCard } from '../../money';
 import { NO_RETRY } from '../../testing/retry';

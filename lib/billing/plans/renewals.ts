@@ -4,11 +4,11 @@ import { log } from '../../log';
 import { accounts, balances, charges, companies, plans } from '../../db/schema';
 import type { Charge } from '../charges/charges';
 import { chargeFor } from '../settlement';
-import { completeRenewal, failRenewal, type Measured } from './attach';
-import { computeOverage } from './periods';
+import { completeRenewal, failRenewal, type Measured } from '../effects/plan-period';
+import { computeOverage } from '../catalog/periods';
 import { splitForCard } from '../../money';
 import { now as clockNow } from '../../clock';
-import { periodChargeFor, planBalances, type Plan } from './plans';
+import { periodChargeFor, planBalances, type Plan } from '../catalog/plans';
 
 type Claimed = { ids: string[]; lease: Date };
 

@@ -9,7 +9,7 @@ import { query, sql } from '../../db/client';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { accounts, webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
-import { computePeriodEnd } from './periods';
+import { computePeriodEnd } from '../catalog/periods';
 import { renewDuePlans } from './renewals';
 import { advance, advanceTo, charges, createAccount, createPlan, expectLedgerMatches, getAccount, spend, type PayingCo } from '../../testing/scenario';
 
@@ -589,7 +589,7 @@ describe('changes mid-cycle', () => {
   });
 
   it('does not fire missed retry slots back to back after a long pause', async () => {
-    const { computeRenewalRetry } = await import('./periods');
+    const { computeRenewalRetry } = await import('../catalog/periods');
     const due = at(2030, 1, 1);
     expect(computeRenewalRetry(due, 1).toISOString()).toBe(iso(2030, 1, 2));
     expect(computeRenewalRetry(due, 4).toISOString()).toBe(iso(2030, 1, 15));

@@ -8,7 +8,7 @@ import { ensureBalances, findBalance, type Balance } from '../balances/balances'
 import { queueThresholdRefill } from '../balances/crossings';
 import { checkDenomination } from '../balances/denomination';
 import { effectsOf, findRequestCharge, type Charge } from '../charges/charges';
-import type { RefillEffect } from './complete';
+import type { RefillEffect } from '../effects/refill-units';
 import { chargeFor, resumeChargeFor } from '../settlement';
 import { enqueueNotifications } from '../webhooks/outbox';
 import { getAccount } from '../accounts/accounts';
@@ -52,7 +52,7 @@ async function chargeRefill(args: {
     idempotencyKey: args.idempotencyKey,
     computed: args.computed,
   });
-  // refill_failed is queued with the failure itself (refills/complete.ts), also when a pending
+  // refill_failed is queued with the failure itself (effects/refill-units.ts), also when a pending
   // charge fails later at reconciliation.
   return outcome;
 }

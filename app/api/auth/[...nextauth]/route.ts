@@ -1,6 +1,6 @@
 import NextAuth from 'next-auth';
 import { NextRequest } from 'next/server';
-import { authOptions, SIGN_IN_BUSY } from '@/lib/auth';
+import { authOptions, SIGN_IN_BUSY } from '@/lib/console/next-auth';
 import { PUBLIC_MAX_BODY, readBoundedBody } from '@/lib/api/body';
 import { errorResponse, newRequestId } from '@/lib/api/route';
 import { ApiError } from '@/lib/errors';

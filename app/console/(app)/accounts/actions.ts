@@ -10,7 +10,7 @@ import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/
 import { createOrGrantBalance, grantById, voidGrant } from '@/lib/billing/balances/grants';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
-import { getPlan } from '@/lib/billing/plans/plans';
+import { getPlan } from '@/lib/billing/catalog/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
 import { notFound } from '@/lib/errors';
 import { consoleAction, field, formValues, parseWith } from '@/lib/console/forms';

@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getReadDb } from '@/lib/db/replica';
 import { listAccounts } from '@/lib/billing/accounts/accounts';
 import { formatDate } from '@/lib/console/format';

@@ -1,6 +1,6 @@
 'use server';
 import { issueApiKey, revokeApiKey } from '@/lib/billing/companies/companies';
-import { forgetCachedKeys } from '@/lib/api/auth';
+import { forgetCachedKeys } from '@/lib/api/credentials';
 import { consoleAction } from '@/lib/console/forms';
 
 /** POST /v1/companies/{company_id}/api_keys. */

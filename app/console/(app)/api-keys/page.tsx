@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
 import { listApiKeys } from '@/lib/billing/companies/companies';
 import { formatTime } from '@/lib/console/format';

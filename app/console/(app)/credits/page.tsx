@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { creditsReport, dailyCredits } from '@/lib/billing/balances/credits-report';

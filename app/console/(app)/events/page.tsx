@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { eventListQuery } from '@/lib/api/schemas/events';

@@ -1,6 +1,6 @@
 'use server';
 import { planCreate } from '@/lib/api/schemas/plans';
-import { createPlan } from '@/lib/billing/plans/plans';
+import { createPlan } from '@/lib/billing/catalog/plans';
 import { FormInvalid, consoleAction, field, parseWith } from '@/lib/console/forms';
 import { dollarsToCents } from '@/lib/console/format';
 

@@ -1,7 +1,7 @@
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
-import { listPlans, planBalances } from '@/lib/billing/plans/plans';
+import { listPlans, planBalances } from '@/lib/billing/catalog/plans';
 import { formatDate, formatUnits, planSummary } from '@/lib/console/format';
 import { PageHeader, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
 import { ListPage } from '@/components/console/list-page';

@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
 import { listAdmins } from '@/lib/console/team';
 import { ChangePasswordForm, InviteForm, RemoveAdminForm } from '@/components/console/team-forms';

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { newCompany, useTestDatabase } from '@/lib/testing/harness';
 import { withoutPrivateDestinations } from '@/lib/testing/destinations';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { idle } from '@/lib/console/forms';
 import { MAX_WEBHOOKS_PER_COMPANY } from '@/lib/billing/webhooks/webhooks';
 import { createWebhookAction, setTopicsAction } from './actions';
@@ -10,7 +10,7 @@ import { webhooks } from '@/lib/db/schema';
 import { webhookPassword } from '@/lib/billing/webhooks/webhooks';
 
 // The signed-in admin comes from a session cookie in the console; here it is the test's company.
-vi.mock('@/lib/auth', () => ({ requireUser: vi.fn() }));
+vi.mock('@/lib/console/next-auth', () => ({ requireUser: vi.fn() }));
 vi.mock('next/cache', () => ({ revalidatePath: () => {} }));
 // A subscription that fails when asked to: the database refusing a write half-way.
 const failing = { topic: null as string | null };

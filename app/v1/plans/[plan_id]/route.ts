@@ -1,5 +1,5 @@
 import { ok, withCompany, declareMethods } from '@/lib/api/route';
-import { getPlan, serializePlan } from '@/lib/billing/plans/plans';
+import { getPlan, serializePlan } from '@/lib/billing/catalog/plans';
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/plans/{plan_id}

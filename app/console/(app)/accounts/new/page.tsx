@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
 import { planChoices } from '@/lib/console/queries';
 import { planSummary } from '@/lib/console/format';

@@ -1,7 +1,7 @@
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
-import { getPlan, planBalances } from '@/lib/billing/plans/plans';
+import { getPlan, planBalances } from '@/lib/billing/catalog/plans';
 import { Decimal } from '@/lib/money';
 import { orNotFound } from '@/lib/console/forms';
 import { listAccountsOnPlan } from '@/lib/console/queries';

@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { PlanForm } from '@/components/console/plan-form';
 import { PageHeader } from '@/components/console/ui';
 import { createPlanAction } from '../actions';

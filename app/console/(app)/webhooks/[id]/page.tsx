@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getDb } from '@/lib/db/client';
 import { getWebhookWithTopics } from '@/lib/billing/webhooks/webhooks';
 import { listDeliveries } from '@/lib/billing/webhooks/deliveries';

@@ -2,7 +2,7 @@ import { list, ok, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
 import { planCreate } from '@/lib/api/schemas/plans';
-import { createPlan, listPlans, serializePlan } from '@/lib/billing/plans/plans';
+import { createPlan, listPlans, serializePlan } from '@/lib/billing/catalog/plans';
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // POST /v1/companies/{company_id}/plans (also .../plan) – create a plan

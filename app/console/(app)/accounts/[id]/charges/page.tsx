@@ -1,4 +1,4 @@
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { getReadDb } from '@/lib/db/replica';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listCharges } from '@/lib/billing/charges/charges';

@@ -1,6 +1,6 @@
 import { ok, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
-import { forgetCachedKeys } from '@/lib/api/auth';
+import { forgetCachedKeys } from '@/lib/api/credentials';
 import { revokeApiKey, serializeApiKey } from '@/lib/billing/companies/companies';
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({

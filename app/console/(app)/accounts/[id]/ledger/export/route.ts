@@ -1,5 +1,5 @@
 import { declareMethods } from '@/lib/api/route';
-import { requireUser } from '@/lib/auth';
+import { requireUser } from '@/lib/console/next-auth';
 import { now } from '@/lib/clock';
 import { getReadDb } from '@/lib/db/replica';
 import { exportLedger } from '@/lib/console/exports';

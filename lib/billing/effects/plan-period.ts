@@ -7,8 +7,8 @@ import { DEFAULT_PRIORITY, moveBalances, type BalanceMove } from '../balances/ba
 import { newId } from '../../ids';
 import { amountFor, cmp, neg, type Units } from '../../money';
 import type { Charge } from '../charges/charges';
-import { CADENCE, computePeriodEnd, computeRenewalRetry, includedAmounts, type BillingPeriod } from './periods';
-import { periodChargeFor, planBalances, type Plan } from './plans';
+import { CADENCE, computePeriodEnd, computeRenewalRetry, includedAmounts, type BillingPeriod } from '../catalog/periods';
+import { periodChargeFor, planBalances, type Plan } from '../catalog/plans';
 
 /**
  * Plan balances as they were when a plan charge was priced (denomination → amount). The new

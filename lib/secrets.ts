@@ -1,15 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { setting } from './env';
+import { dataDir, setting } from './env';
 
-export function dataDir(): string {
-  return setting('DATA_DIR');
-}
-
-export function publicUrl(): string {
-  return setting('PUBLIC_URL') ?? `http://localhost:${setting('PORT')}`;
-}
+// The service's secrets: APP_SECRET (configured, or generated once for the embedded database),
+// the one it replaces while keys are rotated, and the keys derived from it.
 
 /** Secrets shorter than this are refused: the service derives its encryption and signing keys from it. */
 export const MIN_SECRET_BYTES = 32;

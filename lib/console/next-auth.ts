@@ -3,12 +3,12 @@ import { getServerSession } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import { redirect } from 'next/navigation';
 import { and, eq } from 'drizzle-orm';
-import { getDb, type Db } from './db/client';
-import { admins, companies, consoleSessions } from './db/schema';
-import { consoleSessionSecret } from './config';
-import { attemptSignIn } from './console/sign-in';
-import { endConsoleSession, openConsoleSession, openSession, SESSION_MAX_AGE_S } from './console/sessions';
-import { clientAddress } from './net/client-address';
+import { getDb, type Db } from '../db/client';
+import { admins, companies, consoleSessions } from '../db/schema';
+import { consoleSessionSecret } from '../secrets';
+import { attemptSignIn } from './sign-in';
+import { endConsoleSession, openConsoleSession, openSession, SESSION_MAX_AGE_S } from './sessions';
+import { clientAddress } from '../net/client-address';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
 
