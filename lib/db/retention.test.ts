@@ -6,7 +6,7 @@ import { startReceiver, type Receiver } from '../testing/webhook-receiver';
 import { query, sql, textArray } from './client';
 import { now } from '../clock';
 import { newId } from '../ids';
-import { enqueueJob } from '../jobs/queue';
+import { enqueueJob } from './sql/jobs';
 import { BATCH, purgeFinishedJobs } from './retention';
 
 process.env.BILLING_TEST_CLOCK = '1';

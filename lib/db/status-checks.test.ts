@@ -6,7 +6,7 @@ import { query, sql } from './client';
 import * as schema from './schema';
 import { now } from '../clock';
 import { newId } from '../ids';
-import { enqueueJob } from '../jobs/queue';
+import { enqueueJob } from './sql/jobs';
 
 const t = useTestDatabase();
 

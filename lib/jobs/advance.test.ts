@@ -3,7 +3,7 @@ process.env.BILLING_TEST_CLOCK = '1';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../testing/harness';
 import { now } from '../clock';
-import { enqueueJob } from './queue';
+import { enqueueJob } from '../db/sql/jobs';
 import { advanceTestClock, registerJobHandler, registerTask, tick } from './worker';
 
 const t = useTestDatabase();

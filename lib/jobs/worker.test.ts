@@ -4,7 +4,7 @@ import { startReceiver, type Receiver } from '../testing/webhook-receiver';
 import { query, sql, textArray } from '../db/client';
 import { deliverDueWebhooks, stopDeliveries } from '../billing/webhooks/sender';
 import { renewDuePlans } from '../billing/plans/renewals';
-import { enqueueJob } from './queue';
+import { enqueueJob } from '../db/sql/jobs';
 import { registerJobHandler, registerTask, runDueWork, startWorker, stopWorker, tick } from './worker';
 
 // Real time: the worker loop as it runs in a server.

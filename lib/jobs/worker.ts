@@ -1,6 +1,7 @@
 import { query, sql, getDatabase, pendingMigrations, type Db } from '../db/client';
 import { isTestClock, now as clockNow, setTestTime } from '../clock';
-import { claimJobs, DeferJob, deferJob, failJob, finishJob, holdJob, releaseJobs, type Job } from './queue';
+import { claimJobs, deferJob, failJob, finishJob, holdJob, nextQueuedJob, releaseJobs, type Job } from '../db/sql/jobs';
+import { DeferJob } from './defer';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
 import { setting } from '../env';
@@ -77,16 +78,11 @@ registerTask({
     }
     return jobs.length;
   },
-  nextDue: async (db, after) => minDate(db, sql`select min(run_at) as at from jobs where status = 'queued' and run_at > ${after.toISOString()}::timestamptz`),
+  nextDue: nextQueuedJob,
 });
 
 function laterOf(a: Date, b: Date): Date {
   return a.getTime() >= b.getTime() ? a : b;
-}
-
-export async function minDate(db: Db, statement: ReturnType<typeof sql>): Promise<Date | null> {
-  const [row] = await query<{ at: string | Date | null }>(db, statement);
-  return row?.at ? new Date(row.at) : null;
 }
 
 /** Work stepped with nothing registered would silently do nothing: a process that forgot to register fails instead. */

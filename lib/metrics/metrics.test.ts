@@ -5,7 +5,7 @@ import { listRoutes } from '../testing/router';
 import { captureLogs } from '../testing/log-capture';
 import { charges } from '../db/schema';
 import { newId } from '../ids';
-import { enqueueJob } from '../jobs/queue';
+import { enqueueJob } from '../db/sql/jobs';
 import { registerJobHandler, runDueWork } from '../jobs/worker';
 import { routePattern } from './requests';
 import { sample } from '../testing/prometheus';

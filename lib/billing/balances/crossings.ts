@@ -1,9 +1,11 @@
 import type { SQL } from 'drizzle-orm';
-import { query, sql, textArray, type Db } from '../../db/client';
+import { sql, type Db } from '../../db/client';
 import { newId } from '../../ids';
 import type { Units } from '../../money';
 import type { Crossed, MovePlan, PlanAlert, StateKind } from './move-decision';
 import type { MoveRules } from '../../db/sql/balance-move';
+import { enterNotificationStates, leaveNotificationStates } from '../../db/sql/notification-states';
+import { queueThresholdRefillJobs } from '../../db/sql/jobs';
 import { enqueueNotifications, type Notification } from '../webhooks/outbox';
 
 /**
@@ -83,27 +85,10 @@ export async function notifyMoves(db: Db, companyId: string, moved: MovedBalance
   enter.push(...planEntries, ...refusals);
   if (leave.length) {
     const flat = leave.flatMap((l) => l.kinds.map((kind) => ({ balanceId: l.balanceId, kind, raisedAt: l.raisedAt?.toISOString() ?? null, after: l.after })));
-    // A pause recorded after a lapsed hold's rise already saw the raised balance: it stands. A
-    // pause lasts until `available` is sufficient again: at least the cost it was refused for
-    // (0 for one entered by a drop below zero; any rise for one recorded without it).
-    await query(
-      db,
-      sql`delete from notification_states n
-        using unnest(${textArray(flat.map((f) => f.balanceId))}, ${textArray(flat.map((f) => f.kind))}, ${textArray(flat.map((f) => f.raisedAt))}::timestamptz[], ${textArray(flat.map((f) => f.after))}::numeric[]) as v(balance_id, kind, raised_at, after)
-        where n.balance_id = v.balance_id and n.kind = v.kind
-          and not (n.kind = 'paused' and v.raised_at is not null and n.created_at > v.raised_at)
-          and not (n.kind = 'paused' and v.after < coalesce((n.payload->>'needed')::numeric, v.after))`,
-    );
+    await leaveNotificationStates(db, flat);
   }
   if (enter.length) {
-    const inserted = await query<{ balance_id: string; kind: string; period: string }>(
-      db,
-      sql`insert into notification_states (balance_id, kind, period, payload, created_at)
-        select v.balance_id, v.kind, v.period, case when v.needed is not null then jsonb_build_object('needed', v.needed) end, ${now.toISOString()}::timestamptz
-        from unnest(${textArray(enter.map((e) => e.balanceId))}, ${textArray(enter.map((e) => e.kind))}, ${textArray(enter.map((e) => e.period ?? ''))}, ${textArray(enter.map((e) => e.needed ?? null))})
-          as v(balance_id, kind, period, needed)
-        on conflict do nothing returning balance_id, kind, period`,
-    );
+    const inserted = await enterNotificationStates(db, enter.map((e) => ({ balanceId: e.balanceId, kind: e.kind, period: e.period ?? '', needed: e.needed ?? null })), now);
     // A state entered by this statement notifies once, through its first entry.
     const fresh = new Set(inserted.map((r) => stateKey(r.balance_id, r.kind, r.period)));
     for (const e of enter) {
@@ -189,17 +174,7 @@ export async function queueThresholdRefill(db: Db, balanceId: string, now: Date)
 }
 
 async function queueThresholdRefills(db: Db, balanceIds: string[], now: Date): Promise<void> {
-  const at = now.toISOString();
-  await query(
-    db,
-    sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
-      select v.id, 'threshold_refill',
-        case when exists (select 1 from jobs j where j.kind = 'threshold_refill' and j.dedupe_key = v.balance_id and j.status = 'running')
-          then v.balance_id || ${NEXT_REFILL_SUFFIX} else v.balance_id end,
-        jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
-      from unnest(${textArray(balanceIds.map(() => newId('job')))}, ${textArray(balanceIds)}) as v(id, balance_id)
-      on conflict do nothing`,
-  );
+  await queueThresholdRefillJobs(db, balanceIds.map((balanceId) => ({ id: newId('job'), balanceId })), NEXT_REFILL_SUFFIX, now);
 }
 
 const stateKey = (balanceId: string, kind: string, period: string) => `${balanceId}\u0000${kind}\u0000${period}`;

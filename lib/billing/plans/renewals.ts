@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNotNull } from 'drizzle-orm';
-import { query, sql, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
 import { log } from '../../log';
 import { accounts, balances, charges, companies, plans } from '../../db/schema';
 import type { Charge } from '../charges/charges';
@@ -7,6 +7,7 @@ import { chargeFor } from '../settlement';
 import { completeRenewal, failRenewal, type Measured } from '../effects/plan-period';
 import { computeOverage } from '../catalog/periods';
 import { splitForCard } from '../../money';
+import { leaseDueRenewals, leasePastDueRenewal, releaseRenewalLeases } from '../../db/sql/renewals';
 import { now as clockNow } from '../../clock';
 import { periodChargeFor, planBalances, type Plan } from '../catalog/plans';
 
@@ -14,29 +15,10 @@ type Claimed = { ids: string[]; lease: Date };
 
 /** Leases due accounts; SKIP LOCKED and the lease keep two workers from renewing one account twice. */
 async function claimDueRenewals(db: Db, now: Date, limit = 10): Promise<Claimed> {
-  const at = now.toISOString();
   // `now` is the run's time, which a long run of rounds leaves behind: the lease counts from the claim.
   const claimedAt = Math.max(now.getTime(), clockNow().getTime());
   const lease = new Date(claimedAt + 10 * 60_000);
-  const rows = await query<{ id: string }>(
-    db,
-    sql`update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
-      where id in (
-        select id from accounts
-        where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
-          and coalesce(renewal_retry_at, next_plan_renewal) <= ${at}::timestamptz
-          and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
-        order by coalesce(renewal_retry_at, next_plan_renewal) limit ${limit}
-        for update skip locked)
-      returning id`,
-  );
-  return { ids: rows.map((r) => r.id), lease };
-}
-
-/** Gives back leases this run holds: one that ran out and was taken by another run is left to it. */
-async function releaseLeases(db: Db, { ids, lease }: Claimed): Promise<void> {
-  if (!ids.length) return;
-  await db.update(accounts).set({ renewalLockedUntil: null }).where(and(inArray(accounts.id, ids), eq(accounts.renewalLockedUntil, lease)));
+  return { ids: await leaseDueRenewals(db, now, lease, limit), lease };
 }
 
 /**
@@ -44,31 +26,14 @@ async function releaseLeases(db: Db, { ids, lease }: Claimed): Promise<void> {
  * Same lease as the worker, so it never runs beside a worker's attempt. Returns whether it ran.
  */
 export async function retryPastDueRenewal(db: Db, accountId: string, now: Date): Promise<boolean> {
-  const at = now.toISOString();
   const lease = new Date(now.getTime() + 10 * 60_000);
-  const claimed = await query<{ id: string }>(
-    db,
-    sql`update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
-      where id = ${accountId} and plan_status = 'PAST_DUE' and next_plan_renewal <= ${at}::timestamptz
-        and (renewal_locked_until is null or renewal_locked_until < ${at}::timestamptz)
-      returning id`,
-  );
-  if (!claimed.length) return false;
+  if (!(await leasePastDueRenewal(db, accountId, now, lease))) return false;
   try {
     await renewOne(db, accountId, now, { withNewCard: true });
   } finally {
-    await releaseLeases(db, { ids: [accountId], lease });
+    await releaseRenewalLeases(db, [accountId], lease);
   }
   return true;
-}
-
-export async function nextRenewalDue(db: Db, after: Date): Promise<Date | null> {
-  const [row] = await query<{ at: string | Date | null }>(
-    db,
-    sql`select min(coalesce(renewal_retry_at, next_plan_renewal)) as at from accounts where plan_status in ('ACTIVE', 'PAST_DUE')
-      and next_plan_renewal is not null and coalesce(renewal_retry_at, next_plan_renewal) > ${after.toISOString()}::timestamptz`,
-  );
-  return row?.at ? new Date(row.at) : null;
 }
 
 /** How long a renewal waits before looking again at a plan charge whose outcome is unknown. */
@@ -125,7 +90,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
   const { ids, lease } = await claimDueRenewals(db, now);
   for (const [i, id] of ids.entries()) {
     if (opts.stopping?.()) {
-      await releaseLeases(db, { ids: ids.slice(i), lease });
+      await releaseRenewalLeases(db, ids.slice(i), lease);
       return i;
     }
     try {
@@ -136,7 +101,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
       log.error({ account_id: id, err }, 'renewal failed; retried when its lease ends');
       continue;
     }
-    await releaseLeases(db, { ids: [id], lease });
+    await releaseRenewalLeases(db, [id], lease);
   }
   return ids.length;
 }

@@ -1,5 +1,8 @@
-import { query, sql, textArray, type Db } from '../db/client';
-import { newId } from '../ids';
+import { query, sql, textArray, type Db } from '../client';
+import { newId } from '../../ids';
+
+// The job queue's statements: a job is claimed under a lease (SKIP LOCKED), and every later
+// statement on it holds only while its claim does (same id and attempt count).
 
 export type Job = { id: string; kind: string; dedupe_key: string | null; payload: Record<string, unknown>; attempts: number };
 
@@ -68,17 +71,6 @@ export async function failJob(db: Db, job: Job, error: string, now: Date, maxAtt
   );
 }
 
-/** Thrown by a job handler whose work cannot be done yet: the job runs again after `delayMs`, not counted as a failure. */
-export class DeferJob extends Error {
-  constructor(
-    readonly delayMs: number,
-    reason: string,
-  ) {
-    super(reason);
-    this.name = 'DeferJob';
-  }
-}
-
 /** Queues a claimed job again for `runAt`, the claim not counted as an attempt. */
 export async function deferJob(db: Db, job: Job, runAt: Date, now: Date) {
   await query(
@@ -97,5 +89,30 @@ export async function releaseJobs(db: Db, jobs: Job[], now: Date) {
     sql`update jobs set status = 'queued', attempts = greatest(jobs.attempts - 1, 0), locked_until = null, updated_at = ${now.toISOString()}::timestamptz
       from unnest(${textArray(jobs.map((j) => j.id))}, ${textArray(jobs.map((j) => String(j.attempts)))}::int[]) as c(id, attempts)
       where jobs.id = c.id and jobs.attempts = c.attempts and jobs.status = 'running'`,
+  );
+}
+
+/** When the next queued job falls due after `after`. */
+export async function nextQueuedJob(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, sql`select min(run_at) as at from jobs where status = 'queued' and run_at > ${after.toISOString()}::timestamptz`);
+  return row?.at ? new Date(row.at) : null;
+}
+
+/**
+ * One threshold refill job per balance, queued under the balance's id, or under `<balance><nextSuffix>`
+ * while one of that balance is running. The partial unique index on jobs (queued or running)
+ * keeps a second crossing from queueing another while one waits.
+ */
+export async function queueThresholdRefillJobs(db: Db, jobs: { id: string; balanceId: string }[], nextSuffix: string, now: Date): Promise<void> {
+  const at = now.toISOString();
+  await query(
+    db,
+    sql`insert into jobs (id, kind, dedupe_key, payload, status, run_at, attempts, created_at, updated_at)
+      select v.id, 'threshold_refill',
+        case when exists (select 1 from jobs j where j.kind = 'threshold_refill' and j.dedupe_key = v.balance_id and j.status = 'running')
+          then v.balance_id || ${nextSuffix} else v.balance_id end,
+        jsonb_build_object('balance_id', v.balance_id), 'queued', ${at}::timestamptz, 0, ${at}::timestamptz, ${at}::timestamptz
+      from unnest(${textArray(jobs.map((j) => j.id))}, ${textArray(jobs.map((j) => j.balanceId))}) as v(id, balance_id)
+      on conflict do nothing`,
   );
 }

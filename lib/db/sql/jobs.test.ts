@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../testing/harness';
-import { query, sql } from '../db/client';
-import { claimJobs, enqueueJob, failJob, finishJob, holdJob, releaseJobs } from './queue';
+import { useTestDatabase } from '../../testing/harness';
+import { query, sql } from '../client';
+import { claimJobs, enqueueJob, failJob, finishJob, holdJob, releaseJobs } from './jobs';
 
 const t = useTestDatabase();
 const MIN = 60_000;
