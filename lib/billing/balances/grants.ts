@@ -113,15 +113,16 @@ export async function voidGrant(db: Db, at: { companyId: string; grantId: string
   if (!g) throw notFound('grant', 'grant_id');
   if (g.voidedAt) return g;
   await moveBalances(db, at.companyId, [{ accountId: g.accountId, denomination: g.denomination, ops: [{ op: { kind: 'close', grantId: g.id, how: 'void' }, ledger: { type: 'void', description: `Void of grant ${g.id} (${g.description})`, chargeId: g.chargeId } }] }], now);
-  const after = (await grantById(db, at.companyId, at.grantId))!;
   // A grant already used up (closed by a draw) had nothing left: it is marked voided all the
   // same, with no ledger row, so a void answers the same whichever path drew its last unit. An
-  // expired grant stays expired.
-  if (!after.voidedAt && !(after.expiresAt && after.expiresAt.getTime() <= now.getTime())) {
-    await db.update(creditGrants).set({ voidedAt: now }).where(eq(creditGrants.id, after.id));
-    return (await grantById(db, at.companyId, at.grantId))!;
-  }
-  return after;
+  // expired grant stays expired. Voided by the move, it is not the balance's head any more: the
+  // row is the whole answer.
+  const [marked] = await db
+    .update(creditGrants)
+    .set({ voidedAt: now })
+    .where(and(eq(creditGrants.id, g.id), isNull(creditGrants.voidedAt), or(isNull(creditGrants.expiresAt), gt(creditGrants.expiresAt, now))))
+    .returning();
+  return marked ?? (await grantById(db, at.companyId, at.grantId))!;
 }
 
 /** A grant of the company, with what it has left (a balance's head grant keeps that on the balance). */
