@@ -1,4 +1,5 @@
 'use client';
+import { DayTable } from './day-table';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
 /** One day's units as numbers for the bars, and the same exact figures formatted by the server. */
@@ -44,38 +45,7 @@ export function CreditsChart({ title, description, points }: { title: string; de
           </BarChart>
         </ResponsiveContainer>
       </div>
-      <details className="mt-2 text-sm">
-        <summary className="cursor-pointer text-blue-800 underline">Show the numbers</summary>
-        <div role="region" aria-label={`${title}, per day`} tabIndex={0} className="mt-2 max-h-64 overflow-auto rounded border border-slate-200">
-          <table className="w-full text-left">
-            <caption className="sr-only">{title}, per day (UTC)</caption>
-            <thead className="bg-slate-100">
-              <tr>
-                <th scope="col" className="px-3 py-1">
-                  Day (UTC)
-                </th>
-                {SERIES.map((s) => (
-                  <th key={s.key} scope="col" className="px-3 py-1 text-right">
-                    {s.name}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {[...points].reverse().map((p) => (
-                <tr key={p.day} className="border-t border-slate-200">
-                  <td className="px-3 py-1">{p.day}</td>
-                  {SERIES.map((s) => (
-                    <td key={s.key} className="px-3 py-1 text-right tabular-nums">
-                      {p.labels[s.key]}
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+      <DayTable title={title} columns={SERIES} rows={points.map((p) => ({ day: p.day, values: p.labels }))} />
     </figure>
   );
 }

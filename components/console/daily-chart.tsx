@@ -1,4 +1,5 @@
 'use client';
+import { DayTable } from './day-table';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
 /** value: what the bar's height shows (dollars for `usd`); label: the exact figure, formatted. */
@@ -37,32 +38,7 @@ export function DailyChart({ title, description, points, unit, color = '#1d4ed8'
         </ResponsiveContainer>
       </div>
       {total === 0 && <p className="mt-2 text-sm text-slate-700">Nothing in the last 30 days.</p>}
-      <details className="mt-2 text-sm">
-        <summary className="cursor-pointer text-blue-800 underline">Show the numbers</summary>
-        <div role="region" aria-label={`${title}, per day`} tabIndex={0} className="mt-2 max-h-64 overflow-auto rounded border border-slate-200">
-          <table className="w-full text-left">
-            <caption className="sr-only">{title}, per day (UTC)</caption>
-            <thead className="bg-slate-100">
-              <tr>
-                <th scope="col" className="px-3 py-1">
-                  Day (UTC)
-                </th>
-                <th scope="col" className="px-3 py-1 text-right">
-                  Value
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...points].reverse().map((p) => (
-                <tr key={p.day} className="border-t border-slate-200">
-                  <td className="px-3 py-1">{p.day}</td>
-                  <td className="px-3 py-1 text-right tabular-nums">{p.label}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+      <DayTable title={title} columns={[{ key: 'value', name: 'Value' }]} rows={points.map((p) => ({ day: p.day, values: { value: p.label } }))} />
     </figure>
   );
 }
