@@ -80,10 +80,17 @@ export async function getAccount(co: Co, account: string) {
 }
 
 /** Adds `amount` units (credits unless said) to the account's balance, creating it if need be; the balance as answered. */
-export async function grant(co: Co, account: string, amount: number | string, denomination = 'credits') {
+export async function addUnits(co: Co, account: string, amount: number | string, denomination = 'credits') {
   const r = await co.call('POST', `/v1/accounts/${account}/balance/${denomination}`, { body: { amount } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
+}
+
+/** A credit grant on the account's balance (credits unless said): `body` as the grants endpoint takes it; the grant as answered. */
+export async function creditGrant(co: Co, account: string, body: Record<string, unknown>, denomination = 'credits') {
+  const r = await co.call('POST', `/v1/accounts/${account}/balance/${denomination}/grants`, { body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { id: string; remaining: number; status: string; expires_at: string | null; priority: number; category: string; source: string };
 }
 
 /** One balance of the account (credits unless said), as the API shows it. */

@@ -2,7 +2,7 @@ process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 import { describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, createAccount, createPlan, expectLedgerMatches, spend, use, type Co } from '../../testing/scenario';
+import { advance, balance, createAccount, createPlan, creditGrant, expectLedgerMatches, ledger, spend, use, type Co } from '../../testing/scenario';
 import { now, setTestTime } from '../../clock';
 import { query, sql } from '../../db/client';
 import { settleAllDueGrants } from './grants';
@@ -13,23 +13,8 @@ useLocalStripe();
 
 const db = () => t.database.db;
 
-async function grant(co: Co, account: string, body: Record<string, unknown>, denomination = 'credits') {
-  const r = await co.call('POST', `/v1/accounts/${account}/balance/${denomination}/grants`, { body });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { id: string; remaining: number; status: string; expires_at: string | null; priority: number; category: string; source: string };
-}
-
-async function balance(co: Co, account: string, denomination = 'credits') {
-  const r = await co.call('GET', `/v1/accounts/${account}/balance/${denomination}`);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { amount: number; available: number; next_expiry: { expires_at: string; amount: number } | null };
-}
-
-async function ledger(co: Co, account: string) {
-  const r = await co.call('GET', `/v1/accounts/${account}/transactions?limit=1000`);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return (r.body.data as { type: string; amount: number; grant_id: string | null; created_at: string }[]).reverse();
-}
+/** The account's ledger, oldest row first. */
+const history = async (co: Co, account: string) => (await ledger(co, account)).reverse();
 
 const inDays = (d: number) => new Date(now().getTime() + d * 86_400_000).toISOString();
 
@@ -37,14 +22,14 @@ describe('credit grants', () => {
   it('draws by priority, then soonest expiry, then oldest; a draw over several grants names each', async () => {
     const co = await newCompany(t);
     const a = await createAccount(co);
-    const never = await grant(co, a, { amount: 100 });
-    const late = await grant(co, a, { amount: 100, expires_at: inDays(20) });
-    const soon = await grant(co, a, { amount: 100, expires_at: inDays(10) });
-    const first = await grant(co, a, { amount: 50, priority: 10 });
+    const never = await creditGrant(co, a, { amount: 100 });
+    const late = await creditGrant(co, a, { amount: 100, expires_at: inDays(20) });
+    const soon = await creditGrant(co, a, { amount: 100, expires_at: inDays(10) });
+    const first = await creditGrant(co, a, { amount: 50, priority: 10 });
     expect((await balance(co, a)).amount).toBe(350);
     await spend(co, a, 120);
     await spend(co, a, 100);
-    const rows = (await ledger(co, a)).filter((r) => r.type === 'event');
+    const rows = (await history(co, a)).filter((r) => r.type === 'event');
     expect(rows.map((r) => [r.grant_id, r.amount])).toEqual([
       [first.id, -50],
       [soon.id, -70],
@@ -59,8 +44,8 @@ describe('credit grants', () => {
   it('an expired grant is never spent, whether or not the sweep ran: the gate and reads see it expired at expires_at', async () => {
     const co = await newCompany(t);
     const a = await createAccount(co);
-    const promo = await grant(co, a, { amount: 100, expires_at: inDays(1) });
-    await grant(co, a, { amount: 10, priority: 60 });
+    const promo = await creditGrant(co, a, { amount: 100, expires_at: inDays(1) });
+    await creditGrant(co, a, { amount: 10, priority: 60 });
     expect((await balance(co, a)).next_expiry).toEqual({ expires_at: promo.expires_at, amount: 100 });
     await spend(co, a, 30);
     // One second past the expiry, with nothing run in between (the clock is set, not advanced).
@@ -69,7 +54,7 @@ describe('credit grants', () => {
     expect(refused.status, JSON.stringify(refused.body)).toBe(402);
     const b = await balance(co, a);
     expect([b.amount, b.next_expiry]).toEqual([10, null]);
-    const expiry = (await ledger(co, a)).find((r) => r.type === 'expire')!;
+    const expiry = (await history(co, a)).find((r) => r.type === 'expire')!;
     expect([expiry.grant_id, expiry.amount, expiry.created_at]).toEqual([promo.id, -70, promo.expires_at]);
     const expired = (await co.call('GET', `/v1/accounts/${a}/balance/credits/grants?status=expired`)).body.data;
     expect(expired.map((g: { id: string; remaining: number }) => [g.id, g.remaining])).toEqual([[promo.id, 0]]);
@@ -79,7 +64,7 @@ describe('credit grants', () => {
   it('the worker writes due expiries; a balance below zero is paid first by the next grant', async () => {
     const co = await newCompany(t);
     const a = await createAccount(co);
-    const promo = await grant(co, a, { amount: 5, expires_at: inDays(2) });
+    const promo = await creditGrant(co, a, { amount: 5, expires_at: inDays(2) });
     await advance(3 * 86_400);
     // The clock step ran the worker's sweep: the expiry is written with its own time.
     const [row] = await query<{ n: number }>(db(), sql`select count(*)::int as n from transactions where grant_id = ${promo.id} and type = 'expire'`);
@@ -87,7 +72,7 @@ describe('credit grants', () => {
     expect(await settleAllDueGrants(db(), now())).toBe(0);
     await spend(co, a, 40);
     expect((await balance(co, a)).amount).toBe(-40);
-    const g = await grant(co, a, { amount: 100 });
+    const g = await creditGrant(co, a, { amount: 100 });
     expect(g.remaining).toBe(60);
     expect((await balance(co, a)).amount).toBe(60);
     await expectLedgerMatches(db(), co, a);
@@ -98,7 +83,7 @@ describe('credit grants', () => {
     const accounts = [await createAccount(co), await createAccount(co), await createAccount(co)];
     const at = inDays(1);
     const made: string[] = [];
-    for (const [i, a] of accounts.entries()) for (let n = 0; n <= i; n++) made.push((await grant(co, a, { amount: 10, expires_at: at })).id);
+    for (const [i, a] of accounts.entries()) for (let n = 0; n <= i; n++) made.push((await creditGrant(co, a, { amount: 10, expires_at: at })).id);
     setTestTime(new Date(at).getTime() + 1000);
     // Two balances per run; a transaction takes at most two open grants (the third balance, with three, goes alone).
     const sizes = { limit: 2, balancesPerTransaction: 2, grantsPerTransaction: 2 };
@@ -117,7 +102,7 @@ describe('credit grants', () => {
     const co = await newCompany(t);
     const other = await newCompany(t);
     const a = await createAccount(co);
-    const g = await grant(co, a, { amount: 80 });
+    const g = await creditGrant(co, a, { amount: 80 });
     await spend(co, a, 30);
     expect((await other.call('POST', `/v1/grants/${g.id}/void`)).status).toBe(404);
     const v = await co.call('POST', `/v1/grants/${g.id}/void`);
@@ -125,7 +110,7 @@ describe('credit grants', () => {
     expect([v.body.data.status, v.body.data.remaining]).toEqual(['voided', 0]);
     const again = await co.call('POST', `/v1/grants/${g.id}/void`);
     expect(again.body.data).toEqual(v.body.data);
-    expect((await ledger(co, a)).filter((r) => r.type === 'void').map((r) => r.amount)).toEqual([-50]);
+    expect((await history(co, a)).filter((r) => r.type === 'void').map((r) => r.amount)).toEqual([-50]);
     expect((await balance(co, a)).amount).toBe(0);
     // The report's default window ends just after now: what was written at this instant counts.
     const report = await co.call('GET', '/v1/companies/{company}/reports/credits');
@@ -177,7 +162,7 @@ describe('credit grants', () => {
   it('at most 1,000 live grants per balance: grants, deposits and balance grants beyond are refused before any charge', async () => {
     const co = await newPayingCompany(t);
     const a = await createAccount(co, { token: 'tok_visa' });
-    const first = await grant(co, a, { amount: 10 });
+    const first = await creditGrant(co, a, { amount: 10 });
     // 999 more live grants (used up, so the balance's amount stays the first grant's).
     await query(
       db(),
@@ -198,10 +183,10 @@ describe('credit grants', () => {
     }
     expect((await co.call('GET', `/v1/accounts/${a}/charges`)).body.data).toEqual([]);
     expect((await balance(co, a)).amount).toBe(10);
-    expect((await ledger(co, a)).map((r) => r.type)).toEqual(['grant']);
+    expect((await history(co, a)).map((r) => r.type)).toEqual(['grant']);
     // Voiding one makes room for one.
     expect((await co.call('POST', `/v1/grants/${first.id}/void`)).status).toBe(200);
-    await grant(co, a, { amount: 5 });
+    await creditGrant(co, a, { amount: 5 });
     expect((await co.call('POST', `/v1/accounts/${a}/balance/credits/grants`, { body: { amount: 5 } })).status).toBe(400);
     expect((await balance(co, a)).amount).toBe(5);
   });
@@ -233,7 +218,7 @@ describe('credit grants', () => {
     expect(off.body.data.refill_expires_after_days).toBeNull();
     await advance(4 * 86_400);
     // The 3-day grant expired (the balance fell below its threshold and refilled, this time without expiry).
-    const rows = (await ledger(co, b)).map((r) => [r.type, r.amount, r.grant_id]);
+    const rows = (await history(co, b)).map((r) => [r.type, r.amount, r.grant_id]);
     expect(rows).toContainEqual(['expire', -50, tg.id]);
     const live = (await co.call('GET', `/v1/accounts/${b}/balance/credits/grants`)).body.data as { expires_at: string | null; source: string }[];
     expect(live.map((g) => [g.source, g.expires_at])).toEqual([['refill', null]]);
@@ -260,7 +245,7 @@ describe('credit grants', () => {
     await advance(86_400);
     // 70 of the allowance expired, a new 100 was granted; the 500 deposited stay.
     expect((await balance(co, a)).amount).toBe(600);
-    const types = (await ledger(co, a)).map((r) => [r.type, r.amount]);
+    const types = (await history(co, a)).map((r) => [r.type, r.amount]);
     expect(types).toContainEqual(['expire', -70]);
     await expectLedgerMatches(db(), co, a);
   });
@@ -272,7 +257,7 @@ describe('credit grants', () => {
     // 100 units for 500 cents (5 cents each), expiring in a day; 20 promotional that never expire.
     const dep = await co.call('POST', `/v1/accounts/${a}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 100, amount_to_charge: 500, expires_at: inDays(1) } });
     expect(dep.status, JSON.stringify(dep.body)).toBe(200);
-    await grant(co, a, { amount: 20 });
+    await creditGrant(co, a, { amount: 20 });
     await spend(co, a, 30);
     await advance(2 * 86_400);
     const r = await co.call('GET', `/v1/companies/{company}/reports/credits?from=${encodeURIComponent(from)}`);

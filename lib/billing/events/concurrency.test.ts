@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { balance, createAccount, grant } from '../../testing/scenario';
+import { balance, createAccount, addUnits } from '../../testing/scenario';
 import { startAppServer, type AppServer } from '../../testing/servers';
 import { ledgerSums } from '../balances/balances';
 
@@ -21,7 +21,7 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     const co = await newCompany(t);
     const auth = authOf(co);
     const acct = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
-    await grant(co, acct, 150);
+    await addUnits(co, acct, 150);
 
     // 200 events of 0.75: the last 0 to 200 gated ones must be refused exactly when available runs out.
     const results = await Promise.all(
@@ -64,7 +64,7 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     const co = await newCompany(t);
     const auth = authOf(co);
     const acct = await createAccount(co, { name: 'Holds', email: 'holds@x.io' });
-    await grant(co, acct, 150);
+    await addUnits(co, acct, 150);
     const hold = { type: 'reserve', cost_override_amount: 1, cost_override_denomination: 'credits', gate_on_balance: true, state: 'pending' };
 
     // 300 single holds of 1 on 150 available, from two processes at once: exactly 150 fit.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { balance, createAccount, grant } from '../../testing/scenario';
+import { balance, createAccount, addUnits } from '../../testing/scenario';
 import { ledgerSums } from '../balances/balances';
 import type { Db } from '../../db/client';
 import { groupCommits, recordInGroup, type Recorded } from './group';
@@ -12,7 +12,7 @@ describe('group commit of one account’s concurrent single events', () => {
   it('writes concurrent gated events together, each with its own record, ledger row and answer, decided in arrival order', async () => {
     const co = await newCompany(t);
     const acct = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
-    await grant(co, acct, 10);
+    await addUnits(co, acct, 10);
     const before = { ...groupCommits };
 
     const answers = await Promise.all(
@@ -57,7 +57,7 @@ describe('group commit of one account’s concurrent single events', () => {
   it('keeps holds and plain events exact when they are grouped with gated ones', async () => {
     const co = await newCompany(t);
     const acct = await createAccount(co, { name: 'Mixed', email: 'mixed@x.io' });
-    await grant(co, acct, 20);
+    await addUnits(co, acct, 20);
     const kinds = Array.from({ length: 48 }, (_, i) => (['hold', 'gated', 'plain'] as const)[i % 3]);
     const answers = await Promise.all(
       kinds.map((k) =>
@@ -93,7 +93,7 @@ describe('group commit of one account’s concurrent single events', () => {
   it('answers each grouped event with the balance as the group left it, not as a writer after it did', async () => {
     const co = await newCompany(t);
     const acct = await createAccount(co, { name: 'Busy', email: 'busy@x.io' });
-    await grant(co, acct, 10);
+    await addUnits(co, acct, 10);
     const db = t.database.db;
     // The first event's write is held open, so the next five queue behind it and are written as one group.
     let release!: () => void;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { balance, createAccount, grant } from '../../testing/scenario';
+import { balance, createAccount, addUnits } from '../../testing/scenario';
 
 const t = useTestDatabase();
 
@@ -23,7 +23,7 @@ describe('the ledger of a balance many writers move at once', () => {
   it('lists its rows in the order the balance moved: each row starts where the one before it ended', async () => {
     const co = await newCompany(t);
     const account = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
-    await grant(co, account, 1000);
+    await addUnits(co, account, 1000);
     for (let round = 0; round < 3; round++) {
       const calls = Array.from({ length: 48 }, (_, i) => {
         // Keyed single events are written alone (not grouped), grants move the same balance, and batches too.

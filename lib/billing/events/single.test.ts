@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { createAccount, grant, type Co } from '../../testing/scenario';
+import { createAccount, addUnits, type Co } from '../../testing/scenario';
 import { recordSingleEvent } from './single';
 
 const t = useTestDatabase();
@@ -48,7 +48,7 @@ describe('the answer of an event written by the general path', () => {
   });
   const newAccount = async (credits: number) => {
     const id = await createAccount(co, { name: 'G', email: 'g@x.io' });
-    await grant(co, id, credits);
+    await addUnits(co, id, credits);
     return id;
   };
   const send = (account: string, amount: number, extra: Record<string, unknown> = {}) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { newCompany, underSettings, useTestDatabase } from '../../testing/harness';
 import { withSettings } from '../../env';
-import { advance, createAccount, deliveries, grant, spend, topicWebhook, useWebhookRecorder } from '../../testing/scenario';
+import { advance, createAccount, deliveries, addUnits, spend, topicWebhook, useWebhookRecorder } from '../../testing/scenario';
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
@@ -92,7 +92,7 @@ describe('delivering webhooks', () => {
     await advance(0);
     expect(r.requests).toHaveLength(2);
 
-    await grant(co, account, 20); // back to 12
+    await addUnits(co, account, 20); // back to 12
     await advance(0);
     expect(r.requests).toHaveLength(2);
     await spend(co, account, 12.5);
@@ -108,7 +108,7 @@ describe('delivering webhooks', () => {
     const a = await receiver();
     await co.call('POST', '/v1/webhooks', { body: { type: 'balance_change', url: a.url } });
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     await spend(co, account, 1);
     await spend(co, account, 2.25);
     await spend(co, account, 3);
@@ -134,7 +134,7 @@ describe('delivering webhooks', () => {
     const r = await receiver(() => 'hang');
     const hook = await topicWebhook(co, r.url, ['balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     const first = runDueWork(t.database.db, now());
     await r.waitFor(1);
     expect(r.requests[0].json.balance).toBe('10');
@@ -157,7 +157,7 @@ describe('delivering webhooks', () => {
     const r = await receiver(() => 'hang');
     const hook = await topicWebhook(co, r.url, ['balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     // The first waits for its last attempt (nothing is merged into it), so the next change queues a second.
     await t.database.db.update(webhookDeliveries).set({ attempts: MAX_ATTEMPTS - 1, nextAttemptAt: new Date(now().getTime() + 3_600_000) }).where(eq(webhookDeliveries.webhookId, hook.id));
     await spend(co, account, 4);
@@ -183,14 +183,14 @@ describe('delivering webhooks', () => {
     const r = await receiver(() => ({ status: 500 }));
     const hook = await topicWebhook(co, r.url, ['balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     await advance(0);
     expect(r.requests).toHaveLength(1);
     // while it waits for its retry, every kind of change merges into it
     await spend(co, account, 1); // one event, one statement
     const batch = await co.call('POST', '/v1/events', { body: [1, 1].map((amount) => ({ account_id: account, type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits' })) });
     expect(batch.status).toBe(200);
-    await grant(co, account, 0.5);
+    await addUnits(co, account, 0.5);
     const waiting = await deliveries(co, hook.id);
     expect(waiting).toHaveLength(1);
     expect(waiting[0]).toMatchObject({ status: 'pending', attempts: 1, payload: { balance: '7.5' } });
@@ -883,7 +883,7 @@ describe("a success to a webhook and its other deliveries' retries", () => {
     const r = await receiver((_n, req) => ({ status: (req.json as { topic: string }).topic === 'negative_balance' ? 500 : 200 }));
     const hook = await topicWebhook(co, r.url, ['negative_balance', 'balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 1);
+    await addUnits(co, account, 1);
     await advance(0);
     // The receiver refuses negative_balance: its first attempt failed, the next is 30 s away (or
     // it was pulled forward once already by the balance_change that succeeded beside it).
@@ -893,7 +893,7 @@ describe("a success to a webhook and its other deliveries' retries", () => {
     expect(refused.status).toBe('pending');
     // balance_change deliveries succeed meanwhile, again and again.
     for (let i = 0; i < 5; i++) {
-      await grant(co, account, 1);
+      await addUnits(co, account, 1);
       await advance(1);
     }
     // Pulled forward by the first success, refused again, then back on its schedule.
@@ -906,10 +906,10 @@ describe("a success to a webhook and its other deliveries' retries", () => {
     const hook2 = await topicWebhook(co, down.url, ['balance_change']);
     await down.close();
     const [x, y] = [await createAccount(co), await createAccount(co)];
-    await grant(co, x, 1);
+    await addUnits(co, x, 1);
     await advance(0);
     await advance(20);
-    await grant(co, y, 1);
+    await addUnits(co, y, 1);
     await advance(0);
     // Both failed once, unanswered: x is due again 30 s after its attempt, y 20 s later.
     expect((await deliveries(co, hook2.id)).map((d) => [d.account_id, d.status, d.attempts])).toEqual([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, createAccount, grant, spend, topicWebhook, use, useWebhookRecorder, type Co } from '../../testing/scenario';
+import { advance, createAccount, addUnits, spend, topicWebhook, use, useWebhookRecorder, type Co } from '../../testing/scenario';
 import { query, sql } from '../../db/client';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -35,7 +35,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
     for (const topic of ['negative_balance', 'pause_balance']) await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`);
     const [a, b, c] = [await createAccount(co), await createAccount(co), await createAccount(co)];
-    for (const acct of [a, b, c]) await grant(co, acct, 1);
+    for (const acct of [a, b, c]) await addUnits(co, acct, 1);
     const item = (account_id: string, gate: boolean) => ({ account_id, type: 'q', cost_override: { amount: 5, denomination: 'credits' }, ...(gate && { gate_on_balance: true }) });
     // a: three refusals; b: three overdrafts (one crossing below zero); c: a refusal and an overdraft,
     // one pause for both since they happen in one call.
@@ -51,7 +51,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const co = await newCompany(t);
     const hook = await listen(co, ['negative_balance', 'pause_balance']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     const hold = await use(co, account, 15, { state: 'pending' });
     expect(hold.body.data.balance).toMatchObject({ amount: 10, pending: 15, available: -5 });
     expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
@@ -69,7 +69,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const co = await newCompany(t);
     const hook = await listen(co, ['negative_balance']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     expect((await use(co, account, 15, { state: 'pending' })).status).toBe(200);
     expect(await hook.got()).toEqual(['negative_balance']);
     await advance(3601); // the hold expires
@@ -81,7 +81,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const co = await newCompany(t);
     const hook = await listen(co, ['pause_balance', 'negative_balance']);
     const account = await createAccount(co);
-    await grant(co, account, 2);
+    await addUnits(co, account, 2);
     expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
@@ -89,10 +89,10 @@ describe('crossing notifications are armed again by whatever raised the balance'
     expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
 
-    await grant(co, account, 2); // 3 now: raised, but still short of the 5 refused: still paused
+    await addUnits(co, account, 2); // 3 now: raised, but still short of the 5 refused: still paused
     expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
-    await grant(co, account, 2); // 5: sufficient for what was refused
+    await addUnits(co, account, 2); // 5: sufficient for what was refused
     await spend(co, account, 1); // 4: short again, and the next refusal pauses again
     expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance', 'pause_balance']);
@@ -108,7 +108,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     expect((await use(co, account, 1, { gate: true })).status).toBe(402);
     expect(await hook.got()).toHaveLength(2);
     // back above zero, then below again: both fire again
-    await grant(co, account, 5);
+    await addUnits(co, account, 5);
     await spend(co, account, 4);
     expect(count(await hook.got(), 'pause_balance')).toBe(2);
     expect(count(await hook.got(), 'negative_balance')).toBe(2);
@@ -161,7 +161,7 @@ describe('an event that costs nothing', () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     expect(await hook.got()).toEqual(['balance_change']);
     await spend(co, account, 0);
     const held = await use(co, account, 0, { denomination: 'credits', state: 'pending' });
@@ -180,7 +180,7 @@ describe('refill_failed', () => {
     const co = await newPayingCompany(t);
     const hook = await listen(co, ['refill_failed']);
     const account = await createAccount(co, { token: 'tok_chargeDeclined' });
-    await grant(co, account, 50);
+    await addUnits(co, account, 50);
     const set = await co.call('PUT', `/v1/accounts/${account}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     await spend(co, account, 42.5);
@@ -269,7 +269,7 @@ describe("a batch's balance_change", () => {
     const co = await newCompany(t);
     const [first, second] = [await listen(co, ['balance_change', 'negative_balance']), await listen(co, ['balance_change'])];
     const [a, b, c, d, idle] = [await createAccount(co), await createAccount(co), await createAccount(co), await createAccount(co), await createAccount(co)];
-    for (const [acct, amount] of [[a, 10], [b, 10], [c, 1], [d, 10], [idle, 10]] as const) await grant(co, acct, amount);
+    for (const [acct, amount] of [[a, 10], [b, 10], [c, 1], [d, 10], [idle, 10]] as const) await addUnits(co, acct, amount);
     // The grants' balance_change deliveries go out, so none is left waiting to coalesce with.
     expect(await second.got()).toEqual(['balance_change', 'balance_change', 'balance_change', 'balance_change', 'balance_change']);
     await first.got();
@@ -312,7 +312,7 @@ describe("a batch's balance_change", () => {
     const co = await newCompany(t);
     const hook = await listen(co, ['balance_change']);
     const account = await createAccount(co);
-    await grant(co, account, 10);
+    await addUnits(co, account, 10);
     const db = t.database.db;
     const key = `${hook.id}:${account}:credits`;
     const waiting = async () =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { createAccount, grant, topicWebhook } from '../../testing/scenario';
+import { createAccount, addUnits, topicWebhook } from '../../testing/scenario';
 import { startWorker, stopWorker } from '../../jobs/worker';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 import { withSettings } from '../../env';
@@ -35,7 +35,7 @@ describe('delivery with the in-process worker, in real time', () => {
     await topicWebhook(co, slow.url, ['balance_change']);
     await topicWebhook(co, fast.url, ['negative_balance']);
     const account = await createAccount(co);
-    await grant(co, account, 1);
+    await addUnits(co, account, 1);
     await slow.waitFor(1); // the hanging receiver now holds a send in flight
     // and keeps holding it for longer than any one run of the worker lasted
     await new Promise((resolve) => setTimeout(resolve, 6000));
