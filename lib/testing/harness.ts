@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { openEmbedded, openPostgres, setDatabase, type Database } from '../db/client';
 import { createCompany } from '../billing/companies/companies';
 import { registerBillingTasks } from '../billing/tasks';
@@ -100,17 +100,28 @@ export function useLocalStripe() {
   afterAll(async () => {
     await handle.close?.();
   });
+  const control = async (path: string, body?: unknown) => {
+    const res = await fetch(`${handle.url}/__control/${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  };
+  /** What the processor holds for a company's key: customers, payment methods, payment intents (and by status), charges. */
+  const counts = async (co: { processorKey: string }) => (await control(`state?key=${co.processorKey}`)).account as Record<string, number> & { payment_intents: number };
   return {
     get url() {
       return handle.url;
     },
-    async control(path: string, body?: unknown) {
-      const res = await fetch(`${handle.url}/__control/${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return res.json();
+    control,
+    counts,
+    /** How many PaymentIntents the processor holds for the company. */
+    paymentIntents: async (co: { processorKey: string }) => (await counts(co)).payment_intents,
+    /** Waits until the processor holds `n` PaymentIntents for the company (a late request landing), and checks it does. */
+    async untilPaymentIntents(co: { processorKey: string }, n: number, tries = 200) {
+      for (let i = 0; i < tries && (await counts(co)).payment_intents < n; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await counts(co)).payment_intents).toBe(n);
     },
     stripe(key: string) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -5,14 +5,12 @@ process.env.STRIPE_TIMEOUT_MS = '1500';
 import { describe, expect, it } from 'vitest';
 import { query, sql } from '../../db/client';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, charges, createPlan, type PayingCo } from '../../testing/scenario';
+import { advance, charges, createPlan } from '../../testing/scenario';
 
 // Nothing a charge pays for is deleted while the charge is or may be paid.
 
 const t = useTestDatabase();
 const local = useLocalStripe();
-const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
-
 describe('deletions that would leave a paid charge without its credit', () => {
   it('an account whose first plan charge is declined stays while a deposit on it is pending, and the deposit is credited', async () => {
     const co = await newPayingCompany(t);
@@ -61,11 +59,11 @@ describe('deletions that would leave a paid charge without its credit', () => {
     }
     const set = await co.call('PUT', `/v1/accounts/${id}/balance/gems/auto_refill`, { body: { amount: 50, usd_charge: 500, refill_period: 'monthly' } });
     expect(set.status).toBe(500);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     expect((await charges(co, id)).map((c) => c.status)).toEqual(['pending']);
     await advance(120);
     expect((await charges(co, id)).map((c) => c.status)).toEqual(['succeeded']);
     expect((await co.call('GET', `/v1/accounts/${id}/balance/gems`)).body.data).toMatchObject({ amount: 50, refill_amount: 50, refill_usd_amount: 500 });
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
   });
 });

@@ -18,14 +18,7 @@ async function account(co: PayingCo, extra: Record<string, unknown> = {}) {
   return r.body.data;
 }
 
-const counts = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until the processor holds `n` PaymentIntents for the company (a late request landing). */
-async function untilIntents(co: PayingCo, n: number) {
-  for (let i = 0; i < 100 && (await counts(co)).payment_intents < n; i++) await sleep(50);
-  expect((await counts(co)).payment_intents).toBe(n);
-}
 
 /** Runs the reconciler as if `seconds` had passed. */
 async function reconcileAfter(seconds: number) {
@@ -71,7 +64,7 @@ describe('processor customers and cards', () => {
     expect(customer).toMatchObject({ name: 'Grace Hopper', email: 'grace@navy.mil', metadata: { account_id: a.id } });
     const given = await account(co, { processor_id: a.processor_id });
     expect(given.processor_id).toBe(a.processor_id);
-    expect((await counts(co)).customers).toBe(1);
+    expect((await local.counts(co)).customers).toBe(1);
   });
 
   it('attaches a card token as the default payment method and returns only a summary', async () => {
@@ -163,13 +156,13 @@ describe('charges', () => {
     expect(r.status).toBe(502);
     const [charge] = await charges(fresh, a.id);
     expect(charge.status).toBe('pending');
-    expect((await counts(fresh)).payment_intents).toBe(0);
+    expect((await local.counts(fresh)).payment_intents).toBe(0);
     // Nothing at the processor: created again with the same idempotency key, so it is made now, once.
     await reconcileAfter(120);
     const [after] = await charges(fresh, a.id);
     expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(5);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
     await reconcileAfter(600);
     expect(await creditsOf(fresh, a.id)).toBe(5);
   });
@@ -181,7 +174,7 @@ describe('charges', () => {
     const r = await fresh.call('POST', `/v1/accounts/${a.id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 7, amount_to_charge: 700 } });
     expect(r.status).toBe(200);
     expect(r.body.data.amount).toBe(7);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
     const [charge] = (await fresh.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
     expect(charge.status).toBe('succeeded');
   });
@@ -194,7 +187,7 @@ describe('charges', () => {
     const first = await fresh.call('POST', `/v1/accounts/${a.id}/deposit`, { body, headers });
     const second = await fresh.call('POST', `/v1/accounts/${a.id}/deposit`, { body, headers });
     expect(second.body).toEqual(first.body);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
     expect((await fresh.call('GET', `/v1/accounts/${a.id}/balance/credits`)).body.data.amount).toBe(10);
   });
 
@@ -206,7 +199,7 @@ describe('charges', () => {
     const second = await chargeFor(req);
     expect(first.ok && second.ok).toBe(true);
     expect(second.charge.id).toBe(first.charge.id);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
     expect((await fresh.call('GET', `/v1/accounts/${a.id}/balance/credits`)).body.data.amount).toBe(25);
     expect((await fresh.call('GET', `/v1/accounts/${a.id}/charges`)).body.data).toHaveLength(1);
   });
@@ -232,7 +225,7 @@ describe('charges whose outcome is unknown', () => {
     const [charge] = await charges(fresh, a.id);
     expect(charge).toMatchObject({ status: 'pending', failure_code: null });
     expect(await creditsOf(fresh, a.id)).toBeNull();
-    await untilIntents(fresh, 1);
+    await local.untilPaymentIntents(fresh, 1);
     // The look-up fails this time, so the reconciler creates under the same key: the processor
     // answers with the payment it already made.
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
@@ -240,7 +233,7 @@ describe('charges whose outcome is unknown', () => {
     const [after] = await charges(fresh, a.id);
     expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(9);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
   });
 
   it('a payment still processing stays pending until the processor finishes it, then settles or fails', async () => {
@@ -268,7 +261,7 @@ describe('charges whose outcome is unknown', () => {
     expect(await creditsOf(fresh, good.id)).toBe(4);
     expect((await charges(fresh, bad.id))[0]).toMatchObject({ id: badCharge.id, status: 'failed', failure_code: 'generic_decline' });
     expect(await creditsOf(fresh, bad.id)).toBeNull();
-    expect((await counts(fresh)).payment_intents).toBe(2);
+    expect((await local.counts(fresh)).payment_intents).toBe(2);
   });
 
   it('a refill charge that fails only at reconciliation still sends refill_failed (and payment_failed)', async () => {
@@ -299,11 +292,11 @@ describe('charges whose outcome is unknown', () => {
     const headers = { 'Idempotency-Key': 'deposit-after-timeout' };
     const first = await deposit(fresh, a.id, 8, 800, headers);
     expect(first.status).toBe(502);
-    await untilIntents(fresh, 1);
+    await local.untilPaymentIntents(fresh, 1);
     const retry = await deposit(fresh, a.id, 8, 800, headers);
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data.amount).toBe(8);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
     const list = await charges(fresh, a.id);
     expect(list.map((c: { status: string }) => c.status)).toEqual(['succeeded']);
     expect((await ledger(fresh, a.id)).filter((row) => row.type === 'deposit')).toHaveLength(1);
@@ -320,7 +313,7 @@ describe('charges whose outcome is unknown', () => {
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
     const headers = { 'Idempotency-Key': 'deposit-then-another' };
     expect((await deposit(fresh, a.id, 8, 800, headers)).status).toBe(502);
-    await untilIntents(fresh, 1);
+    await local.untilPaymentIntents(fresh, 1);
     // Another amount under the same key: not the request the key's charge was made for.
     const other = await deposit(fresh, a.id, 50, 5000, headers);
     expect(other.status, JSON.stringify(other.body)).toBe(409);
@@ -339,7 +332,7 @@ describe('charges whose outcome is unknown', () => {
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(await creditsOf(fresh, a.id)).toBe(8);
     expect((await charges(fresh, a.id)).map((c: { amount: number; status: string }) => [c.amount, c.status])).toEqual([[800, 'succeeded']]);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
   });
 
   it('a retry while the first payment is still in flight at the processor (409) stays pending, and a later one settles it', async () => {
@@ -353,12 +346,12 @@ describe('charges whose outcome is unknown', () => {
     expect((await charges(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['pending']);
     expect(second.status).toBe(502);
     expect(second.body.error.charge_pending).toBe(true);
-    await untilIntents(fresh, 1);
+    await local.untilPaymentIntents(fresh, 1);
     const third = await deposit(fresh, a.id, 3, 300, headers);
     expect(third.status, JSON.stringify(third.body)).toBe(200);
     expect(third.body.data.amount).toBe(3);
     expect((await charges(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['succeeded']);
-    expect((await counts(fresh)).payment_intents).toBe(1);
+    expect((await local.counts(fresh)).payment_intents).toBe(1);
   });
 
   it('a new request with a used Idempotency-Key whose charge failed is charged anew', async () => {
@@ -375,7 +368,7 @@ describe('charges whose outcome is unknown', () => {
     // A paid charge is reused only for the life of the key (24 hours).
     const later = await chargeFor({ ...req, now: new Date(Date.now() + 25 * 3600_000) });
     expect(later.charge.id).not.toBe(third.charge.id);
-    expect((await counts(fresh)).payment_intents).toBe(3);
+    expect((await local.counts(fresh)).payment_intents).toBe(3);
   });
 
   it('reports a charge recorded as failed meanwhile as failed, even when the processor then says paid', async () => {
@@ -407,16 +400,16 @@ describe('charges whose outcome is unknown', () => {
     // without a PaymentIntent id, and the card is charged a moment later.
     await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
     expect((await deposit(fresh, a.id, 7, 700)).status).toBe(502);
-    await untilIntents(fresh, 1);
+    await local.untilPaymentIntents(fresh, 1);
     // More payments than one page of the processor's list hold come after it.
     for (let i = 0; i < 25; i++) expect((await deposit(fresh, a.id, 1, 100)).status).toBe(200);
-    await untilIntents(fresh, 26);
+    await local.untilPaymentIntents(fresh, 26);
     // Seen only after the 23 hours in which it would be given up if nothing were found.
     await reconcileAfter(23.5 * 3600);
     const first = (await charges(fresh, a.id)).find((c) => c.amount === 700);
     expect(first).toMatchObject({ status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(7 + 25);
-    expect((await counts(fresh)).payment_intents).toBe(26);
+    expect((await local.counts(fresh)).payment_intents).toBe(26);
   });
   // Giving a charge up (by real time, not the service clock): lifecycle.test.ts.
 });

@@ -13,7 +13,6 @@ import { advance, charges, createAccount, type PayingCo } from '../../testing/sc
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-const counts = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const deposit = (co: PayingCo, account: string, units: number, cents: number, key?: string) =>
   co.call('POST', `/v1/accounts/${account}/deposit`, {
@@ -26,11 +25,6 @@ const credits = async (co: PayingCo, account: string) => {
 };
 const deposits = async (co: PayingCo, account: string) =>
   ((await co.call('GET', `/v1/accounts/${account}/transactions?limit=1000`)).body.data as { type: string }[]).filter((row) => row.type === 'deposit').length;
-
-async function untilIntents(co: PayingCo, n: number) {
-  for (let i = 0; i < 200 && (await counts(co)).payment_intents < n; i++) await sleep(50);
-  expect((await counts(co)).payment_intents).toBe(n);
-}
 
 /** Real time passes: a day at the processor (its keys expire) and for the service, in no time. */
 let realOffset = 0;
@@ -57,17 +51,17 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     // A retry with the same key carries on with the same charge: never a second payment.
     const retry = await deposit(co, id, 264, 264, 'dep-264');
     expect(retry.status, JSON.stringify(retry.body)).toBe(502);
-    expect((await counts(co)).payment_intents).toBe(0);
+    expect((await local.counts(co)).payment_intents).toBe(0);
     await sleep(Math.max(0, 6000 - (Date.now() - sent)));
     expect((await local.control('release', {})).released).toBe(1);
-    await untilIntents(co, 1);
+    await local.untilPaymentIntents(co, 1);
     await sleep(300);
     await advance(3600);
     const [charge] = await charges(co, id);
     expect(charge).toMatchObject({ amount: 264, status: 'succeeded' });
     expect(await credits(co, id)).toBe(264);
     expect(await deposits(co, id)).toBe(1);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
   });
 
   it('a 401 or 403 after a lost answer leaves the paid charge pending until the key works again, then pays it once', async () => {
@@ -79,7 +73,7 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     await local.control('fail', { status: 401, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
     const r = await deposit(co, id, 30, 300);
     expect(r.status, JSON.stringify(r.body)).toBe(502);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
     // The company's key is refused for a while (401, then 403): the processor checks the key
     // before its idempotency cache, so no resend can reveal the payment. Not a failure.
     for (const status of [401, 403]) {
@@ -94,7 +88,7 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     const [charge] = await charges(co, id);
     expect(charge).toMatchObject({ status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await credits(co, id)).toBe(30);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
   });
 
   it('a 401 on the very first send is a definite refusal: nothing was charged, and the deposit is refused', async () => {
@@ -105,7 +99,7 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     expect(r.status).toBe(502);
     expect(r.body.error.charge_pending).toBeUndefined();
     expect((await charges(co, id)).map((c) => [c.status, c.failure_code])).toEqual([['failed', 'processor_error']]);
-    expect((await counts(co)).payment_intents).toBe(0);
+    expect((await local.counts(co)).payment_intents).toBe(0);
   });
 
   it('a payment still processing a day later is read by its id, never created again under its expired key', async () => {
@@ -119,13 +113,13 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     await realTimePasses(25 * 3600_000);
     const retry = await deposit(co, id, 40, 400, 'dep-processing');
     expect(retry.status, JSON.stringify(retry.body)).toBe(502);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
     const done = await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
     expect(done.status).toBe(200);
     const paid = await deposit(co, id, 40, 400, 'dep-processing');
     expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     expect(await credits(co, id)).toBe(40);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
   });
 
   it('a payment whose answer was lost is looked for, not created again, once its key may have expired', async () => {
@@ -141,7 +135,7 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(await credits(co, id)).toBe(60);
     expect(await deposits(co, id)).toBe(1);
-    expect((await counts(co)).payment_intents).toBe(1);
+    expect((await local.counts(co)).payment_intents).toBe(1);
   });
 
   it('a charge the processor never made is given up by real time, not by the service clock', async () => {
@@ -157,7 +151,7 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
     await realTimePasses(25 * 3600_000);
     await advance(3600);
     expect((await charges(co, id))[0]).toMatchObject({ status: 'failed', failure_code: 'processor_error' });
-    expect((await counts(co)).payment_intents).toBe(0);
+    expect((await local.counts(co)).payment_intents).toBe(0);
     expect(await credits(co, id)).toBeNull();
     await fetch(`${local.url}/__control/fail`, { method: 'DELETE' });
   });
@@ -172,13 +166,13 @@ describe('a charge whose answer is late, lost or hidden by a refused key', () =>
       await stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: account.processor_id, payment_method: account.payment_method.id, confirm: true, off_session: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
     }
     await realTimePasses(2 * 86_400_000);
-    const before = await counts(co);
+    const before = await local.counts(co);
     // The payment arrives after the service stopped waiting and looked.
     await local.control('fail', { delay_ms: 2500, late: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     expect((await deposit(co, id, 1, 100)).status).toBe(502);
-    const after = await counts(co);
+    const after = await local.counts(co);
     expect(after.payment_intent_list_pages - before.payment_intent_list_pages).toBe(1);
     expect(after.payment_intents_listed - before.payment_intents_listed).toBe(0);
-    await untilIntents(co, 251);
+    await local.untilPaymentIntents(co, 251);
   });
 });

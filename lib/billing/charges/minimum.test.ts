@@ -3,12 +3,10 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 import { describe, expect, it } from 'vitest';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, charges, createAccount, createPlan, spend, type PayingCo } from '../../testing/scenario';
+import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
-
-const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
 describe('amounts below the smallest card payment ($0.50)', () => {
   it('are refused where a company sets them, with the field named', async () => {
@@ -36,13 +34,13 @@ describe('amounts below the smallest card payment ($0.50)', () => {
     const plan = await createPlan(co, { name: 'Daily', charge_amount: 0, billing_period: 'day', overage_charge_mode: 'postpay', balances: [{ amount: 10, denomination: 'tokens', overage_charge_amount: 3 }] });
     const id = await createAccount(co, { plan_id: plan.id, token: 'tok_visa' });
     await spend(co, id, 20, { type: 'use', denomination: 'tokens' });
-    const paidBefore = await intents(co);
+    const paidBefore = await local.paymentIntents(co);
     await advance(86_400);
     expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('ACTIVE');
     expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(10);
     // Nothing charged for the 30 cents yet, and nothing lost of them.
     expect((await charges(co, id)).filter((c) => c.reason === 'plan_renewal')).toEqual([]);
-    expect(await intents(co)).toBe(paidBefore);
+    expect(await local.paymentIntents(co)).toBe(paidBefore);
     // A day with 4 tokens over (12 cents): 42 cents, still carried.
     await spend(co, id, 14, { type: 'use', denomination: 'tokens' });
     await advance(86_400);
@@ -53,7 +51,7 @@ describe('amounts below the smallest card payment ($0.50)', () => {
     const renewals = (await charges(co, id)).filter((c) => c.reason === 'plan_renewal');
     expect(renewals.map((c) => [c.amount, c.status])).toEqual([[51, 'succeeded']]);
     expect(renewals[0].description).toMatch(/carried from earlier renewals \(below \$0\.50 each\): 42 cents/);
-    expect(await intents(co)).toBe(paidBefore + 1);
+    expect(await local.paymentIntents(co)).toBe(paidBefore + 1);
     // Paid: nothing carried any more; the next day without overage charges nothing.
     await advance(86_400);
     expect((await charges(co, id)).filter((c) => c.reason === 'plan_renewal')).toHaveLength(1);
@@ -69,12 +67,12 @@ describe('amounts below the smallest card payment ($0.50)', () => {
     const preview = await co.call('POST', `/v1/accounts/${id}/changeplan/preview`, { body: { plan_id: b.id } });
     expect(preview.status, JSON.stringify(preview.body)).toBe(200);
     expect(preview.body.data).toMatchObject({ effective: 'now', credit_amount: 1000, overage_amount: 30, charge_amount: 0, carried_amount: 30 });
-    const paidBefore = await intents(co);
+    const paidBefore = await local.paymentIntents(co);
     const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: b.id } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     expect(changed.body.data).toMatchObject({ plan_id: b.id, plan_status: 'ACTIVE' });
     expect((await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount).toBe(20);
-    expect(await intents(co)).toBe(paidBefore);
+    expect(await local.paymentIntents(co)).toBe(paidBefore);
     const change = (await charges(co, id)).find((c) => c.reason === 'plan_change')!;
     expect(change).toMatchObject({ amount: 0, status: 'succeeded' });
     expect(change.description).toMatch(/\$0\.30 carried to the next renewal/);

@@ -41,13 +41,6 @@ async function tokens(co: PayingCo, id: string) {
 
 const useTokens = (co: PayingCo, id: string, amount: number) => spend(co, id, amount, { type: 'use', denomination: 'tokens' });
 
-const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
-
-async function untilIntents(co: PayingCo, n: number) {
-  for (let i = 0; i < 100 && (await intents(co)) < n; i++) await sleep(50);
-  expect(await intents(co)).toBe(n);
-}
-
 /** Waits until the account's charge for `reason` is written: the processor call is under way. */
 async function untilCharge(accountId: string, reason: ChargeReason) {
   for (let i = 0; i < 300; i++) {
@@ -83,7 +76,7 @@ describe('renewal charges whose outcome is unknown', () => {
     setTestTime(due.getTime() + 3600_000);
     await renewDuePlans(db(), now());
     expect(await chargeLines(co, a.id)).toHaveLength(2);
-    await untilIntents(co, 2);
+    await local.untilPaymentIntents(co, 2);
     await reconcileCharges(db(), now());
     expect(await chargeLines(co, a.id)).toEqual([
       ['plan_start', 2000, 'succeeded'],
@@ -94,7 +87,7 @@ describe('renewal charges whose outcome is unknown', () => {
       last_plan_renewal: due.toISOString(),
       next_plan_renewal: computePeriodEnd(new Date((await row(a.id)).planAnchorAt!), 'month', 2).toISOString(),
     });
-    expect(await intents(co)).toBe(2);
+    expect(await local.paymentIntents(co)).toBe(2);
     expect(await tokens(co, a.id)).toBe(1000);
   });
 
@@ -231,7 +224,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
       ['plan_renewal', 'succeeded'],
       ['plan_change', 'succeeded'],
     ]);
-    expect(await intents(co)).toBe(3);
+    expect(await local.paymentIntents(co)).toBe(3);
   });
 
   it('refuses to start a plan again while the first plan charge of the account is pending', async () => {
@@ -244,7 +237,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     expect(await getAccount(co, id)).toMatchObject({ plan_status: 'NONE' });
     const again = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: pro.id } });
     expect(again.status, JSON.stringify(again.body)).toBe(409);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     const pending = await untilCharge(id, 'plan_start');
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(now().getTime() + 120_000);
@@ -297,7 +290,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
       const change = await co.call('POST', path, { body: { plan_id: max.id } });
       expect(change.status, `${path} ${JSON.stringify(change.body)}`).toBe(409);
     }
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     expect(await getAccount(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
 
     await completeIntent(pending.processorPaymentIntentId!);
@@ -305,7 +298,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     await reconcileCharges(db(), now());
     expect(await getAccount(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2500, 'succeeded']]);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     expect(await tokens(co, id)).toBe(1000);
   });
 });
@@ -370,7 +363,7 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect((await co.call('GET', '/v1/companies/{company}/accounts')).body.data).toHaveLength(1);
     expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await tokens(co, retry.body.data.id)).toBe(1000);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
   });
 
   /**
@@ -442,14 +435,14 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     }
     expect(first.status, JSON.stringify(first.body)).toBe(502);
     expect(first.body.error).toMatchObject({ type: 'processor_error', charge_pending: true, account_id: expect.stringMatching(/^a_/) });
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     // Kept: the paid charge has its account; the retry carries on with both.
     const retry = await co.call('POST', '/v1/companies/{company}/accounts', { body, headers });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data).toMatchObject({ id: first.body.error.account_id, plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, retry.body.data.id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await tokens(co, retry.body.data.id)).toBe(1000);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
   });
 
   it('an upgrade carries on with its first charge instead of charging again', async () => {
@@ -470,7 +463,7 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
       ['plan_start', 'succeeded'],
       ['plan_change', 'succeeded'],
     ]);
-    expect(await intents(co)).toBe(2);
+    expect(await local.paymentIntents(co)).toBe(2);
     expect(await tokens(co, a.id)).toBe(5000);
   });
 });
@@ -493,7 +486,7 @@ describe('concurrent changeplan calls onto a paid plan from no plan', () => {
       expect(r.body.error.param).toBe('plan_id');
     }
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
     const grants = await db().select().from(transactions).where(and(eq(transactions.accountId, id), eq(transactions.type, 'plan_grant')));
     expect(grants.map((g) => [g.denomination, g.amount])).toEqual([['tokens', '1000']]);
     expect(await getAccount(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
@@ -517,7 +510,7 @@ describe('concurrent upgrades of one account', () => {
       ['plan_start', 'succeeded'],
       ['plan_change', 'succeeded'],
     ]);
-    expect(await intents(co)).toBe(2);
+    expect(await local.paymentIntents(co)).toBe(2);
     expect(await tokens(co, a.id)).toBe(5000);
     await expectLedgerMatches(db(), co, a.id);
   });

@@ -16,8 +16,6 @@ const local = useLocalStripe();
 const START = Date.UTC(2027, 2, 10, 12);
 
 const account = async (co: PayingCo, token: string | null = 'tok_visa') => ({ id: await createAccount(co, token ? { token } : {}) });
-const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
-
 beforeAll(async () => {
   setTestTime(START);
   expect((await advance(0)).toISOString()).toBe(new Date(START).toISOString());
@@ -176,7 +174,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
 
   it("queues no second threshold refill while the first one's charge is still unknown, even when the setting is sent again", async () => {
     const a = await account(co);
-    const intentsBefore = await intents(co);
+    const intentsBefore = await local.paymentIntents(co);
     // The processor takes the charge but its answer is lost, and the look-up fails too: pending.
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', after: true });
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
@@ -188,7 +186,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body })).status).toBe(200);
     await advance(0);
     expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([['refill_threshold', 'pending']]);
-    expect((await intents(co)) - intentsBefore).toBe(1);
+    expect((await local.paymentIntents(co)) - intentsBefore).toBe(1);
     // Once the processor is asked again (the reconciler, within the hour), the one charge is found paid: one refill's units.
     await advance(3600);
     expect((await charges(co, a.id)).map((c) => [c.reason, c.status])).toEqual([['refill_threshold', 'succeeded']]);
@@ -256,13 +254,13 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
 
   it('a free refill (usd_charge 0) is a paid 0-cent charge row, made without the processor', async () => {
     const a = await account(co);
-    const before = await intents(co);
+    const before = await local.paymentIntents(co);
     const r = await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 7, usd_charge: 0, refill_period: 'monthly' } });
     expect(r.body.data).toMatchObject({ amount: 7, refill_usd_amount: 0 });
     const list = await charges(co, a.id);
     expect(list).toMatchObject([{ amount: 0, status: 'succeeded', reason: 'refill_monthly', processor_payment_intent_id: null }]);
     expect(await ledger(co, a.id)).toMatchObject([{ type: 'refill', amount: 7, charge_id: list[0].id }]);
-    expect(await intents(co)).toBe(before);
+    expect(await local.paymentIntents(co)).toBe(before);
   });
 
   it('refuses bad input with 400 and the offending param', async () => {
@@ -375,7 +373,7 @@ describe('refill settings while a charge that sets them is at the processor', ()
     setTestTime(now().getTime() + 120_000);
     await reconcileCharges(t.database.db, now());
     expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });
-    expect(await intents(co)).toBe(1);
+    expect(await local.paymentIntents(co)).toBe(1);
 
     const off = await co.call('DELETE', `/v1/accounts/${a.id}/balance/credits/auto_refill`);
     expect(off.status).toBe(200);
@@ -401,7 +399,7 @@ describe('refill settings while a charge that sets them is at the processor', ()
       expect(r.status, `${method} ${path} ${JSON.stringify(r.body)}`).toBe(409);
       expect(r.body.error.message).toContain(pending.id);
     }
-    expect(await intents(co)).toBe(2);
+    expect(await local.paymentIntents(co)).toBe(2);
     expect(await balance(co, a.id)).toMatchObject({ amount: 100, refill_amount: 100 });
   });
 });
@@ -544,7 +542,7 @@ describe('modifymidmonth', () => {
   it('a change whose credit covers the new price is a paid 0-cent charge row', async () => {
     const a = await account(co);
     await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
-    const before = await intents(co);
+    const before = await local.paymentIntents(co);
     const r = await co.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body: { denomination: 'credits', amount: 200, usd_charge: 1000 } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data).toMatchObject({ credit: 1000, charged: 0, amount: 200 });
@@ -554,7 +552,7 @@ describe('modifymidmonth', () => {
       { type: 'refill', amount: 200, charge_id: change.id },
       { type: 'refill_cancelled', amount: -100, charge_id: change.id },
     ]);
-    expect(await intents(co)).toBe(before);
+    expect(await local.paymentIntents(co)).toBe(before);
   });
 
   it('a retry with the same Idempotency-Key after an unknown outcome carries on with the first charge', async () => {
@@ -569,7 +567,7 @@ describe('modifymidmonth', () => {
     const first = await fresh.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body, headers });
     expect(first.status).toBe(502);
     const retry = await fresh.call('POST', `/v1/accounts/${a.id}/modifymidmonth`, { body, headers });
-    expect(await intents(fresh)).toBe(2);
+    expect(await local.paymentIntents(fresh)).toBe(2);
     expect((await charges(fresh, a.id)).map((c) => [c.amount, c.status])).toEqual([
       [500, 'succeeded'],
       [1000, 'succeeded'],
