@@ -179,8 +179,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
   });
 
   it('holds every metric the Grafana dashboard in deploy/ queries', async () => {
-    await fetch(`${server.url}/v1/companies`, { headers: { authorization: `Bearer ${ADMIN}` } });
-    await fetch(`${server.url}/companies`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    // Each answer read to its end: one left unread keeps its connection busy, and the stop after the tests waits for it.
+    await (await fetch(`${server.url}/v1/companies`, { headers: { authorization: `Bearer ${ADMIN}` } })).arrayBuffer();
+    await (await fetch(`${server.url}/companies`, { headers: { authorization: `Bearer ${ADMIN}` } })).arrayBuffer();
     const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     const names = scrapedNames(await res.text());
@@ -196,7 +197,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
     const text = await res.text();
     // Asked with and without the /v1 prefix: one route.
     expect(sample(text, 'billing_http_requests_total', { method: 'GET', route: '/v1/companies', status: '401' })).toBe(2);
-    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+    const unauthorized = await fetch(`${server.url}/metrics`);
+    expect(unauthorized.status).toBe(401);
+    await unauthorized.arrayBuffer();
     const logs = server.output();
     expect(logs).toMatch(/"route":"\/v1\/companies","status":401,"duration_ms":[\d.]+,"msg":"GET \/v1\/companies 401"/);
   });
