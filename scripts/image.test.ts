@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStripe, type LocalStripeServer } from '../local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
 import { SERVER_TEST_TIMEOUT, freePort } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 import {
   assembleImage,
   buildPathInRepo,
@@ -185,7 +186,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
   it.skipIf(onPostgres)('makes no demo company on a fresh embedded database, so no credentials reach the log', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-demo-'));
     tmp.push(data);
-    const server = await startServer(dir, { DATA_DIR: data, STRIPE_API_URL: stripe.url, WORKER: '0' });
+    const server = await startServer(dir, { DATA_DIR: data, STRIPE_API_URL: stripe.url, WORKER: '0', SHUTDOWN_DELAY_MS: '0' });
     procs.push(server);
     await waitFor(`${server.url}/readyz`, server);
     server.signal('SIGTERM');
@@ -227,7 +228,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
     const holder = setInterval(() => touch(0), 1_000);
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0' });
+      server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', SHUTDOWN_DELAY_MS: '0' });
       procs.push(server);
       const live = await fetch(`${server.url}/livez`);
       expect(live.status).toBe(200);
@@ -253,7 +254,8 @@ describe('the image, started with plain node from only what the Dockerfile copie
   });
 
   it.skipIf(onPostgres)("writes Next.js' own console lines without a hosted page's token", { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-console-'));
+    // Already migrated: a stop while a fresh directory still migrates waits for the migrations.
+    const data = await migratedDataDir('billing-image-console-');
     tmp.push(data);
     // What Next.js writes when a request fails outside the application, from inside the server process.
     const preload = path.join(data, 'console-line.cjs');
@@ -261,7 +263,8 @@ describe('the image, started with plain node from only what the Dockerfile copie
       preload,
       "if (require('node:worker_threads').isMainThread) setTimeout(() => console.error('Failed to handle request for /collect/tok_SECRETVALUE123?next=hidden-value'), 1500);",
     );
-    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', NODE_OPTIONS: `--require ${preload}` });
+    // The image's 5 s of answering after SIGTERM (SHUTDOWN_DELAY_MS) is not what this test is about.
+    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', SHUTDOWN_DELAY_MS: '0', NODE_OPTIONS: `--require ${preload}` });
     procs.push(server);
     for (let i = 0; i < 100 && !server.output().includes('Failed to handle request'); i++) await new Promise((r) => setTimeout(r, 100));
     server.signal('SIGTERM');

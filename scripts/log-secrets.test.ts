@@ -123,6 +123,7 @@ describe('the logs of a server taken through every secret', () => {
         body: new URLSearchParams({ email: 'ops@log-scan.test', password, csrfToken, json: 'true', callbackUrl: `${base}/console` }),
       });
       expect(res.status).toBeLessThan(500);
+      await res.arrayBuffer();
     }
     // The webhook attempt is logged once the worker recorded it.
     for (let i = 0; i < 50 && !/"msg":"webhook attempt"/.test(server.output()); i++) await new Promise((r) => setTimeout(r, 100));

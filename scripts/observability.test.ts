@@ -82,7 +82,10 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       const base = { ADMIN_TOKEN: ADMIN, STRIPE_API_URL: '', NODE_OPTIONS: `--require ${preload}` };
       const off = await startAppServer({ ...base, DATA_DIR: await migratedDataDir('otel-off-'), LOADED_MODULES_FILE: path.join(dir, 'off.json') });
       servers.push(off);
-      expect((await fetch(`${off.url}/v1/openapi.json`)).status).toBe(200);
+      const offAnswer = await fetch(`${off.url}/v1/openapi.json`);
+      expect(offAnswer.status).toBe(200);
+      // Read to its end: a body left unread keeps the connection busy, and the server's stop waits for it.
+      await offAnswer.arrayBuffer();
       await off.stop();
 
       const on = await startAppServer({
@@ -96,6 +99,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       const res = await fetch(`${on.url}/v1/openapi.json`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
       expect(res.status).toBe(200);
+      await res.arrayBuffer();
       // The request's own span ends after the spans inside it, so it may come in a later export.
       await untilSeen(() => receiver.spans.some((s) => s.traceId === traceId && s.name === 'GET /v1/openapi.json'));
       const spans = receiver.spans.filter((s) => s.traceId === traceId);
@@ -107,6 +111,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       const portalTrace = '5bf92f3577b34da6a3ce929d0e0e4737';
       const portal = await fetch(`${on.url}/portal/${token}?from=mail-secret`, { headers: { traceparent: `00-${portalTrace}-00f067aa0ba902b7-01` } });
       expect(portal.status).toBe(200); // the page saying the link is not valid
+      await portal.arrayBuffer();
       await untilSeen(() => receiver.spans.some((s) => s.traceId === portalTrace && s.attributes['http.target']));
       const portalSpans = receiver.spans.filter((s) => s.traceId === portalTrace);
       expect(portalSpans.map((s) => s.attributes['http.target'])).toContain('/portal/[token]?from');
@@ -174,8 +179,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
   });
 
   it('holds every metric the Grafana dashboard in deploy/ queries', async () => {
-    await fetch(`${server.url}/v1/companies`, { headers: { authorization: `Bearer ${ADMIN}` } });
-    await fetch(`${server.url}/companies`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    // Each answer read to its end: one left unread keeps its connection busy, and the stop after the tests waits for it.
+    await (await fetch(`${server.url}/v1/companies`, { headers: { authorization: `Bearer ${ADMIN}` } })).arrayBuffer();
+    await (await fetch(`${server.url}/companies`, { headers: { authorization: `Bearer ${ADMIN}` } })).arrayBuffer();
     const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     const names = scrapedNames(await res.text());
@@ -191,7 +197,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
     const text = await res.text();
     // Asked with and without the /v1 prefix: one route.
     expect(sample(text, 'billing_http_requests_total', { method: 'GET', route: '/v1/companies', status: '401' })).toBe(2);
-    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+    const unauthorized = await fetch(`${server.url}/metrics`);
+    expect(unauthorized.status).toBe(401);
+    await unauthorized.arrayBuffer();
     const logs = server.output();
     expect(logs).toMatch(/"route":"\/v1\/companies","status":401,"duration_ms":[\d.]+,"msg":"GET \/v1\/companies 401"/);
   });

@@ -55,7 +55,8 @@ describe.skipIf(!onPostgres)('several processes on one PostgreSQL (the image)', 
   });
 
   it('WEB_CONCURRENCY=2 serves from two processes on one port, and replaces one killed with SIGKILL while the port keeps answering', async () => {
-    const server = await startServer(dir, { DATABASE_URL: databaseUrl, MIGRATE: '0', WORKER: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', WEB_CONCURRENCY: '2' });
+    // SHUTDOWN_DELAY_MS 0: the image's 5 s of answering after SIGTERM is scripts/image.test.ts's subject, not this one's.
+    const server = await startServer(dir, { DATABASE_URL: databaseUrl, MIGRATE: '0', WORKER: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', WEB_CONCURRENCY: '2', SHUTDOWN_DELAY_MS: '0' });
     procs.push(server);
     await until('two serving processes', () => startedPids(server.output()).length === 2);
     const [victim, survivor] = startedPids(server.output());
@@ -105,7 +106,7 @@ describe.skipIf(!onPostgres)('several processes on one PostgreSQL (the image)', 
   });
 
   it('with the test clock, a process started after the shared clock moved serves its first request on the shared time', async () => {
-    const env = { DATABASE_URL: databaseUrl, MIGRATE: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, BILLING_TEST_CLOCK: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' };
+    const env = { DATABASE_URL: databaseUrl, MIGRATE: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, BILLING_TEST_CLOCK: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', SHUTDOWN_DELAY_MS: '0' };
     const first = await startServer(dir, env);
     procs.push(first);
     const admin = async (base: string, method: string, path: string, body?: unknown) => {

@@ -7,19 +7,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { findPgBin, findPgBouncer } from './pg.mjs';
 
-// Steps in order; the two checks that need no build run side by side (each on a core of its own).
+// Steps in order. Steps of one `group` run side by side: the two checks that need no build (each
+// on a core of its own), and after vitest the fault scenarios, the failover test and the browser
+// tests, which spend most of their time waiting (on killed and restarted databases, on timeouts,
+// on a browser) rather than computing: each uses ports of its own (FAULTS_PG_PORT, HA_PORT_BASE,
+// E2E_PORT).
 const steps = [
-  ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0'], { with: 'typecheck' }],
-  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
+  ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0'], { group: 'checks' }],
+  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit'], { group: 'checks' }],
   ['build', ['node_modules/next/dist/bin/next', 'build']],
   // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
   ['bundle', ['scripts/bundle.mjs']],
   // A test failing once is run once more, and the end names each that passed only then (lib/testing/retry.ts).
   ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/vitest.json']],
-  ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json']],
+  ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/faults.json'], { group: 'after' }],
   // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
-  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json']],
-  ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
+  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json'], { group: 'after' }],
+  ['playwright', ['node_modules/@playwright/test/cli.js', 'test'], { group: 'after' }],
   // Every log line the run produced, searched for secrets (scripts/scan-test-logs.ts).
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
@@ -129,16 +133,19 @@ function runStep(name, args, { quiet = false } = {}) {
 }
 
 const selected = steps.filter(([name]) => !only.length || only.includes(name));
-for (let i = 0; i < selected.length; i++) {
+for (let i = 0; i < selected.length; ) {
   const [name, args, opts] = selected[i];
-  const partner = opts?.with && selected[i + 1]?.[0] === opts.with ? selected[i + 1] : null;
-  if (partner) {
-    await Promise.all([runStep(name, args, { quiet: true }), runStep(partner[0], partner[1], { quiet: true })]);
-    i++;
-    continue;
+  let end = i + 1;
+  while (opts?.group && end < selected.length && selected[end][2]?.group === opts.group) end++;
+  if (end - i > 1) {
+    const together = selected.slice(i, end);
+    console.log(`\n=== ${together.map(([n]) => n).join(' ‖ ')} (side by side; each one's output when it ends) ===`);
+    await Promise.all(together.map(([n, a]) => runStep(n, a, { quiet: true })));
+  } else {
+    console.log(`\n=== ${name} ===`);
+    await runStep(name, args);
   }
-  console.log(`\n=== ${name} ===`);
-  await runStep(name, args);
+  i = end;
 }
 console.log(`\nsteps: ${took.join(', ')}; all ${((Date.now() - allStarted) / 1000).toFixed(1)}s`);
 
