@@ -32,6 +32,22 @@ export async function shot(page: Page, info: TestInfo, name: string) {
   await page.screenshot({ path: info.outputPath(`${name}.png`), fullPage: true });
 }
 
+export const MOBILE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 900 };
+
+/**
+ * Full-page screenshots at a phone's size and a desktop's, kept with the test's results as
+ * `<name>-mobile.png` and `<name>-desktop.png`; the page is left at `endAt`'s size.
+ */
+export async function shotsAtBothSizes(page: Page, info: TestInfo, name: string, endAt: { width: number; height: number } = DESKTOP) {
+  for (const [label, size] of [['mobile', MOBILE], ['desktop', DESKTOP]] as const) {
+    await page.setViewportSize(size);
+    await page.waitForLoadState('networkidle');
+    await page.screenshot({ path: info.outputPath(`${name}-${label}.png`), fullPage: true });
+  }
+  await page.setViewportSize(endAt);
+}
+
 /** Next's route announcer is also role=alert: find ours by its text. */
 export function alertWith(page: Page | Locator, text: string | RegExp) {
   return page.getByRole('alert').filter({ hasText: text });

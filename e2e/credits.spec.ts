@@ -1,18 +1,9 @@
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
-import { api, section, signIn, uniq } from './console-helpers';
+import { api, DESKTOP, MOBILE, section, shotsAtBothSizes, signIn, uniq } from './console-helpers';
 
 // Screenshots: test-results/e2e/<test>/credits-*-{mobile,desktop}.png (Playwright's output directory).
-const MOBILE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
 
-async function shots(page: Page, info: TestInfo, name: string) {
-  for (const [label, size] of [['mobile', MOBILE], ['desktop', DESKTOP]] as const) {
-    await page.setViewportSize(size);
-    await page.waitForLoadState('networkidle');
-    await page.screenshot({ path: info.outputPath(`credits-${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(DESKTOP);
-}
+const shots = (page: Page, info: TestInfo, name: string) => shotsAtBothSizes(page, info, `credits-${name}`, DESKTOP);
 
 const day = (iso: string) => new Date(iso).toLocaleDateString('en-US', { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
 

@@ -3,20 +3,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { expect, test, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
-import { api, section, signIn, uniq } from './console-helpers';
+import { api, MOBILE, section, shotsAtBothSizes, signIn, uniq } from './console-helpers';
 
 // Screenshots: test-results/e2e/<test>/portal-*-{mobile,desktop}.png (Playwright's output directory).
-const MOBILE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
 
-async function shots(page: Page, info: TestInfo, name: string) {
-  for (const [label, size] of [['mobile', MOBILE], ['desktop', DESKTOP]] as const) {
-    await page.setViewportSize(size);
-    await page.waitForLoadState('networkidle');
-    await page.screenshot({ path: info.outputPath(`portal-${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(MOBILE);
-}
+const shots = (page: Page, info: TestInfo, name: string) => shotsAtBothSizes(page, info, `portal-${name}`, MOBILE);
 
 async function fillCard(page: Page, number: string) {
   await page.getByLabel('Card number').fill(number);
