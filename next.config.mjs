@@ -39,6 +39,11 @@ const nextConfig = {
     // before the action can check its session: held to the 64 KiB of every unauthenticated route
     // (the console's forms send a few hundred bytes).
     serverActions: { bodySizeLimit: '64kb' },
+    // Each route's and page's code is loaded when it is first asked for, not all at start: a
+    // server that only answers the API never holds the console's pages (about 70-90 MB less at
+    // the benchmark's peak, bench/README.md "What `npm start` keeps running"). The first request
+    // to a route after a start waits for its code once.
+    preloadEntriesOnStart: false,
   },
   async headers() {
     return [
