@@ -12,6 +12,8 @@ import { add, cmp, Decimal, isZero, neg, sub, type Units } from '../../money';
  * - `available` is the amount less the live holds.
  * - The gate: a gated event passes when its cost is at most what is available when it is
  *   decided (in request order); a refused one changes nothing and is recorded as rejected.
+ * - Spend limits: an event (gated or not) whose cost would take a period's spend (completed
+ *   costs and live holds) past a `reject` limit is rejected first, with reason `spend_limit`.
  * - Each completed billed event and each change is one ledger row, whose starting and ending
  *   balance are the amount just before and just after it (an event that cost nothing too).
  * - `balance_change` is sent when the move changed the amount or what is available.
@@ -31,7 +33,16 @@ export type Facts = {
   threshold: Units | null;
   /** The plan alert's inputs, when a plan that alerts manages the balance; null otherwise. */
   planAlert: PlanAlert | null;
+  /** The balance's spend limits, each with what its period has spent so far (completed costs and live holds). */
+  spend?: SpendFact[];
 };
+
+/**
+ * A spend limit as the move decides with it: an event whose cost would take the period's spend
+ * past a `reject` limit is rejected (whether or not it is gated); passing a `notify` limit is
+ * crossed once (the writer notifies it once per period). `key` names the limit and its period.
+ */
+export type SpendFact = { key: string; action: 'reject' | 'notify'; limit: Units; spent: Units };
 
 export type MoveOp =
   /** An event billed to the balance: completed (a ledger row) or held (pending), gated or not. */
@@ -45,8 +56,8 @@ export type MoveOp =
    * the new level. A reset is no usage: it raises no plan alert.
    */
   | { kind: 'level'; level: Units; measured?: Units }
-  /** A hold completed: its cost leaves the holds and is taken from the amount (a ledger row). */
-  | { kind: 'complete_hold'; cost: Units }
+  /** A hold completed: its held cost (`held`, default `cost`) leaves the holds, its final `cost` is taken from the amount (a ledger row). */
+  | { kind: 'complete_hold'; cost: Units; held?: Units }
   /** Holds that stopped counting (cancelled, or lapsed): what is available rises by their cost. */
   | { kind: 'release'; amount: Units };
 
@@ -78,6 +89,10 @@ export type MovePlan = {
   leaves: StateKind[];
   /** Gated events refused: the cost each was refused for, and the amount when it was. */
   refusals: { op: number; cost: Units; amount: Units }[];
+  /** Per op: why an event was rejected (null for the others). */
+  reasons: ('insufficient_balance' | 'spend_limit' | null)[];
+  /** The `notify` spend limits the move took past their limit, with the spend just after. */
+  spendCrossed: { key: string; spent: Units }[];
 };
 
 /** Decides a move of one balance: `ops` in order, from `facts`. Pure. */
@@ -88,6 +103,16 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   const outcomes: Outcome[] = [];
   const rows: MoveRow[] = [];
   const refusals: MovePlan['refusals'] = [];
+  const reasons: MovePlan['reasons'] = [];
+  const spend = (facts.spend ?? []).map((l) => ({ ...l }));
+  const spendCrossed: MovePlan['spendCrossed'] = [];
+  const spent = (delta: Units) => {
+    for (const l of spend) {
+      const before = l.spent;
+      l.spent = add(l.spent, delta);
+      if (l.action === 'notify' && cmp(before, l.limit) <= 0 && cmp(l.spent, l.limit) > 0 && !spendCrossed.some((c) => c.key === l.key)) spendCrossed.push({ key: l.key, spent: l.spent });
+    }
+  };
   const take = (op: number, delta: Units) => {
     const starting = amount;
     amount = add(amount, delta);
@@ -95,18 +120,25 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   };
   for (const [i, op] of ops.entries()) {
     outcomes.push(null);
+    reasons.push(null);
     switch (op.kind) {
       case 'event':
-        if (op.gate && cmp(op.cost, sub(amount, pending)) > 0) {
+        if (cmp(op.cost, '0') > 0 && spend.some((l) => l.action === 'reject' && cmp(add(l.spent, op.cost), l.limit) > 0)) {
           outcomes[i] = 'rejected';
+          reasons[i] = 'spend_limit';
+        } else if (op.gate && cmp(op.cost, sub(amount, pending)) > 0) {
+          outcomes[i] = 'rejected';
+          reasons[i] = 'insufficient_balance';
           refusals.push({ op: i, cost: op.cost, amount });
         } else if (op.state === 'pending') {
           outcomes[i] = 'pending';
           pending = add(pending, op.cost);
+          spent(op.cost);
         } else {
           outcomes[i] = 'complete';
           usage = true;
           take(i, neg(op.cost));
+          spent(op.cost);
         }
         break;
       case 'change':
@@ -120,11 +152,13 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
       }
       case 'complete_hold':
         usage = true;
-        pending = sub(pending, op.cost);
+        pending = sub(pending, op.held ?? op.cost);
         take(i, neg(op.cost));
+        spent(sub(op.cost, op.held ?? op.cost));
         break;
       case 'release':
         pending = sub(pending, op.amount);
+        spent(neg(op.amount));
         break;
     }
   }
@@ -133,7 +167,7 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   const changed = cmp(amount, facts.amount) !== 0 || cmp(pending, facts.pending) !== 0;
   const crossed = crossingsOf({ before, after, threshold: facts.threshold, startAmount: facts.amount, amount, planAlert: usage ? facts.planAlert : null });
   const leaves = cmp(after, before) === 0 ? [] : leftStates.filter((s) => s.left(after, before, facts.threshold)).map((s) => s.kind);
-  return { outcomes, rows, start: { amount: facts.amount, pending: facts.pending }, amount, pending, before, after, changed, crossed, leaves, refusals };
+  return { outcomes, rows, start: { amount: facts.amount, pending: facts.pending }, amount, pending, before, after, changed, crossed, leaves, refusals, reasons, spendCrossed };
 }
 
 /**

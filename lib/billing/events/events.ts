@@ -7,7 +7,8 @@ import { add, cmp, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { completeHold, ensureBalances, findBalance, planAlertOf, releaseHolds, type Balance } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
-import { priceEvents, type Cost, type PricedBy } from './pricing';
+import { addUsage, priceEvents, priceGraduated, type Cost, type ItemPrice, type PricedBy } from './pricing';
+import { addSpend, notifySpendLimits, readSpend, spendKey, type SpendState } from './spend';
 import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
 import { decideMove, leftStates, type MoveOp } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
@@ -27,8 +28,15 @@ export type EventFilter = PageQuery & {
   state?: 'pending' | 'complete' | 'cancelled' | 'rejected';
   created_gte?: string;
   created_lt?: string;
+  /** properties[key]=value: events whose property `key` reads as `value`. */
+  properties?: Record<string, string>;
 };
 export { HOLD_MS };
+
+/** When a hold placed now lapses: `expires_in` seconds from now, one hour by default. */
+export const holdExpiry = (now: Date, expiresIn?: number) => new Date(now.getTime() + (expiresIn !== undefined ? expiresIn * 1000 : HOLD_MS));
+
+const costOut = (amount: string | null, denomination: string | null) => (amount !== null && denomination ? { amount: unitsOut(amount), denomination } : null);
 
 /** An expired hold reads as cancelled even before the worker has flipped it. */
 export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): EventState {
@@ -43,8 +51,13 @@ export function serializeEvent(e: EventRow, now: Date) {
     account_id: e.accountId,
     type: e.type,
     state,
-    cost: e.costAmount !== null && e.costDenomination ? { amount: unitsOut(e.costAmount), denomination: e.costDenomination } : null,
+    cost: costOut(e.costAmount, e.costDenomination),
+    held_cost: costOut(e.heldCost, e.costDenomination),
     priced_by: e.pricedBy,
+    pricing: e.pricing ? { rule: e.pricing.rule, components: e.pricing.components.map((c) => ({ quantity: unitsOut(c.quantity), amount: unitsOut(c.amount) })) } : null,
+    quantities: e.quantities ? Object.fromEntries(Object.entries(e.quantities).map(([k, q]) => [k, unitsOut(q)])) : {},
+    properties: e.properties ?? {},
+    reason: e.reason,
     gate_on_balance: e.gateOnBalance,
     metadata: e.metadata,
     idempotency_key: e.idempotencyKey,
@@ -54,7 +67,7 @@ export function serializeEvent(e: EventRow, now: Date) {
   };
 }
 
-type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; hasBalance: boolean };
+type Priced = { index: number; item: BatchItem } & Omit<ItemPrice, 'found'>;
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -68,7 +81,7 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   const prices = await priceEvents(db, companyId, items);
   const missing = prices.findIndex((p) => !p.found);
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
-  const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, hasBalance: prices[index].hasBalance }));
+  const priced: Priced[] = items.map((item, index) => ({ ...prices[index], index, item }));
 
   let ensureAll = false;
   for (let attempt = 0; ; attempt++) {
@@ -110,7 +123,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       return true;
     });
 
-    const row = (p: Priced, id: string, state: EventState): EventRow => ({
+    const row = (p: Priced, id: string, state: EventState, reason: EventRow['reason'] = null): EventRow => ({
       id,
       companyId,
       accountId: p.item.account_id,
@@ -124,13 +137,19 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       idempotencyKey: p.item.idempotency_key ?? null,
       createdAt: now,
       updatedAt: now,
-      expiresAt: state === 'pending' ? new Date(now.getTime() + HOLD_MS) : null,
+      expiresAt: state === 'pending' ? holdExpiry(now, p.item.expires_in) : null,
+      quantities: p.item.quantities ?? null,
+      properties: p.item.properties ?? null,
+      pricing: p.pricing,
+      heldCost: state === 'pending' ? (p.cost?.amount ?? null) : null,
+      reason: state === 'rejected' ? reason : null,
     });
     // Events whose state does not hang on the balance (all but gated ones) are written before
     // the balances are locked, so the locks are held only for the ledger and balance writes:
     // concurrent batches over the same accounts wait on each other for less.
     const ids = toInsert.map(() => newId('ev'));
-    const early = toInsert.map((p, i) => (p.cost && p.item.gate_on_balance ? null : row(p, ids[i], p.item.state ?? 'complete')));
+    // A graduated price and a spend limit are decided under the balance's lock too.
+    const early = toInsert.map((p, i) => (p.cost && (p.item.gate_on_balance || p.graduated || p.limited) ? null : row(p, ids[i], p.item.state ?? 'complete')));
     const earlyRows = early.filter((r): r is EventRow => r !== null);
     if (earlyRows.length) await insertEvents(tx, { companyId, now }, earlyRows);
     // Those holds are visible to this transaction's pending read below; the loop adds them in order.
@@ -199,24 +218,71 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         // was read under its lock; this transaction's own early holds are already in that read.
         const facts = new Map((await lockBalances(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
         if (facts.size < pairs.length) throw new BalanceGone();
-        const ops = new Map<string, { index: number; op: MoveOp }[]>();
-        for (const [i, p] of toInsert.entries()) {
-          if (!p.cost) continue;
-          const k = key(p.item.account_id, p.cost.denomination);
-          const state = early[i]?.state ?? p.item.state ?? 'complete';
-          // An early row's state is settled: it is decided ungated (a cancelled or rejected one cannot be).
-          const op: MoveOp = { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] };
-          ops.set(k, [...(ops.get(k) ?? []), { index: i, op }]);
+        // Spend limits of the balances that have them, read under the locks (the holds before this batch's own count).
+        const limited = [...facts.values()].filter((b) => toInsert.some((p) => p.limited && p.cost && key(p.item.account_id, p.cost.denomination) === key(b.account_id, b.denomination)));
+        const spend = await readSpend(tx, limited.map((b) => ({ accountId: b.account_id, denomination: b.denomination, pending: sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0') })), now);
+        // Graduated prices from the counters as the locks leave them, in request order; an item
+        // refused does not count for those after it, so they are priced again without it.
+        const refused = new Set<number>();
+        const graduated = toInsert.flatMap((p, i) => (p.graduated && p.cost ? [i] : []));
+        const decideAll = async () => {
+          if (graduated.length) {
+            const repriced = await priceGraduated(
+              tx,
+              companyId,
+              graduated.map((i) => ({ ...toInsert[i].item, counts: (toInsert[i].item.state ?? 'complete') === 'complete' && !refused.has(i) })),
+            );
+            graduated.forEach((i, n) => {
+              const r = repriced[n];
+              if (r.cost && r.cost.denomination === toInsert[i].cost!.denomination) toInsert[i] = { ...toInsert[i], cost: r.cost, pricing: r.pricing };
+            });
+          }
+          const ops = new Map<string, { index: number; op: MoveOp }[]>();
+          for (const [i, p] of toInsert.entries()) {
+            if (!p.cost) continue;
+            const k = key(p.item.account_id, p.cost.denomination);
+            const state = early[i]?.state ?? p.item.state ?? 'complete';
+            // An early row's state is settled: it is decided ungated (a cancelled or rejected one cannot be).
+            const op: MoveOp = { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) };
+            ops.set(k, [...(ops.get(k) ?? []), { index: i, op }]);
+          }
+          return [...ops].map(([k, list]) => {
+            const b = facts.get(k)!;
+            const own = ownHolds.get(k) ?? '0';
+            // The early holds are this batch's own: the move starts before them, and places them again.
+            const plan = decideMove({ amount: b.amount, pending: sub(b.pending, own), threshold: b.refill_threshold, planAlert: planAlertOf(b), spend: spend.get(spendKey(b.account_id, b.denomination)) }, list.map((l) => l.op));
+            return { list, b, plan };
+          });
+        };
+        let decided = await decideAll();
+        for (let round = 0; round < graduated.length; round++) {
+          const newly = decided.flatMap(({ list, plan }) => list.filter((l, n) => plan.outcomes[n] === 'rejected' && toInsert[l.index].graduated && !refused.has(l.index)).map((l) => l.index));
+          if (!newly.length) break;
+          newly.forEach((i) => refused.add(i));
+          decided = await decideAll();
         }
         const outcomes = new Map<number, string>();
+        const reasons = new Map<number, EventRow['reason']>();
         const rows: { index: number; row: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'> }[] = [];
         const changed: { id: string; amount: string }[] = [];
-        for (const [k, list] of ops) {
-          const b = facts.get(k)!;
-          const own = ownHolds.get(k) ?? '0';
-          // The early holds are this batch's own: the move starts before them, and places them again.
-          const plan = decideMove({ amount: b.amount, pending: sub(b.pending, own), threshold: b.refill_threshold, planAlert: planAlertOf(b) }, list.map((l) => l.op));
-          list.forEach((l, n) => outcomes.set(l.index, plan.outcomes[n]!));
+        const spent: { accountId: string; denomination: string; amount: Units }[] = [];
+        const usage: { account_id: string; rule: number; quantities: Record<string, Units> | null }[] = [];
+        const limitsCrossed: Parameters<typeof notifySpendLimits>[2] = [];
+        for (const { list, b, plan } of decided) {
+          list.forEach((l, n) => {
+            outcomes.set(l.index, plan.outcomes[n]!);
+            reasons.set(l.index, plan.reasons[n]);
+            const p = toInsert[l.index];
+            if (plan.outcomes[n] === 'complete') {
+              if (p.limited) spent.push({ accountId: b.account_id, denomination: b.denomination, amount: p.cost!.amount });
+              if (p.graduated && p.pricing) usage.push({ account_id: p.item.account_id, rule: p.pricing.rule, quantities: p.item.quantities ?? null });
+            }
+          });
+          const limits = spend.get(spendKey(b.account_id, b.denomination)) ?? [];
+          for (const c of plan.spendCrossed) {
+            const limit = limits.find((l) => l.key === c.key)!;
+            limitsCrossed.push({ accountId: b.account_id, denomination: b.denomination, balanceId: b.id, balance: plan.amount, limit, spent: c.spent });
+          }
           for (const r of plan.rows) {
             const { index } = list[r.op];
             const p = toInsert[index];
@@ -232,7 +298,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         for (const [i, p] of toInsert.entries()) {
           let r = early[i];
           if (!r) {
-            r = row(p, ids[i], (outcomes.get(i) as EventState | undefined) ?? p.item.state ?? 'complete');
+            r = row(p, ids[i], (outcomes.get(i) as EventState | undefined) ?? p.item.state ?? 'complete', reasons.get(i) ?? null);
             lateRows.push(r);
           }
           eventRows.push(r);
@@ -242,6 +308,9 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         rows.sort((a, b) => a.index - b.index);
         if (rows.length) await insertLedgerRows(tx, { companyId, now }, rows.map((r) => r.row));
         if (changed.length) await setBalanceAmounts(tx, changed, now);
+        await addUsage(tx, companyId, usage);
+        await addSpend(tx, spent, now);
+        await notifySpendLimits(tx, companyId, limitsCrossed, now);
       }
     } else {
       eventRows.push(...toInsert.map((p, i) => early[i] ?? row(p, ids[i], p.item.state ?? 'complete')));
@@ -370,6 +439,8 @@ export async function listEvents({ db, companyId, q, now }: { db: Db; companyId:
     to ? lt(events.createdAt, to) : undefined,
     ids.gte ? gte(events.id, ids.gte) : undefined,
     ids.lt ? lt(events.id, ids.lt) : undefined,
+    // properties[key]=value: the property as text (a number or boolean as JSON writes it).
+    ...Object.entries(q.properties ?? {}).map(([k, v]) => sql`${events.properties}->>${k} = ${v}`),
   );
 }
 
