@@ -16,9 +16,9 @@ const eventFields = {
   gate_on_balance: z.boolean({ error: 'must be true or false' }).optional(),
   idempotency_key: z.string().min(1).max(255).optional(),
   quantity: nonNegativeUnits.optional(),
-  quantities: quantities.optional(),
-  properties: properties.optional(),
-  expires_in: expiresIn.optional(),
+  quantities: quantities.optional().describe('Usage measured: name → decimal ≥ 0, at most 10 names; the rate card prices these. `quantity: n` is short for `{ "quantity": n }`.'),
+  properties: properties.optional().describe('Facts about the event (flat: string, number or boolean values, at most 20 keys) that billing rule filters match on; `properties[key]=value` filters the event list.'),
+  expires_in: expiresIn.optional().describe('A hold\'s life in seconds, 60 to 604800 (default 3600); only with state pending.'),
 };
 
 function pairCheck(
@@ -68,29 +68,11 @@ export const eventBatch = z
   .max(1000, 'A batch holds at most 1000 events.');
 export type BatchItem = z.infer<typeof batchItem>;
 
-export const eventTransition = z
-  .strictObject({
-    state: z
-      .enum(['complete', 'completed', 'cancelled', 'canceled'], { error: 'must be complete or cancelled' })
-      .transform((s): 'complete' | 'cancelled' => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s))
-      .optional(),
-    // The actual usage a hold settles at: a cost in the held denomination, or quantities priced by the same rule.
-    cost_override_amount: nonNegativeUnits.optional(),
-    quantity: nonNegativeUnits.optional(),
-    quantities: quantities.optional(),
-    overage_behavior: z.enum(['allow', 'cap', 'reject'], { error: 'must be one of allow, cap, reject' }).optional(),
-    expires_in: expiresIn.optional(),
-  })
-  .superRefine((v, ctx) => {
-    if (v.state === undefined && v.expires_in === undefined) ctx.addIssue({ code: 'custom', message: 'Send state (complete or cancelled), or expires_in to extend a hold.', path: ['state'] });
-    if (v.state !== undefined && v.expires_in !== undefined) ctx.addIssue({ code: 'custom', message: 'expires_in extends a pending hold; send it without state.', path: ['expires_in'] });
-    const actual = (['cost_override_amount', 'quantity', 'quantities'] as const).filter((k) => v[k] !== undefined);
-    if (actual.length > 1) ctx.addIssue({ code: 'custom', message: 'Send the actual usage once: cost_override_amount, or quantities (quantity is short for it).', path: [actual[1]] });
-    for (const k of [...actual, ...(v.overage_behavior !== undefined ? (['overage_behavior'] as const) : [])]) {
-      if (v.state !== 'complete') ctx.addIssue({ code: 'custom', message: `${k} goes with state: complete.`, path: [k] });
-    }
-  })
-  .transform(({ quantity, ...v }) => (quantity !== undefined ? { ...v, quantities: { quantity } } : v));
+export const eventTransition = z.strictObject({
+  state: z
+    .enum(['complete', 'completed', 'cancelled', 'canceled'], { error: 'must be complete or cancelled' })
+    .transform((s): 'complete' | 'cancelled' => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s)),
+});
 export type EventTransition = z.infer<typeof eventTransition>;
 
 // Years 0001–9999 in UTC: the database stores no year 0 and no five-digit year, and an offset
@@ -112,6 +94,6 @@ export const eventListQuery = z.strictObject({
   created_gte: iso.optional(),
   created_lt: iso.optional(),
   // properties[key]=value (the query parse gathers them into this object).
-  properties: z.record(z.string(), z.string()).optional(),
+  properties: z.record(z.string(), z.string()).optional().describe('properties[key]=value: events whose property key has that value (numbers and booleans as JSON writes them).'),
 });
 export type EventListQuery = z.infer<typeof eventListQuery>;

@@ -30,18 +30,18 @@ export const expiresIn = z
   .max(604_800, 'must be at most 604800 seconds (7 days)');
 
 const tier = z.strictObject({
-  up_to: positiveUnits.nullable(),
+  up_to: positiveUnits.nullable().describe('Upper bound of the tier (inclusive), ascending; null on the last tier only.'),
   unit_amount: nonNegativeUnits,
   flat_amount: nonNegativeUnits.optional(),
 });
 
 const component = z
   .strictObject({
-    quantity: usageName,
+    quantity: usageName.describe('Name of the event quantity this component prices (missing on an event: 0).'),
     unit_amount: nonNegativeUnits.optional(),
-    tiers: z.array(tier).min(1, 'needs at least one tier').max(20, 'may have at most 20 tiers').optional(),
-    tiers_mode: z.enum(['graduated', 'volume'], { error: 'must be graduated or volume' }).optional(),
-    package: z.strictObject({ size: positiveUnits, amount: nonNegativeUnits }).optional(),
+    tiers: z.array(tier).min(1, 'needs at least one tier').max(20, 'may have at most 20 tiers').optional().describe('Tiered price: up to 20 tiers, with tiers_mode.'),
+    tiers_mode: z.enum(['graduated', 'volume'], { error: 'must be graduated or volume' }).optional().describe('graduated: each unit at the tier it falls in, counted per account since the plan period began; volume: the whole quantity at the tier it reaches.'),
+    package: z.strictObject({ size: positiveUnits, amount: nonNegativeUnits }).optional().describe('Package price: ceil(quantity / size) × amount.'),
   })
   .superRefine((c, ctx) => {
     const kinds = (['unit_amount', 'tiers', 'package'] as const).filter((k) => c[k] !== undefined);
@@ -83,6 +83,7 @@ export const billingRule = z.strictObject({
   filters: z
     .record(usageName, z.union([propertyValue, z.array(propertyValue).min(1, 'must list at least one value').max(20, 'may list at most 20 values')]), { error: 'must be an object' })
     .refine((f) => Object.keys(f).length <= MAX_PROPERTIES, `may test at most ${MAX_PROPERTIES} properties`)
-    .optional(),
-  components: z.array(component).max(10, 'a rule has at most 10 components').optional(),
+    .optional()
+    .describe("Property → value or array of values the event's properties must all match; the first rule of the type in plan order that matches prices the event."),
+  components: z.array(component).max(10, 'a rule has at most 10 components').optional().describe('Prices by quantity (at most 10), added to amount: each has exactly one of unit_amount, tiers (with tiers_mode) or package.'),
 });

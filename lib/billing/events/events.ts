@@ -1,21 +1,20 @@
 import { and, eq, gte, inArray, lt, or, gt, lte, type SQL } from 'drizzle-orm';
 import { isUniqueViolation, query, sql, type Db } from '../../db/client';
-import { events, type EventState } from '../../db/schema';
+import { events, type EventState, type RejectReason } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
-import { completeHold, ensureBalances, findBalance, planAlertOf, releaseHolds, type Balance } from '../balances/balances';
+import { completeHold, ensureBalances, findBalance, moveBalances, planAlertOf, releaseHolds, type Balance, type BalanceMove } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
-import { addUsage, priceEvents, priceGraduated, type Cost, type ItemPrice, type PricedBy } from './pricing';
-import { addSpend, notifySpendLimits, readSpend, spendKey, type SpendState } from './spend';
+import { addUsage, priceEvents, priceGraduated, type ItemPrice } from './pricing';
 import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
-import { decideMove, leftStates, type MoveOp } from '../balances/move-decision';
+import { leftStates, type Outcome } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
 import { insertEvents } from '../../db/sql/events';
-import { insertLedgerRows, lockBalances, moveBalancesForEvents, setBalanceAmounts, type LedgerInsert, type LedgerMove } from '../../db/sql/balance-move';
+import { lockBalances, moveBalancesForEvents, type LedgerMove } from '../../db/sql/balance-move';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -175,6 +174,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       // With it, the statements after it in the transaction (and in any transaction it is part
       // of) are planned for their own arrays' sizes, not on a generic plan that assumes ten.
       await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
+      let general = false;
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
         const pairIndex = new Map(pairs.map(([a, d], i) => [key(a, d), i]));
@@ -195,7 +195,10 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         const notify = (source: SQL) => insertDeliveries(companyId, now.toISOString(), source);
         const rows = await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, rules: moveRules, notify });
         if (rows === 'lost') throw new BalanceGone();
-        for (const b of rows) {
+        // A balance whose grants the statement cannot move alone (one is due, or the draws pass
+        // the head grant): it wrote nothing, and the general writer takes the batch.
+        if (rows === 'general') general = true;
+        for (const b of rows === 'general' ? [] : rows) {
           const before = sub(b.amount, sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0'));
           const after = sub(b.new_amount, b.pending);
           moved.push(
@@ -212,105 +215,68 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
             ),
           );
         }
-        eventRows.push(...earlyRows);
+        if (!general) eventRows.push(...earlyRows);
       } else {
-        // Gated items: each balance's items decided in request order (move-decision.ts) from what
-        // was read under its lock; this transaction's own early holds are already in that read.
-        const facts = new Map((await lockBalances(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
-        if (facts.size < pairs.length) throw new BalanceGone();
-        // Spend limits of the balances that have them, read under the locks (the holds before this batch's own count).
-        const limited = [...facts.values()].filter((b) => toInsert.some((p) => p.limited && p.cost && key(p.item.account_id, p.cost.denomination) === key(b.account_id, b.denomination)));
-        const spend = await readSpend(tx, limited.map((b) => ({ accountId: b.account_id, denomination: b.denomination, pending: sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0') })), now);
-        // Graduated prices from the counters as the locks leave them, in request order; an item
-        // refused does not count for those after it, so they are priced again without it.
-        const refused = new Set<number>();
-        const graduated = toInsert.flatMap((p, i) => (p.graduated && p.cost ? [i] : []));
-        const decideAll = async () => {
-          if (graduated.length) {
-            const repriced = await priceGraduated(
-              tx,
-              companyId,
-              graduated.map((i) => ({ ...toInsert[i].item, counts: (toInsert[i].item.state ?? 'complete') === 'complete' && !refused.has(i) })),
-            );
-            graduated.forEach((i, n) => {
-              const r = repriced[n];
-              if (r.cost && r.cost.denomination === toInsert[i].cost!.denomination) toInsert[i] = { ...toInsert[i], cost: r.cost, pricing: r.pricing };
-            });
-          }
-          const ops = new Map<string, { index: number; op: MoveOp }[]>();
-          for (const [i, p] of toInsert.entries()) {
-            if (!p.cost) continue;
-            const k = key(p.item.account_id, p.cost.denomination);
-            const state = early[i]?.state ?? p.item.state ?? 'complete';
-            // An early row's state is settled: it is decided ungated (a cancelled or rejected one cannot be).
-            const op: MoveOp = { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) };
-            ops.set(k, [...(ops.get(k) ?? []), { index: i, op }]);
-          }
-          return [...ops].map(([k, list]) => {
-            const b = facts.get(k)!;
-            const own = ownHolds.get(k) ?? '0';
-            // The early holds are this batch's own: the move starts before them, and places them again.
-            const plan = decideMove({ amount: b.amount, pending: sub(b.pending, own), threshold: b.refill_threshold, planAlert: planAlertOf(b), spend: spend.get(spendKey(b.account_id, b.denomination)) }, list.map((l) => l.op));
-            return { list, b, plan };
-          });
-        };
-        let decided = await decideAll();
-        for (let round = 0; round < graduated.length; round++) {
-          const newly = decided.flatMap(({ list, plan }) => list.filter((l, n) => plan.outcomes[n] === 'rejected' && toInsert[l.index].graduated && !refused.has(l.index)).map((l) => l.index));
-          if (!newly.length) break;
-          newly.forEach((i) => refused.add(i));
-          decided = await decideAll();
+        general = true;
+      }
+      if (general) {
+        // Each balance's items decided in request order by the general writer (move-decision.ts):
+        // gated items, graduated prices, or balances whose grants the statement cannot move
+        // alone. This transaction's own early holds are already in what it reads under the locks.
+        // A graduated price is read from the account's counters under the balance's lock, as the
+        // items before it left them: the items are moved in segments, each starting at one.
+        const segments: number[][] = [[]];
+        for (const [i, p] of toInsert.entries()) {
+          if (!p.cost) continue;
+          if (p.graduated && !early[i] && segments[segments.length - 1].length) segments.push([]);
+          segments[segments.length - 1].push(i);
         }
-        const outcomes = new Map<number, string>();
-        const reasons = new Map<number, EventRow['reason']>();
-        const rows: { index: number; row: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'> }[] = [];
-        const changed: { id: string; amount: string }[] = [];
-        const spent: { accountId: string; denomination: string; amount: Units }[] = [];
-        const usage: { account_id: string; rule: number; quantities: Record<string, Units> | null }[] = [];
-        const limitsCrossed: Parameters<typeof notifySpendLimits>[2] = [];
-        for (const { list, b, plan } of decided) {
-          list.forEach((l, n) => {
-            outcomes.set(l.index, plan.outcomes[n]!);
-            reasons.set(l.index, plan.reasons[n]);
-            const p = toInsert[l.index];
-            if (plan.outcomes[n] === 'complete') {
-              if (p.limited) spent.push({ accountId: b.account_id, denomination: b.denomination, amount: p.cost!.amount });
-              if (p.graduated && p.pricing) usage.push({ account_id: p.item.account_id, rule: p.pricing.rule, quantities: p.item.quantities ?? null });
+        if (segments.length > 1 || toInsert[segments[0][0]]?.graduated) await lockBalances(tx, pairs, now);
+        const outcomes = new Map<number, Outcome>();
+        const reasons = new Map<number, RejectReason | null>();
+        for (const [n, segment] of segments.entries()) {
+          const first = toInsert[segment[0]];
+          if (first.graduated && !early[segment[0]]) {
+            const [r] = await priceGraduated(tx, companyId, [{ ...first.item, counts: true }]);
+            if (r.cost) toInsert[segment[0]] = { ...first, cost: r.cost, pricing: r.pricing };
+          }
+          // Early holds of this segment and the ones after it are in the read, not yet placed.
+          const later = segments.slice(n).flat();
+          const moves = new Map<string, BalanceMove & { ownHolds: Units }>();
+          for (const i of segment) {
+            const p = toInsert[i];
+            const k = key(p.item.account_id, p.cost!.denomination);
+            const state = early[i]?.state ?? p.item.state ?? 'complete';
+            let m = moves.get(k);
+            if (!m) {
+              const own = later.filter((j) => early[j]?.state === 'pending' && key(early[j]!.accountId, early[j]!.costDenomination ?? '') === k).reduce((sum, j) => add(sum, early[j]!.costAmount ?? '0'), '0');
+              moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost!.denomination, ops: [], ownHolds: own }));
             }
-          });
-          const limits = spend.get(spendKey(b.account_id, b.denomination)) ?? [];
-          for (const c of plan.spendCrossed) {
-            const limit = limits.find((l) => l.key === c.key)!;
-            limitsCrossed.push({ accountId: b.account_id, denomination: b.denomination, balanceId: b.id, balance: plan.amount, limit, spent: c.spent });
+            // An early row's state is settled: it is decided ungated.
+            m.ops.push({ op: { kind: 'event', cost: p.cost!.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
           }
-          for (const r of plan.rows) {
-            const { index } = list[r.op];
-            const p = toInsert[index];
-            rows.push({
-              index,
-              row: { accountId: p.item.account_id, balanceId: b.id, denomination: p.cost!.denomination, type: 'event', description: `Event ${p.item.type}`, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: ids[index], chargeId: null },
-            });
-          }
-          if (cmp(plan.amount, b.amount) !== 0) changed.push({ id: b.id, amount: plan.amount });
-          moved.push(movedBalance({ accountId: b.account_id, denomination: b.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), hasStates: b.has_states }, plan));
+          const list = [...moves.values()];
+          const results = await moveBalances(tx, companyId, list, now);
+          list.forEach((m, j) =>
+            m.ops.forEach((o, k) => {
+              outcomes.set(o.order!, results[j].plan.outcomes[k]);
+              reasons.set(o.order!, results[j].plan.reasons[k]);
+            }),
+          );
+          // A graduated item that completed counts for the ones after it.
+          const counted = segment.filter((i) => toInsert[i].graduated && !early[i] && outcomes.get(i) === 'complete' && toInsert[i].pricing);
+          await addUsage(tx, companyId, counted.map((i) => ({ account_id: toInsert[i].item.account_id, rule: toInsert[i].pricing!.rule, quantities: toInsert[i].item.quantities ?? null })));
         }
         const lateRows: EventRow[] = [];
         for (const [i, p] of toInsert.entries()) {
           let r = early[i];
           if (!r) {
-            r = row(p, ids[i], (outcomes.get(i) as EventState | undefined) ?? p.item.state ?? 'complete', reasons.get(i) ?? null);
+            r = row(p, ids[i], outcomes.get(i) ?? p.item.state ?? 'complete', reasons.get(i) ?? null);
             lateRows.push(r);
           }
           eventRows.push(r);
         }
         if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
-        // Ledger rows in request order, as the balances moved.
-        rows.sort((a, b) => a.index - b.index);
-        if (rows.length) await insertLedgerRows(tx, { companyId, now }, rows.map((r) => r.row));
-        if (changed.length) await setBalanceAmounts(tx, changed, now);
-        await addUsage(tx, companyId, usage);
-        await addSpend(tx, spent, now);
-        await notifySpendLimits(tx, companyId, limitsCrossed, now);
       }
     } else {
       eventRows.push(...toInsert.map((p, i) => early[i] ?? row(p, ids[i], p.item.state ?? 'complete')));
@@ -406,6 +372,8 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
     if (row.costAmount !== null && row.costDenomination) {
       if (state === 'complete') {
         await completeHold(tx, { companyId, accountId: row.accountId, denomination: row.costDenomination, cost: row.costAmount, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
+        // A graduated price's quantities count once the hold completes.
+        if (row.pricing) await addUsage(tx, companyId, [{ account_id: row.accountId, rule: row.pricing.rule, quantities: row.quantities }]);
       } else {
         await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination: row.costDenomination, amount: row.costAmount }], now);
       }

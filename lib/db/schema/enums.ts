@@ -51,8 +51,16 @@ export type SpendAction = (typeof SPEND_ACTIONS)[number];
 export type PricedBy = (typeof PRICED_BY)[number];
 
 /** The kinds of ledger entry. */
-export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset'] as const;
+export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset', 'expire', 'void', 'overage'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+/** What a credit grant's units are: bought (`paid`) or given (`promotional`). */
+export const GRANT_CATEGORIES = ['paid', 'promotional'] as const;
+export type GrantCategory = (typeof GRANT_CATEGORIES)[number];
+
+/** Where a credit grant came from. */
+export const GRANT_SOURCES = ['plan', 'deposit', 'refill', 'grant'] as const;
+export type GrantSource = (typeof GRANT_SOURCES)[number];
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -65,6 +73,7 @@ export const TOPICS = [
   'threshold',
   'refill_failed',
   'payment_failed',
+  'card_changed',
   'spend_limit_reached',
   'refill_limit_reached',
 ] as const;
@@ -88,8 +97,13 @@ export type IdempotencyStatus = (typeof IDEMPOTENCY_STATUSES)[number];
 export const ADMIN_ROLES = ['owner', 'admin'] as const;
 export type AdminRole = (typeof ADMIN_ROLES)[number];
 
-/** 'email': the lower-cased email; 'address': the client address. */
-export const SIGN_IN_SCOPES = ['email', 'address'] as const;
+/**
+ * What a row of sign_in_attempts counts against. Sign-in attempts: 'email' (the lower-cased
+ * email), 'email_address' (that email from one client address), 'address' (the client address:
+ * IPv4, or an IPv6 /64), 'network' (an IPv6 /48), 'global' (every failed attempt). Console
+ * actions that hash a password: 'invite' (per company), 'password_change' (per admin).
+ */
+export const SIGN_IN_SCOPES = ['email', 'address', 'email_address', 'network', 'global', 'invite', 'password_change'] as const;
 export type SignInScope = (typeof SIGN_IN_SCOPES)[number];
 
 /** `column in ('a', 'b', ...)`, written into the migration as literals (the values are ours, never input). */

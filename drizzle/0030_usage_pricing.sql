@@ -36,8 +36,8 @@ ALTER TABLE "notification_states" DROP CONSTRAINT "notification_states_kind_know
 ALTER TABLE "webhook_deliveries" DROP CONSTRAINT "webhook_deliveries_topic_known";--> statement-breakpoint
 ALTER TABLE "webhook_subscriptions" DROP CONSTRAINT "webhook_subscriptions_topic_known";--> statement-breakpoint
 ALTER TABLE "balances" ADD COLUMN "refill_max_charges_per_month" integer;--> statement-breakpoint
-ALTER TABLE "events" ADD COLUMN "quantities" jsonb;--> statement-breakpoint
-ALTER TABLE "events" ADD COLUMN "properties" jsonb;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN IF NOT EXISTS "quantities" jsonb;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN IF NOT EXISTS "properties" jsonb;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "pricing" jsonb;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "held_cost" numeric;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "reason" text;--> statement-breakpoint
@@ -46,5 +46,5 @@ ALTER TABLE "events" ADD COLUMN "reason" text;--> statement-breakpoint
 -- from now on are checked.
 ALTER TABLE "events" ADD CONSTRAINT "events_reason_known" CHECK ("events"."reason" is null or "events"."reason" in ('insufficient_balance', 'spend_limit')) NOT VALID;--> statement-breakpoint
 ALTER TABLE "notification_states" ADD CONSTRAINT "notification_states_kind_known" CHECK ("notification_states"."kind" in ('negative', 'paused', 'refill_threshold', 'plan_threshold', 'spend_limit', 'refill_limit'));--> statement-breakpoint
-ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_topic_known" CHECK ("webhook_deliveries"."topic" in ('pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'spend_limit_reached', 'refill_limit_reached')) NOT VALID;--> statement-breakpoint
-ALTER TABLE "webhook_subscriptions" ADD CONSTRAINT "webhook_subscriptions_topic_known" CHECK ("webhook_subscriptions"."topic" in ('pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'spend_limit_reached', 'refill_limit_reached'));
+ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_topic_known" CHECK ("webhook_deliveries"."topic" in ('pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'card_changed', 'spend_limit_reached', 'refill_limit_reached')) NOT VALID;--> statement-breakpoint
+ALTER TABLE "webhook_subscriptions" ADD CONSTRAINT "webhook_subscriptions_topic_known" CHECK ("webhook_subscriptions"."topic" in ('pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'card_changed', 'spend_limit_reached', 'refill_limit_reached'));
