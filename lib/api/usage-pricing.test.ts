@@ -1,0 +1,193 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newCompany, useTestDatabase } from '../testing/harness';
+import { balance, createAccount, createPlan, type Co } from '../testing/scenario';
+
+const t = useTestDatabase();
+
+// An LLM sold by model and tokens in and out, a search sold in graduated tiers, embeddings in
+// packages, and a catch-all priced by volume. Every price is exact to 12 decimals.
+const rateCard = [
+  {
+    type: 'llm',
+    denomination: 'usd',
+    filters: { model: 'big' },
+    components: [
+      { quantity: 'input_tokens', unit_amount: '0.0000025' },
+      { quantity: 'output_tokens', unit_amount: '0.00001' },
+    ],
+  },
+  { type: 'llm', denomination: 'usd', filters: { model: ['small', 'mini'] }, components: [{ quantity: 'input_tokens', package: { size: 1000, amount: '0.001' } }] },
+  {
+    type: 'llm',
+    denomination: 'usd',
+    amount: '0.01',
+    components: [{ quantity: 'input_tokens', tiers_mode: 'volume', tiers: [{ up_to: 1000, unit_amount: '0.001' }, { up_to: null, unit_amount: '0.0005', flat_amount: '0.1' }] }],
+  },
+  {
+    type: 'search',
+    denomination: 'usd',
+    amount: '0.5',
+    components: [{ quantity: 'queries', tiers_mode: 'graduated', tiers: [{ up_to: 10, unit_amount: 1 }, { up_to: null, unit_amount: '0.5', flat_amount: 2 }] }],
+  },
+];
+
+describe('usage priced by quantities and properties', () => {
+  let co: Co;
+  let plan: { id: string };
+  beforeAll(async () => {
+    co = await newCompany(t);
+    plan = await createPlan(co, { name: 'AI', charge_amount: 0, balances: [{ amount: 1000, denomination: 'usd' }], billing_rules: rateCard });
+  });
+  const post = (account: string, body: Record<string, unknown>) => co.call('POST', `/v1/accounts/${account}/events`, { body });
+
+  it('shows the rate card on the plan as it was sent', async () => {
+    const res = await co.call('GET', `/v1/plans/${plan.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.billing_rules[0]).toEqual({ ...rateCard[0], amount: 0, components: [{ quantity: 'input_tokens', unit_amount: 0.0000025 }, { quantity: 'output_tokens', unit_amount: 0.00001 }] });
+    expect(res.body.data.billing_rules[3].components[0].tiers).toEqual([{ up_to: 10, unit_amount: 1 }, { up_to: null, unit_amount: 0.5, flat_amount: 2 }]);
+  });
+
+  it('prices each event by the first rule whose filters match, exactly, and shows how', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    const big = await post(a, { type: 'llm', quantities: { input_tokens: 1234, output_tokens: 567 }, properties: { model: 'big', region: 'eu' } });
+    expect(big.status, JSON.stringify(big.body)).toBe(200);
+    // 1234 × 0.0000025 + 567 × 0.00001 = 0.003085 + 0.00567
+    expect(big.body.data).toMatchObject({
+      cost: { amount: 0.008755, denomination: 'usd' },
+      priced_by: 'plan',
+      pricing: { rule: 0, components: [{ quantity: 1234, amount: 0.003085 }, { quantity: 567, amount: 0.00567 }] },
+      quantities: { input_tokens: 1234, output_tokens: 567 },
+      properties: { model: 'big', region: 'eu' },
+    });
+    // An array filter: any of its values; a package begun is a package paid.
+    const mini = await post(a, { type: 'llm', quantities: { input_tokens: 2001 }, properties: { model: 'mini' } });
+    expect(mini.body.data).toMatchObject({ cost: { amount: 0.003, denomination: 'usd' }, pricing: { rule: 1, components: [{ quantity: 2001, amount: 0.003 }] } });
+    // No filter matches: the rule without filters, by volume (the whole quantity at the tier it reaches).
+    const other = await post(a, { type: 'llm', quantity: 1, properties: { model: 'other' } });
+    expect(other.body.data).toMatchObject({ cost: { amount: 0.01, denomination: 'usd' }, pricing: { rule: 2, components: [{ quantity: 0, amount: 0 }] } });
+    const volume = await post(a, { type: 'llm', quantities: { input_tokens: 3000 }, properties: { model: 7 } });
+    expect(volume.body.data).toMatchObject({ cost: { amount: 1.61, denomination: 'usd' }, pricing: { rule: 2, components: [{ quantity: 3000, amount: 1.6 }] } });
+    // A type no rule names is not billed; a cost_override still wins over the rules.
+    const unbilled = await post(a, { type: 'image', quantities: { pixels: 5 } });
+    expect(unbilled.body.data).toMatchObject({ cost: null, priced_by: 'none', pricing: null });
+    const override = await post(a, { type: 'llm', quantities: { input_tokens: 5 }, properties: { model: 'big' }, cost_override_amount: 2, cost_override_denomination: 'usd' });
+    expect(override.body.data).toMatchObject({ cost: { amount: 2 }, priced_by: 'override', pricing: null });
+    expect((await balance(co, a, 'usd')).amount).toBe(996.368245);
+    // Twelve decimals, not a float's approximation.
+    const tiny = await post(a, { type: 'llm', quantities: { input_tokens: '0.000001', output_tokens: '0.0000001' }, properties: { model: 'big' } });
+    expect(tiny.body.data.cost.amount).toBe(0.000000000004);
+  });
+
+  it('counts graduated tiers per account and rule within the plan period, in request order on every path', async () => {
+    const expected = [4.5, 4.5, 0.5 + 2 + 1 + 2, 0.5 + 2];
+    const quantities = [4, 4, 4, 4];
+    // One account by single events, one by one batch, one through group commit (concurrent singles).
+    const single = await createAccount(co, { plan_id: plan.id });
+    const costs: number[] = [];
+    for (const q of quantities) costs.push((await post(single, { type: 'search', quantities: { queries: q } })).body.data.cost.amount);
+    expect(costs).toEqual(expected);
+    const batched = await createAccount(co, { plan_id: plan.id });
+    const otherAccount = await createAccount(co, { plan_id: plan.id });
+    const items = quantities.flatMap((q) => [
+      { account_id: batched, type: 'search', quantities: { queries: q } },
+      // Another account's count is its own.
+      { account_id: otherAccount, type: 'search', quantities: { queries: 20 } },
+    ]);
+    const batch = await co.call('POST', '/v1/events', { body: items });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    expect(batch.body.data.filter((e: { account_id: string }) => e.account_id === batched).map((e: { cost: { amount: number } }) => e.cost.amount)).toEqual(expected);
+    expect(batch.body.data.filter((e: { account_id: string }) => e.account_id === otherAccount).map((e: { cost: { amount: number } }) => e.cost.amount)).toEqual([0.5 + 10 + 5 + 2, 0.5 + 10, 0.5 + 10, 0.5 + 10]);
+    expect((await balance(co, batched, 'usd')).amount).toBe(1000 - expected.reduce((s, c) => s + c, 0));
+    // A hold does not count until it completes; a refused event never counts.
+    const held = await createAccount(co, { plan_id: plan.id });
+    const hold = await post(held, { type: 'search', quantities: { queries: 8 }, state: 'pending' });
+    expect(hold.body.data).toMatchObject({ state: 'pending', cost: { amount: 8.5 } });
+    expect((await post(held, { type: 'search', quantities: { queries: 4 } })).body.data.cost.amount).toBe(4.5);
+    expect((await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body: { state: 'complete' } })).status).toBe(200);
+    expect((await post(held, { type: 'search', quantities: { queries: 1 } })).body.data.cost.amount).toBe(0.5 + 0.5);
+    const poor = await createAccount(co, { plan_id: plan.id });
+    await co.call('POST', `/v1/accounts/${poor}/events`, { body: { type: 'x', cost_override_amount: 995, cost_override_denomination: 'usd' } });
+    const refused = await post(poor, { type: 'search', quantities: { queries: 10 }, gate_on_balance: true });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.type).toBe('insufficient_balance');
+    expect((await post(poor, { type: 'search', quantities: { queries: 2 } })).body.data.cost.amount).toBe(2.5);
+    // Group commit: concurrent singles for one account are priced in the order they are written.
+    const grouped = await createAccount(co, { plan_id: plan.id });
+    const answers = await Promise.all(quantities.map(() => post(grouped, { type: 'search', quantities: { queries: 4 } })));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.map((r) => r.body.data.cost.amount).sort((x, y) => x - y)).toEqual([...expected].sort((x, y) => x - y));
+    expect((await balance(co, grouped, 'usd')).amount).toBe(1000 - expected.reduce((s, c) => s + c, 0));
+  });
+
+  it('prices a batch exactly as the same events sent one by one', async () => {
+    const one = await createAccount(co, { plan_id: plan.id });
+    const many = await createAccount(co, { plan_id: plan.id });
+    const events = [
+      { type: 'llm', quantities: { input_tokens: 100, output_tokens: 3 }, properties: { model: 'big' } },
+      { type: 'search', quantities: { queries: 7 } },
+      { type: 'llm', quantities: { input_tokens: 999 }, properties: { model: 'small' }, state: 'pending' },
+      { type: 'search', quantities: { queries: 7 }, gate_on_balance: true },
+      { type: 'llm', quantities: { input_tokens: 1000 } },
+    ];
+    const singles = [];
+    for (const e of events) singles.push((await post(one, e)).body.data);
+    const batch = (await co.call('POST', '/v1/events', { body: events.map((e) => ({ ...e, account_id: many })) })).body.data;
+    const shape = (e: Record<string, unknown>) => ({ state: e.state, cost: e.cost, pricing: e.pricing, quantities: e.quantities, properties: e.properties });
+    expect(batch.map(shape)).toEqual(singles.map(shape));
+    expect((await balance(co, many, 'usd')).amount).toBe((await balance(co, one, 'usd')).amount);
+  });
+
+  it('filters the event list by properties', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    await post(a, { type: 'llm', quantity: 1, properties: { model: 'big', team: 'red' } });
+    await post(a, { type: 'llm', quantity: 1, properties: { model: 'mini', team: 'red' } });
+    await post(a, { type: 'llm', quantity: 1, properties: { model: 'big', team: 'blue', cached: true } });
+    const list = async (q: string) => (await co.call('GET', `/v1/companies/{company}/events?account_id=${a}&${q}`)).body.data.map((e: { properties: { model: string; team: string } }) => `${e.properties.model}/${e.properties.team}`);
+    expect(await list('properties[model]=big')).toEqual(['big/blue', 'big/red']);
+    expect(await list('properties[model]=big&properties[team]=red')).toEqual(['big/red']);
+    expect(await list('properties[cached]=true')).toEqual(['big/blue']);
+    expect(await list('properties[model]=none')).toEqual([]);
+  });
+
+  it('refuses bad rate cards and bad usage with the path of the field, recording nothing', async () => {
+    const rule = (c: Record<string, unknown>) => ({ name: 'Bad', charge_amount: 0, billing_rules: [{ type: 'x', denomination: 'usd', components: [{ quantity: 'q', unit_amount: 1 }, c] }] });
+    const badPlans: [Record<string, unknown>, string][] = [
+      [rule({ quantity: 'q', unit_amount: 1, package: { size: 2, amount: 1 } }), 'billing_rules[0].components[1]'],
+      [rule({ quantity: 'q', tiers_mode: 'graduated', tiers: [{ up_to: 5, unit_amount: 1 }, { up_to: 3, unit_amount: 1 }, { up_to: null, unit_amount: 1 }] }), 'billing_rules[0].components[1].tiers[1].up_to'],
+      [rule({ quantity: 'q', tiers_mode: 'volume', tiers: [{ up_to: 5, unit_amount: 1 }, { up_to: null, unit_amount: 1 }, { up_to: null, unit_amount: 1 }] }), 'billing_rules[0].components[1].tiers[1].up_to'],
+      [rule({ quantity: 'q', tiers_mode: 'volume', tiers: [{ up_to: 5, unit_amount: 1 }, { up_to: 6, unit_amount: 1 }, { up_to: 10, unit_amount: 1 }] }), 'billing_rules[0].components[1].tiers[2].up_to'],
+      [rule({ quantity: 'q', unit_amount: -1 }), 'billing_rules[0].components[1].unit_amount'],
+      [rule({ quantity: 'q', package: { size: 0, amount: 1 } }), 'billing_rules[0].components[1].package.size'],
+      [rule({ quantity: 'q', tiers: [{ up_to: null, unit_amount: 1 }] }), 'billing_rules[0].components[1].tiers_mode'],
+    ];
+    const plansBefore = (await co.call('GET', '/v1/companies/{company}/plans')).body.data.length;
+    for (const [body, param] of badPlans) {
+      const res = await co.call('POST', '/v1/companies/{company}/plans', { body });
+      expect(res.status, param).toBe(400);
+      expect(res.body.error, param).toMatchObject({ type: 'invalid_request', param });
+    }
+    expect((await co.call('GET', '/v1/companies/{company}/plans')).body.data.length).toBe(plansBefore);
+
+    const a = await createAccount(co, { plan_id: plan.id });
+    const many = (n: number, v: unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, v]));
+    const badEvents: [Record<string, unknown>, string][] = [
+      [{ type: 'llm', quantities: many(11, 1) }, 'quantities'],
+      [{ type: 'llm', properties: many(21, 'x') }, 'properties'],
+      [{ type: 'llm', quantities: { input_tokens: -1 } }, 'quantities.input_tokens'],
+      [{ type: 'llm', quantities: { input_tokens: 'lots' } }, 'quantities.input_tokens'],
+      [{ type: 'llm', quantity: -2 }, 'quantity'],
+      [{ type: 'llm', properties: { model: { nested: true } } }, 'properties.model'],
+      [{ type: 'llm', quantity: 1, quantities: { input_tokens: 1 } }, 'quantity'],
+    ];
+    for (const [body, param] of badEvents) {
+      const res = await post(a, body);
+      expect(res.status, param).toBe(400);
+      expect(res.body.error, param).toMatchObject({ type: 'invalid_request', param });
+      const batch = await co.call('POST', '/v1/events', { body: [{ account_id: a, type: 'llm', quantity: 1 }, { ...body, account_id: a }] });
+      expect(batch.status, param).toBe(400);
+      expect(batch.body.error.param, param).toBe(`[1].${param}`);
+    }
+    expect((await co.call('GET', `/v1/companies/{company}/events?account_id=${a}`)).body.data).toEqual([]);
+    expect((await balance(co, a, 'usd')).amount).toBe(1000);
+  });
+});
