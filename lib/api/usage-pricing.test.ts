@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
-import { balance, createAccount, createPlan, type Co } from '../testing/scenario';
+import { balance, createAccount, createPlan, grant, type Co } from '../testing/scenario';
 
 const t = useTestDatabase();
 
@@ -135,6 +135,156 @@ describe('usage priced by quantities and properties', () => {
     const shape = (e: Record<string, unknown>) => ({ state: e.state, cost: e.cost, pricing: e.pricing, quantities: e.quantities, properties: e.properties });
     expect(batch.map(shape)).toEqual(singles.map(shape));
     expect((await balance(co, many, 'usd')).amount).toBe((await balance(co, one, 'usd')).amount);
+  });
+
+  it('checks an event without recording it: priced and gated as recording it now would be', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    const check = (body: Record<string, unknown>) => co.call('POST', `/v1/accounts/${a}/check`, { body });
+    const search = { type: 'search', quantities: { queries: 6 } };
+    expect((await check(search)).body).toEqual({ data: { allowed: true, cost: { amount: 6.5, denomination: 'usd' }, available: 1000, reason: null } });
+    // Nothing was recorded or counted: the check answers the same, and recording costs what it said.
+    expect((await check(search)).body.data.cost.amount).toBe(6.5);
+    expect((await co.call('GET', `/v1/companies/{company}/events?account_id=${a}`)).body.data).toEqual([]);
+    expect((await post(a, search)).body.data.cost.amount).toBe(6.5);
+    // The graduated count moved on: the next check prices from it (6 → 12: 4 × 1 + 2 × 0.5 + 2 + 0.5).
+    expect((await check(search)).body.data.cost.amount).toBe(7.5);
+    // Past what is available: refused, as a gated event would be; asked ungated, allowed.
+    await co.call('POST', `/v1/accounts/${a}/events`, { body: { type: 'x', cost_override_amount: 990, cost_override_denomination: 'usd' } });
+    const over = await check({ type: 'llm', quantities: { input_tokens: 2_000_000 }, properties: { model: 'big' } });
+    expect(over.body.data).toEqual({ allowed: false, cost: { amount: 5, denomination: 'usd' }, available: 3.5, reason: 'insufficient_balance' });
+    expect((await check({ type: 'llm', quantities: { input_tokens: 2_000_000 }, properties: { model: 'big' }, gate_on_balance: false })).body.data).toMatchObject({ allowed: true, reason: null });
+    expect((await post(a, { type: 'llm', quantities: { input_tokens: 2_000_000 }, properties: { model: 'big' }, gate_on_balance: true })).status).toBe(402);
+    // Not billed: allowed, no cost. An override is checked like any cost.
+    expect((await check({ type: 'image' })).body.data).toEqual({ allowed: true, cost: null, available: null, reason: null });
+    expect((await check({ type: 'image', cost_override_amount: 3.5, cost_override_denomination: 'usd' })).body.data).toMatchObject({ allowed: true, available: 3.5 });
+    expect((await check({ type: 'image', cost_override_amount: 1, cost_override_denomination: 'gpu' })).body.data).toEqual({ allowed: false, cost: { amount: 1, denomination: 'gpu' }, available: 0, reason: 'insufficient_balance' });
+    // Bad input and someone else's account.
+    const bad = await check({ type: 'llm', quantities: { input_tokens: -1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request', param: 'quantities.input_tokens' });
+    const stranger = await newCompany(t, { name: 'Stranger' });
+    expect((await stranger.call('POST', `/v1/accounts/${a}/check`, { body: search })).status).toBe(404);
+    expect((await co.call('GET', `/v1/companies/{company}/events?account_id=${a}`)).body.data).toHaveLength(3);
+  });
+
+  it('holds an estimate for expires_in seconds and settles it at the actual, as overage_behavior says', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    await grant(co, a, 10, 'gpu');
+    const hold = async (amount: number, extra: Record<string, unknown> = {}) => {
+      const r = await post(a, { type: 'job', cost_override_amount: amount, cost_override_denomination: 'gpu', state: 'pending', ...extra });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.data as { id: string; created_at: string; expires_at: string };
+    };
+    const put = (id: string, body: Record<string, unknown>) => co.call('PUT', `/v1/events/${id}`, { body });
+    const gpu = async () => {
+      const b = await balance(co, a, 'gpu');
+      return [b.amount, b.available];
+    };
+    // expires_in: the hold's life in seconds.
+    const short = await hold(1, { expires_in: 120 });
+    expect(Date.parse(short.expires_at) - Date.parse(short.created_at)).toBe(120_000);
+    expect((await put(short.id, { state: 'cancelled' })).body.data).toMatchObject({ state: 'cancelled', cost: { amount: 1 }, held_cost: { amount: 1 } });
+    // Less than held: the rest is released.
+    const less = await hold(6);
+    expect(await gpu()).toEqual([10, 4]);
+    const settled = await put(less.id, { state: 'complete', cost_override_amount: 2.5 });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    expect(settled.body.data).toMatchObject({ state: 'complete', cost: { amount: 2.5, denomination: 'gpu' }, held_cost: { amount: 6, denomination: 'gpu' } });
+    expect(await gpu()).toEqual([7.5, 7.5]);
+    // The same completion again changes nothing; a different amount is 409; so is cancelling it.
+    expect((await put(less.id, { state: 'complete', cost_override_amount: 2.5 })).body.data).toEqual(settled.body.data);
+    const different = await put(less.id, { state: 'complete', cost_override_amount: 3 });
+    expect(different.status).toBe(409);
+    expect(different.body.error.type).toBe('conflict');
+    expect((await put(less.id, { state: 'cancelled' })).status).toBe(409);
+    expect(await gpu()).toEqual([7.5, 7.5]);
+    // More than held, rejected: 409 insufficient_balance, the hold stays pending and nothing moves.
+    const more = await hold(4);
+    const rejected = await put(more.id, { state: 'complete', cost_override_amount: 20, overage_behavior: 'reject' });
+    expect(rejected.status).toBe(409);
+    expect(rejected.body.error.type).toBe('insufficient_balance');
+    expect((await co.call('GET', `/v1/events/${more.id}`)).body.data.state).toBe('pending');
+    expect(await gpu()).toEqual([7.5, 3.5]);
+    // Capped: at most the held cost plus what is available.
+    const capped = await put(more.id, { state: 'complete', cost_override_amount: 20, overage_behavior: 'cap' });
+    expect(capped.body.data).toMatchObject({ cost: { amount: 7.5 }, held_cost: { amount: 4 } });
+    expect(await gpu()).toEqual([0, 0]);
+    expect((await put(more.id, { state: 'complete', cost_override_amount: 20, overage_behavior: 'cap' })).status).toBe(200);
+    // Allowed (the default): the balance may go below zero.
+    const allowed = await hold(1);
+    expect((await put(allowed.id, { state: 'complete', cost_override_amount: 3 })).body.data).toMatchObject({ cost: { amount: 3 }, held_cost: { amount: 1 } });
+    expect(await gpu()).toEqual([-3, -3]);
+    // Extended: expires_in alone moves the expiry to that many seconds from now.
+    const kept = await hold(0);
+    const extended = await put(kept.id, { expires_in: 7200 });
+    expect(extended.status, JSON.stringify(extended.body)).toBe(200);
+    expect(Date.parse(extended.body.data.expires_at) - Date.parse(extended.body.data.updated_at)).toBe(7_200_000);
+    expect((await put(allowed.id, { expires_in: 7200 })).status).toBe(409);
+    // Completed with what was held, the record keeps both.
+    expect((await put(kept.id, { state: 'complete' })).body.data).toMatchObject({ cost: { amount: 0 }, held_cost: { amount: 0 } });
+  });
+
+  it('settles a rate-card hold at the actual quantities, priced by the same rule', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    const estimate = await post(a, { type: 'llm', quantities: { input_tokens: 1000, output_tokens: 1000 }, properties: { model: 'big' }, state: 'pending' });
+    expect(estimate.body.data).toMatchObject({ cost: { amount: 0.0125 }, held_cost: { amount: 0.0125 } });
+    const done = await co.call('PUT', `/v1/events/${estimate.body.data.id}`, { body: { state: 'complete', quantities: { input_tokens: 1000, output_tokens: 400 } } });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.data).toMatchObject({
+      cost: { amount: 0.0065, denomination: 'usd' },
+      held_cost: { amount: 0.0125 },
+      quantities: { input_tokens: 1000, output_tokens: 400 },
+      pricing: { rule: 0, components: [{ quantity: 1000, amount: 0.0025 }, { quantity: 400, amount: 0.004 }] },
+    });
+    expect((await balance(co, a, 'usd')).amount).toBe(999.9935);
+    // A graduated hold counts its actual quantity once completed.
+    const searching = await post(a, { type: 'search', quantities: { queries: 2 }, state: 'pending' });
+    expect((await co.call('PUT', `/v1/events/${searching.body.data.id}`, { body: { state: 'complete', quantities: { queries: 12 } } })).body.data.cost.amount).toBe(0.5 + 10 + 1 + 2);
+    expect((await post(a, { type: 'search', quantities: { queries: 1 } })).body.data.cost.amount).toBe(1);
+    // Quantities cannot settle an override's hold; bad transitions are 400 with the field.
+    const override = await post(a, { type: 'llm', cost_override_amount: 1, cost_override_denomination: 'usd', state: 'pending' });
+    const bad: [Record<string, unknown>, string][] = [
+      [{ state: 'complete', quantities: { input_tokens: 1 } }, 'quantities'],
+      [{ state: 'complete', cost_override_amount: 1, overage_behavior: 'maybe' }, 'overage_behavior'],
+      [{ state: 'complete', quantities: { input_tokens: -1 } }, 'quantities.input_tokens'],
+      [{ expires_in: 59 }, 'expires_in'],
+      [{ expires_in: 604_801 }, 'expires_in'],
+      [{ state: 'cancelled', cost_override_amount: 1 }, 'cost_override_amount'],
+      [{ state: 'complete', expires_in: 600 }, 'expires_in'],
+    ];
+    for (const [body, param] of bad) {
+      const res = await co.call('PUT', `/v1/events/${override.body.data.id}`, { body });
+      expect(res.status, param).toBe(400);
+      expect(res.body.error, param).toMatchObject({ type: 'invalid_request', param });
+    }
+    for (const [body, param] of [[{ type: 'llm', state: 'pending', expires_in: 59 }, 'expires_in'], [{ type: 'llm', expires_in: 600 }, 'expires_in'], [{ type: 'llm', state: 'pending', expires_in: 604_801 }, 'expires_in']] as const) {
+      const res = await post(a, body);
+      expect(res.status, param).toBe(400);
+      expect(res.body.error.param).toBe(param);
+    }
+    expect((await co.call('GET', `/v1/events/${override.body.data.id}`)).body.data.state).toBe('pending');
+  });
+
+  it("answers the README's LLM example as it says", async () => {
+    const llm = await createPlan(co, {
+      name: 'LLM', charge_amount: 0, balances: [{ amount: 20, denomination: 'usd' }],
+      billing_rules: [
+        { type: 'llm', denomination: 'usd', filters: { model: 'large' }, components: [{ quantity: 'input_tokens', unit_amount: '0.000003' }, { quantity: 'output_tokens', unit_amount: '0.000015' }] },
+        { type: 'llm', denomination: 'usd', filters: { model: ['small', 'mini'] }, components: [{ quantity: 'input_tokens', unit_amount: '0.0000002' }, { quantity: 'output_tokens', unit_amount: '0.0000008' }] },
+        { type: 'llm', denomination: 'usd', amount: '0.01' },
+      ],
+    });
+    const a = await createAccount(co, { plan_id: llm.id });
+    const estimate = { type: 'llm', quantities: { input_tokens: 1200, output_tokens: 800 }, properties: { model: 'large' } };
+    expect((await co.call('POST', `/v1/accounts/${a}/check`, { body: estimate })).body).toEqual({ data: { allowed: true, cost: { amount: 0.0156, denomination: 'usd' }, available: 20, reason: null } });
+    const hold = await post(a, { ...estimate, state: 'pending', expires_in: 300, gate_on_balance: true });
+    const done = await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body: { state: 'complete', quantities: { input_tokens: 1200, output_tokens: 350 } } });
+    expect(done.body.data).toMatchObject({
+      cost: { amount: 0.00885, denomination: 'usd' },
+      held_cost: { amount: 0.0156, denomination: 'usd' },
+      pricing: { rule: 0, components: [{ quantity: 1200, amount: 0.0036 }, { quantity: 350, amount: 0.00525 }] },
+    });
+    expect((await balance(co, a, 'usd')).amount).toBe(19.99115);
   });
 
   it('filters the event list by properties', async () => {

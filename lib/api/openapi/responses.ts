@@ -231,6 +231,15 @@ export const event = z
   })
   .describe('A billable usage record.');
 
+export const checkResult = z
+  .strictObject({
+    allowed: z.boolean().describe('Whether recording the event now would pass.'),
+    cost: costOut.nullable().describe('What the event would cost now; null when it would not be billed.'),
+    available: unitsNumber('Units available.').nullable().describe('What the charged balance has available now (0 when the balance does not exist yet); null when the event would not be billed.'),
+    reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why it would be refused; null when allowed.'),
+  })
+  .describe('The answer to a check: priced and gated as recording the event now would be; nothing recorded.');
+
 export const eventWithBalance = event
   .extend({ balance: balance.nullable().describe('The Balance of the charged denomination after the event; null when the event is not billed.') })
   .describe('The event record with the resulting balance.');
@@ -486,6 +495,7 @@ export const RESPONSE_SCHEMAS = {
   CreditsReport: creditsReport,
   Event: event,
   EventWithBalance: eventWithBalance,
+  CheckResult: checkResult,
   Plan: plan,
   Charge: charge,
   Company: company,

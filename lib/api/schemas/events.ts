@@ -68,11 +68,32 @@ export const eventBatch = z
   .max(1000, 'A batch holds at most 1000 events.');
 export type BatchItem = z.infer<typeof batchItem>;
 
-export const eventTransition = z.strictObject({
-  state: z
-    .enum(['complete', 'completed', 'cancelled', 'canceled'], { error: 'must be complete or cancelled' })
-    .transform((s): 'complete' | 'cancelled' => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s)),
-});
+export const eventTransition = z
+  .strictObject({
+    state: z
+      .enum(['complete', 'completed', 'cancelled', 'canceled'], { error: 'must be complete or cancelled' })
+      .transform((s): 'complete' | 'cancelled' => (s === 'completed' ? 'complete' : s === 'canceled' ? 'cancelled' : s))
+      .optional(),
+    // The actual usage a hold settles at: a cost in the held denomination, or quantities priced by the same rule.
+    cost_override_amount: nonNegativeUnits.optional(),
+    quantity: nonNegativeUnits.optional(),
+    quantities: quantities.optional().describe('The actual usage of a hold being completed, priced by the rule that priced the hold.'),
+    overage_behavior: z
+      .enum(['allow', 'cap', 'reject'], { error: 'must be one of allow, cap, reject' })
+      .optional()
+      .describe('When the actual costs more than was held: allow (default; may go below zero), cap (at most the held cost plus what is available), reject (409 insufficient_balance; the hold stays pending).'),
+    expires_in: expiresIn.optional().describe('Sent alone on a pending event: its hold now lasts this many seconds from now (60 to 604800).'),
+  })
+  .superRefine((v, ctx) => {
+    if (v.state === undefined && v.expires_in === undefined) ctx.addIssue({ code: 'custom', message: 'Send state (complete or cancelled), or expires_in to extend a hold.', path: ['state'] });
+    if (v.state !== undefined && v.expires_in !== undefined) ctx.addIssue({ code: 'custom', message: 'expires_in extends a pending hold; send it without state.', path: ['expires_in'] });
+    const actual = (['cost_override_amount', 'quantity', 'quantities'] as const).filter((k) => v[k] !== undefined);
+    if (actual.length > 1) ctx.addIssue({ code: 'custom', message: 'Send the actual usage once: cost_override_amount, or quantities (quantity is short for it).', path: [actual[1]] });
+    for (const k of [...actual, ...(v.overage_behavior !== undefined ? (['overage_behavior'] as const) : [])]) {
+      if (v.state !== 'complete') ctx.addIssue({ code: 'custom', message: `${k} goes with state: complete.`, path: [k] });
+    }
+  })
+  .transform(({ quantity, ...v }) => (quantity !== undefined ? { ...v, quantities: { quantity } } : v));
 export type EventTransition = z.infer<typeof eventTransition>;
 
 // Years 0001–9999 in UTC: the database stores no year 0 and no five-digit year, and an offset

@@ -2,12 +2,12 @@ import { and, eq, gte, inArray, lt, or, gt, lte, type SQL } from 'drizzle-orm';
 import { isUniqueViolation, query, sql, type Db } from '../../db/client';
 import { events, type EventState, type RejectReason } from '../../db/schema';
 import { idRange, newId } from '../../ids';
-import { ApiError, conflict, notFound } from '../../errors';
-import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { ApiError, conflict, invalid, notFound } from '../../errors';
+import { add, cmp, Decimal, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { completeHold, ensureBalances, findBalance, moveBalances, planAlertOf, releaseHolds, type Balance, type BalanceMove } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
-import { addUsage, priceEvents, priceGraduated, type ItemPrice } from './pricing';
+import { addUsage, priceByRule, priceEvents, priceGraduated, type ItemPrice } from './pricing';
 import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
 import { leftStates, type Outcome } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
@@ -67,6 +67,9 @@ export function serializeEvent(e: EventRow, now: Date) {
 }
 
 type Priced = { index: number; item: BatchItem } & Omit<ItemPrice, 'found'>;
+
+/** Thrown inside a savepoint to decide a batch's graduated items again. */
+class Redecide extends Error {}
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -223,50 +226,66 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         // Each balance's items decided in request order by the general writer (move-decision.ts):
         // gated items, graduated prices, or balances whose grants the statement cannot move
         // alone. This transaction's own early holds are already in what it reads under the locks.
-        // A graduated price is read from the account's counters under the balance's lock, as the
-        // items before it left them: the items are moved in segments, each starting at one.
-        const segments: number[][] = [[]];
-        for (const [i, p] of toInsert.entries()) {
-          if (!p.cost) continue;
-          if (p.graduated && !early[i] && segments[segments.length - 1].length) segments.push([]);
-          segments[segments.length - 1].push(i);
-        }
-        if (segments.length > 1 || toInsert[segments[0][0]]?.graduated) await lockBalances(tx, pairs, now);
+        // A graduated price is read from the account's counters under the balance's lock, each
+        // item counting from the counter plus the items before it that complete. Whether a gated
+        // one completes hangs on its price: decided inside a savepoint, and again (priced anew)
+        // while an item counted as completing was refused, or one counted as refused passed.
+        const graduated = toInsert.flatMap((p, i) => (p.cost && p.graduated && !early[i] ? [i] : []));
+        if (graduated.length) await lockBalances(tx, pairs, now);
+        const decidedAtOnce = !graduated.some((i) => toInsert[i].item.gate_on_balance);
+        let refused = new Set<number>();
         const outcomes = new Map<number, Outcome>();
         const reasons = new Map<number, RejectReason | null>();
-        for (const [n, segment] of segments.entries()) {
-          const first = toInsert[segment[0]];
-          if (first.graduated && !early[segment[0]]) {
-            const [r] = await priceGraduated(tx, companyId, [{ ...first.item, counts: true }]);
-            if (r.cost) toInsert[segment[0]] = { ...first, cost: r.cost, pricing: r.pricing };
+        const decide = async (db: Db) => {
+          if (graduated.length) {
+            const repriced = await priceGraduated(db, companyId, graduated.map((i) => ({ ...toInsert[i].item, counts: (toInsert[i].item.state ?? 'complete') === 'complete' && !refused.has(i) })));
+            graduated.forEach((i, n) => {
+              const r = repriced[n];
+              if (r.cost) toInsert[i] = { ...toInsert[i], cost: r.cost, pricing: r.pricing };
+            });
           }
-          // Early holds of this segment and the ones after it are in the read, not yet placed.
-          const later = segments.slice(n).flat();
           const moves = new Map<string, BalanceMove & { ownHolds: Units }>();
-          for (const i of segment) {
-            const p = toInsert[i];
-            const k = key(p.item.account_id, p.cost!.denomination);
+          for (const [i, p] of toInsert.entries()) {
+            if (!p.cost) continue;
+            const k = key(p.item.account_id, p.cost.denomination);
             const state = early[i]?.state ?? p.item.state ?? 'complete';
             let m = moves.get(k);
-            if (!m) {
-              const own = later.filter((j) => early[j]?.state === 'pending' && key(early[j]!.accountId, early[j]!.costDenomination ?? '') === k).reduce((sum, j) => add(sum, early[j]!.costAmount ?? '0'), '0');
-              moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost!.denomination, ops: [], ownHolds: own }));
-            }
+            if (!m) moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost.denomination, ops: [], ownHolds: ownHolds.get(k) ?? '0' }));
             // An early row's state is settled: it is decided ungated.
-            m.ops.push({ op: { kind: 'event', cost: p.cost!.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
+            m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
           }
           const list = [...moves.values()];
-          const results = await moveBalances(tx, companyId, list, now);
+          const results = await moveBalances(db, companyId, list, now);
           list.forEach((m, j) =>
             m.ops.forEach((o, k) => {
               outcomes.set(o.order!, results[j].plan.outcomes[k]);
               reasons.set(o.order!, results[j].plan.reasons[k]);
             }),
           );
-          // A graduated item that completed counts for the ones after it.
-          const counted = segment.filter((i) => toInsert[i].graduated && !early[i] && outcomes.get(i) === 'complete' && toInsert[i].pricing);
-          await addUsage(tx, companyId, counted.map((i) => ({ account_id: toInsert[i].item.account_id, rule: toInsert[i].pricing!.rule, quantities: toInsert[i].item.quantities ?? null })));
+        };
+        if (decidedAtOnce) await decide(tx);
+        else {
+          for (let round = 0; ; round++) {
+            const settled = await tx
+              .transaction(async (sp) => {
+                await decide(sp);
+                const rejected = new Set(graduated.filter((i) => outcomes.get(i) === 'rejected'));
+                if (round < graduated.length && (rejected.size !== refused.size || [...rejected].some((i) => !refused.has(i)))) {
+                  refused = rejected;
+                  throw new Redecide();
+                }
+                return true;
+              })
+              .catch((err) => {
+                if (err instanceof Redecide) return false;
+                throw err;
+              });
+            if (settled) break;
+          }
         }
+        // The graduated items that completed count for the account's next ones.
+        const counted = graduated.filter((i) => outcomes.get(i) === 'complete' && toInsert[i].pricing);
+        await addUsage(tx, companyId, counted.map((i) => ({ account_id: toInsert[i].item.account_id, rule: toInsert[i].pricing!.rule, quantities: toInsert[i].item.quantities ?? null })));
         const lateRows: EventRow[] = [];
         for (const [i, p] of toInsert.entries()) {
           let r = early[i];
@@ -350,8 +369,25 @@ export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: 
   return row;
 }
 
-/** Completes or cancels a hold. Only a live pending event can move; anything else is 409. */
-export async function transitionEvent({ db, companyId, eventId, state, now }: { db: Db; companyId: string; eventId: string; state: 'complete' | 'cancelled'; now: Date }) {
+/** What a PUT on an event asks: complete or cancel a hold (complete at an actual), or extend it. */
+export type Transition = {
+  state?: 'complete' | 'cancelled';
+  cost_override_amount?: Units;
+  quantities?: Record<string, Units>;
+  overage_behavior?: 'allow' | 'cap' | 'reject';
+  expires_in?: number;
+};
+
+/**
+ * Completes or cancels a hold, or extends it (`expires_in` alone). Only a live pending event can
+ * move; anything else is 409, except the same transition sent again: the same body answers the
+ * record and changes nothing, a different final amount is 409. A completion may carry the
+ * actual usage (`cost_override_amount` in the held denomination, or `quantities` priced by the
+ * rule that priced the hold): less than held releases the rest; more is taken too, as
+ * `overage_behavior` says (allow, cap at the held cost plus what is available, or reject with
+ * 409 `insufficient_balance`, the hold staying pending). The record keeps `held_cost`.
+ */
+export async function transitionEvent({ db, companyId, eventId, change, now }: { db: Db; companyId: string; eventId: string; change: Transition; now: Date }) {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .select()
@@ -360,27 +396,91 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
       .for('update');
     if (!row) throw notFound('event', 'event_id');
     const current = effectiveState(row, now);
+    const { state } = change;
     if (current !== 'pending') {
+      // Sent again: a hold that lapsed unsent was never cancelled by this call, so it is no repeat.
+      if (state && row.state === state && (row.heldCost !== null || row.costAmount === null)) return repeated(row, change);
       const why = row.state === 'pending' ? `it expired at ${row.expiresAt!.toISOString()} and was cancelled` : `it is ${current}`;
-      throw conflict(`Only a pending event can be completed or cancelled; ${why}.`, 'state');
+      throw conflict(`Only a pending event can be completed, cancelled or extended; ${why}.`, state ? 'state' : 'expires_in');
+    }
+    if (!state) {
+      // Extended: the hold lasts expires_in seconds from now.
+      const [extended] = await tx.update(events).set({ expiresAt: holdExpiry(now, change.expires_in), updatedAt: now }).where(eq(events.id, eventId)).returning();
+      return extended;
+    }
+    if (row.costAmount === null || !row.costDenomination) {
+      if (change.cost_override_amount !== undefined || change.quantities) throw invalid('This hold is not billed: it has no cost to settle at an actual.', change.quantities ? 'quantities' : 'cost_override_amount');
+      const [updated] = await tx.update(events).set({ state, updatedAt: now }).where(eq(events.id, eventId)).returning();
+      return updated;
+    }
+    const held = row.costAmount;
+    const denomination = row.costDenomination;
+    if (state === 'cancelled') {
+      const [updated] = await tx.update(events).set({ state, heldCost: held, updatedAt: now, expiresAt: row.expiresAt }).where(eq(events.id, eventId)).returning();
+      await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination, amount: held }], now);
+      return updated;
+    }
+    // The balance is locked before the actual is priced: a graduated count and what is available stay as read.
+    await lockBalances(tx, [[row.accountId, denomination]], now);
+    const actual = await actualOf(tx, companyId, row, change);
+    let cost = actual.amount;
+    const extra = sub(cost, held);
+    if (cmp(extra, '0') > 0 && change.overage_behavior && change.overage_behavior !== 'allow') {
+      const balance = await findBalance({ db: tx, accountId: row.accountId, denomination, now });
+      const available = balance ? sub(balance.amount, balance.pending) : '0';
+      if (cmp(extra, available) > 0) {
+        if (change.overage_behavior === 'reject') {
+          throw new ApiError(
+            'insufficient_balance',
+            `The actual cost ${unitsOut(cost)} ${denomination} is ${unitsOut(extra)} more than was held, and the balance has ${unitsOut(available)} available; the hold stays pending.`,
+            'state',
+            {},
+            {},
+            409,
+          );
+        }
+        cost = add(held, cmp(available, '0') > 0 ? available : '0');
+      }
     }
     const [updated] = await tx
       .update(events)
-      .set({ state, updatedAt: now, ...(state === 'cancelled' && { expiresAt: row.expiresAt }) })
+      .set({ state, costAmount: cost, heldCost: held, updatedAt: now, ...(actual.pricing && { pricing: actual.pricing }), ...(change.quantities && { quantities: change.quantities }) })
       .where(eq(events.id, eventId))
       .returning();
-    if (row.costAmount !== null && row.costDenomination) {
-      if (state === 'complete') {
-        await completeHold(tx, { companyId, accountId: row.accountId, denomination: row.costDenomination, cost: row.costAmount, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
-        // A graduated price's quantities count once the hold completes.
-        if (row.pricing) await addUsage(tx, companyId, [{ account_id: row.accountId, rule: row.pricing.rule, quantities: row.quantities }]);
-      } else {
-        await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination: row.costDenomination, amount: row.costAmount }], now);
-      }
-    }
+    await completeHold(tx, { companyId, accountId: row.accountId, denomination, cost, held, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
+    // A graduated price's quantities count once the hold completes.
+    if (updated.pricing) await addUsage(tx, companyId, [{ account_id: row.accountId, rule: updated.pricing.rule, quantities: updated.quantities }]);
     return updated;
   });
 }
+
+/** The actual a completion settles at: the amount sent, the quantities priced by the hold's rule, or what was held. */
+async function actualOf(db: Db, companyId: string, row: EventRow, change: Transition): Promise<{ amount: Units; pricing: EventRow['pricing'] | null }> {
+  if (change.cost_override_amount !== undefined) return { amount: change.cost_override_amount, pricing: null };
+  if (!change.quantities) return { amount: row.costAmount!, pricing: null };
+  if (!row.pricing) throw invalid("quantities settle a hold the plan's rate card priced; this one was priced by an override, so send cost_override_amount.", 'quantities');
+  const priced = await priceByRule(db, companyId, row.accountId, row.pricing.rule, change.quantities);
+  if (!priced || priced.denomination !== row.costDenomination) {
+    throw conflict("The rule that priced this hold is no longer in the account's plan; send cost_override_amount.", 'quantities');
+  }
+  return { amount: priced.amount, pricing: priced.pricing };
+}
+
+/** The same completion or cancellation again: the record when it asks the same final amount, 409 otherwise. */
+function repeated(row: EventRow, change: Transition): EventRow {
+  if (change.state === 'cancelled' || row.costAmount === null) return row;
+  const cost = row.costAmount!;
+  let asked: Units | null = null;
+  if (change.cost_override_amount !== undefined) asked = change.cost_override_amount;
+  else if (change.quantities) asked = JSON.stringify(sortKeys(change.quantities)) === JSON.stringify(sortKeys(row.quantities ?? {})) ? cost : null;
+  else asked = row.heldCost;
+  // Capped, the record keeps less than was asked: the same ask is still the same transition.
+  const same = asked !== null && (cmp(asked, cost) === 0 || (change.overage_behavior === 'cap' && cmp(asked, cost) > 0 && cmp(cost, row.heldCost!) >= 0));
+  if (!same) throw conflict(`This hold was already completed at ${unitsOut(cost)} ${row.costDenomination}; a different final amount cannot be applied.`, 'state');
+  return row;
+}
+
+const sortKeys = (o: Record<string, Units>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, new Decimal(v).toFixed()]));
 
 /** The company's events, newest first, with the filters of GET /v1/companies/{company_id}/events. */
 export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventFilter; now: Date }) {

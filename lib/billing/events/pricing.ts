@@ -176,3 +176,21 @@ export async function addUsage(db: Db, companyId: string, items: { account_id: s
       on conflict (account_id, plan_id, period_start, rule, component) do update set used = usage_counters.used + excluded.used`,
   );
 }
+
+/**
+ * What rule `rule` of the account's running plan charges for `quantities` now (a graduated
+ * tier from the account's count so far): the actual a hold that rule priced settles at. Null
+ * when the account runs no plan with that rule. The caller holds the balance's lock.
+ */
+export async function priceByRule(db: Db, companyId: string, accountId: string, rule: number, quantities: Record<string, Units>): Promise<{ amount: Units; denomination: string; pricing: StoredPricing } | null> {
+  const [row] = await query<{ p: { amount: string; denomination: string; rule: number; components: StoredPricing['components'] } | string | null }>(
+    db,
+    sql`select case when pl.billing_rules->${rule}::integer is not null then rate_card_price(pl.billing_rules, ${rule}::integer, ${JSON.stringify(quantities)}::jsonb,
+        (select jsonb_object_agg(u.rule || '.' || u.component, trim_scale(u.used)::text) from usage_counters u
+          where u.account_id = a.id and u.plan_id = a.plan_id and u.period_start = a.last_plan_renewal and u.rule = ${rule}::integer)) end as p
+      from accounts a join plans pl on pl.id = ${pricingPlanId(sql`a`)}
+      where a.id = ${accountId} and a.company_id = ${companyId}`,
+  );
+  const p = row ? json(row.p) : null;
+  return p ? { amount: p.amount, denomination: p.denomination, pricing: { rule: p.rule, components: p.components } } : null;
+}
