@@ -40,9 +40,10 @@ export class ApiError extends Error {
     readonly param: string | null = null,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
+    status: number = STATUS[type],
   ) {
     super(message);
-    this.status = STATUS[type];
+    this.status = status;
   }
 }
 

@@ -18,6 +18,9 @@
 //   grants   single gated events at 32 connections on balances with one grant (the plan's
 //            allowance) and on balances with three (two more of other priorities and expiries),
 //            alternately (--ab-rounds pairs, default 3): the rate of three over the rate of one
+//   priced   gated events priced by a rate card (third of three rules, two components) against
+//            flat-priced ones, 32 connections, alternately (--ab-rounds pairs): priced_vs_flat
+//   check    POST /check against the gated event it answers for, one connection, alternately
 //   expiry   (PostgreSQL, the test clock on) --expiring grants (100,000) due at one instant over
 //            the accounts' balances (bench/grants/seed-expiring.ts), then the test clock moves
 //            past it and the server's worker writes the expiries at its next tick while gated
@@ -121,7 +124,14 @@ async function setup(base) {
   const auth = { authorization: `Basic ${Buffer.from(`${id}:${api_key}`).toString('base64')}` };
   const plan = await request(base, 'POST', `/v1/companies/${id}/plans`, {
     name: 'Bench', charge_amount: 0, balances: [{ amount: 100000000, denomination: 'credits' }],
-    billing_rules: [{ type: 'call', amount: '0.01', denomination: 'credits' }],
+    billing_rules: [
+      { type: 'call', amount: '0.01', denomination: 'credits' },
+      // The rate card of `priced`: three rules of one type, the third matching, two components.
+      ...['a', 'b', 'c'].map((model) => ({
+        type: 'llm', denomination: 'credits', filters: { model },
+        components: [{ quantity: 'input_tokens', unit_amount: '0.000003' }, { quantity: 'output_tokens', unit_amount: '0.000015' }],
+      })),
+    ],
   }, auth);
   const accounts = new Array(1000);
   let next = 0;
@@ -203,7 +213,9 @@ async function withCpu(server, fn) {
  * Gated single events on `pick(connection, n)`'s account, `connections` at a time for `seconds`;
  * with `keyed`, each request carries an Idempotency-Key of its own.
  */
-async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed = false) {
+async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed = false, what = {}) {
+  const body = what.body ?? { type: 'call', gate_on_balance: true };
+  const verb = what.path ?? 'events';
   const run = Date.now().toString(36);
   const lat = [];
   let stop = false;
@@ -216,7 +228,7 @@ async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed
     while (!stop) {
       const s = performance.now();
       const headers = keyed ? { ...auth, 'idempotency-key': `bench-${run}-${c}-${n}` } : auth;
-      const r = await request(base, 'POST', `/v1/accounts/${pick(c, n++)}/events`, { type: 'call', gate_on_balance: true }, headers);
+      const r = await request(base, 'POST', `/v1/accounts/${pick(c, n++)}/${verb}`, body, headers);
       if (r.status === 402) rejected++;
       else if (r.status !== 200) throw new Error(`event failed ${r.status} ${JSON.stringify(r.body)}`);
       lat.push(performance.now() - s);
@@ -425,6 +437,32 @@ async function measure(server, { id, auth, accounts }, env) {
         grants_pair_ratios: rates.one.map((o, i) => +(rates.three[i] / o).toFixed(2)),
         grants_three_vs_one: +(sum(rates.three) / sum(rates.one)).toFixed(3),
       });
+    }
+    if (only.has('priced')) {
+      // Gated events priced by the rate card (the third of three rules matching, two components)
+      // against flat-priced gated events, 32 connections, alternately (--ab-rounds pairs).
+      const priced = { type: 'llm', gate_on_balance: true, quantities: { input_tokens: 1200, output_tokens: 300 }, properties: { model: 'c' } };
+      const rates = { flat: [], priced: [] };
+      for (let round = 0; round < Number(values['ab-rounds']); round++) {
+        for (const name of ['flat', 'priced']) {
+          const { r } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length], undefined, false, name === 'priced' ? { body: priced } : {}));
+          rates[name].push(Math.round(r.rate));
+          (out[`priced_${name}_p99_ms`] ??= []).push(r.p99);
+        }
+      }
+      const sum = (a) => a.reduce((x, y) => x + y, 0);
+      Object.assign(out, { priced_flat_per_s: rates.flat, priced_per_s: rates.priced, priced_vs_flat: +(sum(rates.priced) / sum(rates.flat)).toFixed(3) });
+    }
+    if (only.has('check')) {
+      // One connection: POST /check against the gated event it answers for, alternately; p50 and p99.
+      const body = { type: 'llm', gate_on_balance: true, quantities: { input_tokens: 1200, output_tokens: 300 }, properties: { model: 'c' } };
+      for (let round = 0; round < Number(values['ab-rounds']); round++) {
+        for (const name of ['event', 'check']) {
+          const r = await gatedLoop(base, auth, 1, SECONDS, (c, n) => accounts[n % accounts.length], undefined, false, { body, path: name === 'check' ? 'check' : 'events' });
+          (out[`check_${name}_p50_ms`] ??= []).push(r.p50);
+          (out[`check_${name}_p99_ms`] ??= []).push(r.p99);
+        }
+      }
     }
     if (only.has('expiry')) {
       // Grants all due at one instant a minute ahead of the (test) clock, made by the service's own writer.

@@ -3,6 +3,7 @@ import type { Charge } from '@/lib/billing/charges/charges';
 import { effectiveState, type EventRow } from '@/lib/billing/events/events';
 import type { LedgerRow } from '@/lib/billing/balances/balances';
 import { formatCents, formatUnits } from '@/lib/console/format';
+import { Decimal } from '@/lib/money';
 import { Badge, Table, Td, Time, linkClass } from './ui';
 
 export function LedgerTable({ rows }: { rows: LedgerRow[] }) {
@@ -65,7 +66,13 @@ export function EventsTable({ caption, rows, at, names, detailed = false, ids = 
           <Td>
             <Badge value={effectiveState(e, at)} />
           </Td>
-          <Td className="whitespace-nowrap tabular-nums">{e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}</Td>
+          <Td className="whitespace-nowrap tabular-nums">
+            {e.costAmount !== null ? `${formatUnits(e.costAmount)} ${e.costDenomination}` : 'not billed'}
+            {/* A hold settled at another amount: what was held beside what it cost. */}
+            {e.heldCost !== null && e.heldCost !== undefined && e.state === 'complete' && e.costAmount !== null && !new Decimal(e.heldCost).eq(e.costAmount) && (
+              <span className="block text-xs text-slate-600">held {formatUnits(e.heldCost)}</span>
+            )}
+          </Td>
           {detailed && <Td>{e.pricedBy}</Td>}
           {(detailed || ids) && <Td mono>{e.id}</Td>}
         </tr>

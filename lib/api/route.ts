@@ -142,9 +142,18 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
   throw new ApiError('invalid_request', message, param);
 }
 
-function queryObject(url: URL): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) out[k] = v;
+/** The query string as an object; `name[key]=value` (e.g. `properties[model]=gpt-4o`) gathers into `name: { key: value }`. */
+function queryObject(url: URL): Record<string, string | Record<string, string>> {
+  const out: Record<string, string | Record<string, string>> = {};
+  for (const [k, v] of url.searchParams) {
+    const m = /^([a-z_]+)\[([^\]]+)\]$/.exec(k);
+    if (!m) {
+      out[k] = v;
+      continue;
+    }
+    const group = out[m[1]];
+    out[m[1]] = { ...(typeof group === 'object' ? group : {}), [m[2]]: v };
+  }
   return out;
 }
 

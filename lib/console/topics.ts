@@ -9,5 +9,7 @@ export const TOPIC_HELP: Record<Topic, string> = {
   threshold: 'Usage reached the plan’s alert percentage, or a balance fell below its refill threshold.',
   refill_failed: 'A refill’s card charge failed.',
   payment_failed: 'Any card charge failed.',
+  spend_limit_reached: 'An account’s spend in a day, week or month passed a notify limit (once per period).',
+  refill_limit_reached: 'A threshold refill was not charged: the month’s maximum number of refill charges was reached (once per month).',
   card_changed: 'A customer saved a new card through the card collector or the customer portal.',
 };

@@ -61,6 +61,8 @@ describe('status columns', () => {
     expect(event.status).toBe(200);
     await enqueueJob(t.database.db, { kind: 'checks_probe', payload: {}, runAt: now() }, now());
     await t.database.db.insert(schema.signInAttempts).values({ scope: 'email', key: 'a@checks.test', at: now() });
+    await t.database.db.insert(schema.spendLimits).values({ accountId: account.body.data.id, denomination: 'tokens', period: 'day', action: 'reject', limitAmount: '100', createdAt: now() });
+    await t.database.db.insert(schema.spendCounters).values({ accountId: account.body.data.id, denomination: 'tokens', period: 'day', periodStart: now(), spent: '25' });
     await t.database.db.insert(schema.charges).values({
       id: newId('ch'), companyId: co.company.id, accountId: account.body.data.id, amount: 500, reason: 'deposit', description: 'Deposit', status: 'pending', metadata: {}, createdAt: now(),
     });

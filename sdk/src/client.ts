@@ -250,7 +250,12 @@ export class BillingClient {
       return encodeURIComponent(String(value));
     });
     const search = new URLSearchParams();
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined && v !== null) search.set(k, String(v));
+    for (const [k, v] of Object.entries(options.query ?? {})) {
+      if (v === undefined || v === null) continue;
+      // An object is sent as name[key]=value (properties[model]=large).
+      if (typeof v === 'object') for (const [kk, vv] of Object.entries(v)) search.set(`${k}[${kk}]`, String(vv));
+      else search.set(k, String(v));
+    }
     const qs = search.toString();
     return `${this.baseUrl}${filled}${qs ? `?${qs}` : ''}`;
   }

@@ -41,6 +41,7 @@ export const operations = {
   scheduleRefillChange: { method: 'put', path: '/v1/accounts/{account_id}/auto_refill', auth: 'company', list: false },
   modifyMidMonth: { method: 'post', path: '/v1/accounts/{account_id}/modifymidmonth', auth: 'company', list: false },
   recordEvent: { method: 'post', path: '/v1/accounts/{account_id}/events', auth: 'company', list: false },
+  checkEvent: { method: 'post', path: '/v1/accounts/{account_id}/check', auth: 'company', list: false },
   recordEvents: { method: 'post', path: '/v1/events', auth: 'company', list: false },
   getEvent: { method: 'get', path: '/v1/events/{event_id}', auth: 'company', list: false },
   transitionEvent: { method: 'put', path: '/v1/events/{event_id}', auth: 'company', list: false },

@@ -192,6 +192,14 @@ export class Events extends Resource {
     return (await this.client.request('post', '/v1/accounts/{account_id}/events', { ...options, path: { account_id: accountId }, body })).data;
   }
 
+  /**
+   * Would this event pass if it were recorded now? Priced and gated as recording prices and
+   * gates it (gated unless `gate_on_balance: false`); records nothing.
+   */
+  async check(accountId: string, body: Body<'EventCreate'>, options?: CallOptions): Promise<S.CheckResult> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/check', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
   /** Up to 1000 events in one transaction; gated items that lack balance come back `rejected`. */
   async recordBatch(events: Body<'EventBatch'>, options?: CallOptions): Promise<S.Event[]> {
     return (await this.client.request('post', '/v1/events', { ...options, body: events })).data;
@@ -201,7 +209,10 @@ export class Events extends Resource {
     return (await this.client.request('get', '/v1/events/{event_id}', { ...options, path: { event_id: eventId } })).data;
   }
 
-  /** Completes or cancels a pending event. */
+  /**
+   * Completes a pending event (at the actual: `cost_override_amount` or `quantities`, with
+   * `overage_behavior`), cancels it, or extends its hold (`expires_in` alone).
+   */
   async update(eventId: string, body: Body<'EventTransition'>, options?: CallOptions): Promise<S.Event> {
     return (await this.client.request('put', '/v1/events/{event_id}', { ...options, path: { event_id: eventId }, body })).data;
   }

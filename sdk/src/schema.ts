@@ -583,6 +583,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check whether an event would pass
+         * @description Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan's rate card from its quantities and properties, a graduated tier from the account's count so far) and gated on `available` (gated unless `gate_on_balance: false`). Records nothing, charges nothing, sends nothing.
+         */
+        post: operations["checkEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -613,8 +633,8 @@ export interface paths {
         /** Get an event */
         get: operations["getEvent"];
         /**
-         * Complete or cancel a pending event
-         * @description complete charges the held cost; cancelled releases it. Pending events are cancelled automatically one hour after creation. Any other transition (for example completing a cancelled event) is 409.
+         * Complete, cancel or extend a pending event
+         * @description `complete` charges the held cost, or the actual sent with it: `cost_override_amount` (the held denomination) or `quantities` (priced by the rule that priced the hold). Less than held releases the rest; more is taken as `overage_behavior` says: `allow` (default; may go below zero), `cap` (at most the held cost plus what is available) or `reject` (409 `insufficient_balance`; the event stays pending). The record keeps `held_cost`. `cancelled` releases the hold. `expires_in` alone extends a pending hold to that many seconds from now. Pending events are cancelled automatically at `expires_at` (one hour after creation unless `expires_in` said otherwise). The same transition sent again with the same body answers the record and changes nothing; a different final amount, or any other transition (for example completing a cancelled event), is 409.
          */
         put: operations["transitionEvent"];
         post?: never;
@@ -1206,6 +1226,22 @@ export interface components {
             gate_on_balance?: boolean;
             /** @description A repeat with the same key within the company returns the first record and charges nothing. */
             idempotency_key?: string;
+            /**
+             * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+             * @example 10
+             * @example 0.5
+             */
+            quantity?: number | string;
+            /** @description Usage measured: name → decimal ≥ 0, at most 10 names; the rate card prices these. `quantity: n` is short for `{ "quantity": n }`. */
+            quantities?: {
+                [key: string]: number | string;
+            };
+            /** @description Facts about the event (flat: string, number or boolean values, at most 20 keys) that billing rule filters match on; `properties[key]=value` filters the event list. */
+            properties?: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description A hold's life in seconds, 60 to 604800 (default 3600); only with state pending. */
+            expires_in?: number;
         };
         EventBatchItem: {
             /** @description Kind of event, chosen by the caller; plan billing rules match on it. Types without a rule are accepted and not billed. */
@@ -1242,6 +1278,22 @@ export interface components {
             gate_on_balance?: boolean;
             /** @description A repeat with the same key within the company returns the first record and charges nothing. */
             idempotency_key?: string;
+            /**
+             * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+             * @example 10
+             * @example 0.5
+             */
+            quantity?: number | string;
+            /** @description Usage measured: name → decimal ≥ 0, at most 10 names; the rate card prices these. `quantity: n` is short for `{ "quantity": n }`. */
+            quantities?: {
+                [key: string]: number | string;
+            };
+            /** @description Facts about the event (flat: string, number or boolean values, at most 20 keys) that billing rule filters match on; `properties[key]=value` filters the event list. */
+            properties?: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description A hold's life in seconds, 60 to 604800 (default 3600); only with state pending. */
+            expires_in?: number;
             /** @description Account the event belongs to (`a_...`). */
             account_id: string;
         };
@@ -1251,7 +1303,30 @@ export interface components {
              * @description complete (or completed) charges the held cost; cancelled (or canceled) releases it.
              * @enum {string}
              */
-            state: "complete" | "completed" | "cancelled" | "canceled";
+            state?: "complete" | "completed" | "cancelled" | "canceled";
+            /**
+             * @description Replaces automatic pricing together with cost_override_denomination (per-account form). Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+             * @example 10
+             * @example 0.5
+             */
+            cost_override_amount?: number | string;
+            /**
+             * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+             * @example 10
+             * @example 0.5
+             */
+            quantity?: number | string;
+            /** @description The actual usage of a hold being completed, priced by the rule that priced the hold. */
+            quantities?: {
+                [key: string]: number | string;
+            };
+            /**
+             * @description When the actual costs more than was held: allow (default; may go below zero), cap (at most the held cost plus what is available), reject (409 insufficient_balance; the hold stays pending).
+             * @enum {string}
+             */
+            overage_behavior?: "allow" | "cap" | "reject";
+            /** @description Sent alone on a pending event: its hold now lasts this many seconds from now (60 to 604800). */
+            expires_in?: number;
         };
         PlanCreate: {
             /** @description Plan name. */
@@ -1301,14 +1376,66 @@ export interface components {
             billing_rules?: {
                 /** @description Event type the rule prices. */
                 type: string;
+                /** @description Balance charged. */
+                denomination: string;
                 /**
                  * @description Cost of one event. Units: a JSON number or a numeric string, at most 12 decimals, not negative.
                  * @example 10
                  * @example 0.5
                  */
-                amount: number | string;
-                /** @description Balance charged. */
-                denomination: string;
+                amount?: number | string;
+                /** @description Property → value or array of values the event's properties must all match; the first rule of the type in plan order that matches prices the event. */
+                filters?: {
+                    [key: string]: (string | number | boolean) | (string | number | boolean)[];
+                };
+                /** @description Prices by quantity (at most 10), added to amount: each has exactly one of unit_amount, tiers (with tiers_mode) or package. */
+                components?: {
+                    /** @description Name of the event quantity this component prices (missing on an event: 0). */
+                    quantity: string;
+                    /**
+                     * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+                     * @example 10
+                     * @example 0.5
+                     */
+                    unit_amount?: number | string;
+                    /** @description Tiered price: up to 20 tiers, with tiers_mode. */
+                    tiers?: {
+                        /** @description Upper bound of the tier (inclusive), ascending; null on the last tier only. */
+                        up_to: (number | string) | null;
+                        /**
+                         * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+                         * @example 10
+                         * @example 0.5
+                         */
+                        unit_amount: number | string;
+                        /**
+                         * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+                         * @example 10
+                         * @example 0.5
+                         */
+                        flat_amount?: number | string;
+                    }[];
+                    /**
+                     * @description graduated: each unit at the tier it falls in, counted per account since the plan period began; volume: the whole quantity at the tier it reaches.
+                     * @enum {string}
+                     */
+                    tiers_mode?: "graduated" | "volume";
+                    /** @description Package price: ceil(quantity / size) × amount. */
+                    package?: {
+                        /**
+                         * @description Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.
+                         * @example 10
+                         * @example 0.5
+                         */
+                        size: number | string;
+                        /**
+                         * @description Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+                         * @example 10
+                         * @example 0.5
+                         */
+                        amount: number | string;
+                    };
+                }[];
             }[];
             /**
              * @description Feature flags (name → boolean) copied to the accounts on the plan.
@@ -1343,7 +1470,7 @@ export interface components {
              * @description Event type to deliver; one url may be registered for several types.
              * @enum {string}
              */
-            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
+            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed" | "spend_limit_reached" | "refill_limit_reached";
             /** @description Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8), with a public host. */
             url: string;
         };
@@ -1701,17 +1828,46 @@ export interface components {
             /** @description Kind of event, chosen by the caller; plan billing rules match on it. */
             type: string;
             /**
-             * @description pending (a hold for up to one hour), complete, cancelled, or rejected (a gated event that lacked balance; nothing charged).
+             * @description pending (a hold, until expires_at), complete, cancelled, or rejected (refused by the balance gate or a spend limit; nothing charged).
              * @enum {string}
              */
             state: "pending" | "complete" | "cancelled" | "rejected";
-            /** @description What the event costs, or null when it is not billed. */
+            /** @description What the event costs (for a completed hold: what it settled at), or null when it is not billed. */
             cost: {
                 /** @description Cost in units. Units are JSON numbers rendered from exact decimals. */
                 amount: number;
                 /** @description Balance charged. */
                 denomination: string;
             } | null;
+            /** @description What a hold held when it was placed (kept after it completes or is cancelled); null for events that were never pending. */
+            held_cost: {
+                /** @description Cost in units. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+                /** @description Balance charged. */
+                denomination: string;
+            } | null;
+            /** @description How the plan's rate card priced the event; null unless priced_by is plan. */
+            pricing: {
+                /** @description Index (0-based) of the plan's billing_rules entry that priced the event. */
+                rule: number;
+                /** @description Each of the rule's components, in order. */
+                components: {
+                    /** @description The quantity the component priced. Units are JSON numbers rendered from exact decimals. */
+                    quantity: number;
+                    /** @description What the component charged. Units are JSON numbers rendered from exact decimals. */
+                    amount: number;
+                }[];
+            } | null;
+            /** @description Usage the caller measured: name → quantity (units). */
+            quantities: {
+                [key: string]: number;
+            };
+            /** @description Facts about the event that billing rule filters match on. */
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description Why a rejected event was rejected; null otherwise. */
+            reason: ("insufficient_balance" | "spend_limit") | null;
             /**
              * @description override: the caller stated the cost; plan: a billing rule of the account's running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.
              * @enum {string}
@@ -1744,17 +1900,46 @@ export interface components {
             /** @description Kind of event, chosen by the caller; plan billing rules match on it. */
             type: string;
             /**
-             * @description pending (a hold for up to one hour), complete, cancelled, or rejected (a gated event that lacked balance; nothing charged).
+             * @description pending (a hold, until expires_at), complete, cancelled, or rejected (refused by the balance gate or a spend limit; nothing charged).
              * @enum {string}
              */
             state: "pending" | "complete" | "cancelled" | "rejected";
-            /** @description What the event costs, or null when it is not billed. */
+            /** @description What the event costs (for a completed hold: what it settled at), or null when it is not billed. */
             cost: {
                 /** @description Cost in units. Units are JSON numbers rendered from exact decimals. */
                 amount: number;
                 /** @description Balance charged. */
                 denomination: string;
             } | null;
+            /** @description What a hold held when it was placed (kept after it completes or is cancelled); null for events that were never pending. */
+            held_cost: {
+                /** @description Cost in units. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+                /** @description Balance charged. */
+                denomination: string;
+            } | null;
+            /** @description How the plan's rate card priced the event; null unless priced_by is plan. */
+            pricing: {
+                /** @description Index (0-based) of the plan's billing_rules entry that priced the event. */
+                rule: number;
+                /** @description Each of the rule's components, in order. */
+                components: {
+                    /** @description The quantity the component priced. Units are JSON numbers rendered from exact decimals. */
+                    quantity: number;
+                    /** @description What the component charged. Units are JSON numbers rendered from exact decimals. */
+                    amount: number;
+                }[];
+            } | null;
+            /** @description Usage the caller measured: name → quantity (units). */
+            quantities: {
+                [key: string]: number;
+            };
+            /** @description Facts about the event that billing rule filters match on. */
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description Why a rejected event was rejected; null otherwise. */
+            reason: ("insufficient_balance" | "spend_limit") | null;
             /**
              * @description override: the caller stated the cost; plan: a billing rule of the account's running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.
              * @enum {string}
@@ -1779,6 +1964,22 @@ export interface components {
             expires_at: string | null;
             /** @description The Balance of the charged denomination after the event; null when the event is not billed. */
             balance: components["schemas"]["Balance"] | null;
+        };
+        /** @description The answer to a check: priced and gated as recording the event now would be; nothing recorded. */
+        CheckResult: {
+            /** @description Whether recording the event now would pass. */
+            allowed: boolean;
+            /** @description What the event would cost now; null when it would not be billed. */
+            cost: {
+                /** @description Cost in units. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+                /** @description Balance charged. */
+                denomination: string;
+            } | null;
+            /** @description What the charged balance has available now (0 when the balance does not exist yet); null when the event would not be billed. */
+            available: number | null;
+            /** @description Why it would be refused; null when allowed. */
+            reason: ("insufficient_balance" | "spend_limit") | null;
         };
         /** @description A preset of balances and charges. */
         Plan: {
@@ -1823,14 +2024,52 @@ export interface components {
                 /** @description USD cents per unit (may have decimals) when the amount is choosable per account; null otherwise. */
                 variable_unit_price: number | null;
             }[];
-            /** @description Price of each event type. */
+            /** @description The rate card: for each event, the first rule of its type (in this order) whose filters all match prices it. */
             billing_rules: {
                 /** @description Event type. */
                 type: string;
-                /** @description Price of one event. Units are JSON numbers rendered from exact decimals. */
-                amount: number;
                 /** @description Balance charged. */
                 denomination: string;
+                /** @description Fixed price of each event (added to the components). Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+                /** @description Property → value or values the event must carry for the rule to price it. */
+                filters?: {
+                    [key: string]: string | number | boolean | (string | number | boolean)[];
+                };
+                /** @description Prices by quantity, added to amount. */
+                components?: ({
+                    /** @description Name of the quantity priced. */
+                    quantity: string;
+                    /** @description Price per unit. Units are JSON numbers rendered from exact decimals. */
+                    unit_amount: number;
+                } | {
+                    /** @description Name of the quantity priced. */
+                    quantity: string;
+                    /**
+                     * @description graduated: each unit at the tier it falls in, counted since the plan period began; volume: the whole quantity at the tier it reaches.
+                     * @enum {string}
+                     */
+                    tiers_mode: "graduated" | "volume";
+                    /** @description Tiers in ascending order. */
+                    tiers: {
+                        /** @description Upper bound of the tier (inclusive); null on the last tier. */
+                        up_to: number | null;
+                        /** @description Price per unit in the tier. Units are JSON numbers rendered from exact decimals. */
+                        unit_amount: number;
+                        /** @description Flat price of the tier (graduated: once the count enters it; volume: once per event). Units are JSON numbers rendered from exact decimals. */
+                        flat_amount?: number;
+                    }[];
+                } | {
+                    /** @description Name of the quantity priced. */
+                    quantity: string;
+                    /** @description ceil(quantity / size) × amount. */
+                    package: {
+                        /** @description Units per package. Units are JSON numbers rendered from exact decimals. */
+                        size: number;
+                        /** @description Price per package begun. Units are JSON numbers rendered from exact decimals. */
+                        amount: number;
+                    };
+                })[];
             }[];
             /** @description Feature flags copied to accounts on the plan. */
             flags: {
@@ -1960,7 +2199,7 @@ export interface components {
          * @description Webhook topic.
          * @enum {string}
          */
-        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
+        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed" | "spend_limit_reached" | "refill_limit_reached";
         /** @description A registered webhook url. */
         Webhook: {
             /** @description Webhook id (starts with `w_`). */
@@ -2477,7 +2716,7 @@ export interface components {
          * @description Webhook topic.
          * @example pause_balance
          */
-        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
+        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed" | "spend_limit_reached" | "refill_limit_reached";
     };
     requestBodies: never;
     headers: {
@@ -4965,6 +5204,16 @@ export interface operations {
                      *           "amount": 4.5,
                      *           "denomination": "credits"
                      *         },
+                     *         "held_cost": null,
+                     *         "pricing": {
+                     *           "rule": 0,
+                     *           "components": []
+                     *         },
+                     *         "quantities": {},
+                     *         "properties": {
+                     *           "region": "eu"
+                     *         },
+                     *         "reason": null,
                      *         "priced_by": "override",
                      *         "gate_on_balance": true,
                      *         "metadata": {
@@ -5017,6 +5266,82 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    checkEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "llm",
+                 *       "quantities": {
+                 *         "input_tokens": 1200,
+                 *         "output_tokens": 350
+                 *       },
+                 *       "properties": {
+                 *         "model": "large"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventCreate"];
+            };
+        };
+        responses: {
+            /** @description Whether it would pass, what it would cost, and what is available. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "allowed": true,
+                     *         "cost": {
+                     *           "amount": 0.0065,
+                     *           "denomination": "usd"
+                     *         },
+                     *         "available": 12.5,
+                     *         "reason": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CheckResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5085,6 +5410,16 @@ export interface operations {
                      *             "amount": 4.5,
                      *             "denomination": "credits"
                      *           },
+                     *           "held_cost": null,
+                     *           "pricing": {
+                     *             "rule": 0,
+                     *             "components": []
+                     *           },
+                     *           "quantities": {},
+                     *           "properties": {
+                     *             "region": "eu"
+                     *           },
+                     *           "reason": null,
                      *           "priced_by": "plan",
                      *           "gate_on_balance": false,
                      *           "metadata": {
@@ -5104,6 +5439,16 @@ export interface operations {
                      *             "amount": 2,
                      *             "denomination": "credits"
                      *           },
+                     *           "held_cost": {
+                     *             "amount": 2,
+                     *             "denomination": "credits"
+                     *           },
+                     *           "pricing": null,
+                     *           "quantities": {},
+                     *           "properties": {
+                     *             "region": "eu"
+                     *           },
+                     *           "reason": null,
                      *           "priced_by": "override",
                      *           "gate_on_balance": false,
                      *           "metadata": {
@@ -5166,6 +5511,16 @@ export interface operations {
                      *           "amount": 4.5,
                      *           "denomination": "credits"
                      *         },
+                     *         "held_cost": null,
+                     *         "pricing": {
+                     *           "rule": 0,
+                     *           "components": []
+                     *         },
+                     *         "quantities": {},
+                     *         "properties": {
+                     *           "region": "eu"
+                     *         },
+                     *         "reason": null,
                      *         "priced_by": "plan",
                      *         "gate_on_balance": false,
                      *         "metadata": {
@@ -5216,7 +5571,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "state": "complete"
+                 *       "state": "complete",
+                 *       "cost_override_amount": 1.5,
+                 *       "overage_behavior": "cap"
                  *     }
                  */
                 "application/json": components["schemas"]["EventTransition"];
@@ -5239,9 +5596,19 @@ export interface operations {
                      *         "type": "query",
                      *         "state": "complete",
                      *         "cost": {
+                     *           "amount": 1.5,
+                     *           "denomination": "credits"
+                     *         },
+                     *         "held_cost": {
                      *           "amount": 2,
                      *           "denomination": "credits"
                      *         },
+                     *         "pricing": null,
+                     *         "quantities": {},
+                     *         "properties": {
+                     *           "region": "eu"
+                     *         },
+                     *         "reason": null,
                      *         "priced_by": "override",
                      *         "gate_on_balance": false,
                      *         "metadata": {
@@ -5261,6 +5628,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description Payment needed or refused. Types: `insufficient_balance`. */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5287,6 +5664,10 @@ export interface operations {
                 created_gte?: string;
                 /** @description Only events created before this time (ISO 8601 with offset). */
                 created_lt?: string;
+                /** @description properties[key]=value: only events whose property key has this value (numbers and booleans as JSON writes them); several must all match. */
+                properties?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path: {
@@ -5320,6 +5701,16 @@ export interface operations {
                      *             "amount": 2,
                      *             "denomination": "credits"
                      *           },
+                     *           "held_cost": {
+                     *             "amount": 2,
+                     *             "denomination": "credits"
+                     *           },
+                     *           "pricing": null,
+                     *           "quantities": {},
+                     *           "properties": {
+                     *             "region": "eu"
+                     *           },
+                     *           "reason": null,
                      *           "priced_by": "override",
                      *           "gate_on_balance": false,
                      *           "metadata": {
@@ -5339,6 +5730,16 @@ export interface operations {
                      *             "amount": 4.5,
                      *             "denomination": "credits"
                      *           },
+                     *           "held_cost": null,
+                     *           "pricing": {
+                     *             "rule": 0,
+                     *             "components": []
+                     *           },
+                     *           "quantities": {},
+                     *           "properties": {
+                     *             "region": "eu"
+                     *           },
+                     *           "reason": null,
                      *           "priced_by": "plan",
                      *           "gate_on_balance": false,
                      *           "metadata": {
@@ -6834,6 +7235,7 @@ export type Grant = components["schemas"]["Grant"];
 export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
+export type CheckResult = components["schemas"]["CheckResult"];
 export type Plan = components["schemas"]["Plan"];
 export type Charge = components["schemas"]["Charge"];
 export type Company = components["schemas"]["Company"];

@@ -238,6 +238,18 @@ describe('the SDK against a started server', () => {
     expect(bad).toMatchObject({ status: 400, type: 'invalid_request', param: 'type' });
   });
 
+  it('events: typed quantities and properties, a check that records nothing, a hold settled at the actual, the list by property', async () => {
+    const check = await billing.events.check(account.id, { type: 'render', quantities: { frames: 3 }, properties: { quality: 'hd', beta: true }, cost_override_amount: 2, cost_override_denomination: 'tokens' });
+    expect(check).toEqual({ allowed: true, cost: { amount: 2, denomination: 'tokens' }, available: expect.any(Number), reason: null });
+    const held = await billing.events.record(account.id, { type: 'render', quantities: { frames: 3 }, properties: { quality: 'hd', beta: true }, cost_override_amount: 2, cost_override_denomination: 'tokens', state: 'pending', expires_in: 600 });
+    expect(held).toMatchObject({ quantities: { frames: 3 }, properties: { quality: 'hd', beta: true }, held_cost: { amount: 2 } });
+    const settled = await billing.events.update(held.id, { state: 'complete', cost_override_amount: 1.25 });
+    expect(settled).toMatchObject({ cost: { amount: 1.25 }, held_cost: { amount: 2 } });
+    const hd = await all(billing.events.list({ account_id: account.id, properties: { quality: 'hd' } }));
+    expect(hd.map((e) => e.id)).toEqual([held.id]);
+    expect(await all(billing.events.list({ account_id: account.id, properties: { quality: 'sd' } }))).toEqual([]);
+  });
+
   describe('webhooks', () => {
     let receiver: Receiver;
     beforeAll(async () => {

@@ -206,7 +206,9 @@ function buildOperation(op: Operation, usedResponses: Set<string>): Json {
     const q = toJson(op.query, 'input');
     const required = new Set<string>(q.required ?? []);
     for (const [name, schema] of Object.entries(q.properties as Record<string, Json>)) {
-      parameters.push({ name, in: 'query', required: required.has(name), description: QUERY_DOCS[name], schema });
+      // An object (properties[key]=value) is sent as a deepObject.
+      const deep = schema.type === 'object' ? { style: 'deepObject', explode: true } : {};
+      parameters.push({ name, in: 'query', required: required.has(name), description: QUERY_DOCS[name], ...deep, schema });
     }
   }
   if (op.auth !== 'public' && op.method !== 'get') {

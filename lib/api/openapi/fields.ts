@@ -127,6 +127,7 @@ export const QUERY_DOCS: Record<string, string> = {
   state: 'Only events in this state (rejected included).',
   created_gte: 'Only events created at or after this time (ISO 8601 with offset).',
   created_lt: 'Only events created before this time (ISO 8601 with offset).',
+  properties: 'properties[key]=value: only events whose property key has this value (numbers and booleans as JSON writes them); several must all match.',
   status: 'Only deliveries in this status.',
   from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
   to: 'End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from.',

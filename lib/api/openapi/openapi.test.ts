@@ -434,6 +434,10 @@ describe('real responses match the document', () => {
     await call('POST', '/v1/events', { body: [{ account_id: ids.account, type: 'query' }, { account_id: ids.account }] }, 400);
     await call('POST', '/v1/events', { body: [{ account_id: 'a_notmine', type: 'q' }] }, 404);
     await call('POST', '/v1/events', { body: Array.from({ length: 1001 }, () => ({ account_id: ids.account, type: 'q' })) }, 413);
+    await call('POST', `/v1/accounts/${ids.account}/check`, { body: { type: 'query', quantities: { tokens: 3 }, properties: { model: 'large' } } });
+    await call('POST', `/v1/accounts/${ids.plain}/check`, { body: { type: 'big', cost_override_amount: 1e6, cost_override_denomination: 'credits' } });
+    await call('POST', `/v1/accounts/${ids.account}/check`, { body: { type: 'query', quantities: { tokens: -1 } } }, 400);
+    await call('GET', `/v1/companies/{company}/events?properties[model]=large&account_id=${ids.account}`);
     await call('GET', `/v1/companies/{company}/events?limit=2&state=rejected&account_id=${ids.plain}`);
     await call('GET', '/v1/companies/{company}/events?limit=1000');
   });

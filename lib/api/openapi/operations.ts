@@ -366,6 +366,14 @@ const CANONICAL: Operation[] = [
     errors: ['insufficient_balance'],
   },
   {
+    method: 'post', path: '/v1/accounts/{account_id}/check', operationId: 'checkEvent', tag: 'Events', auth: 'company',
+    summary: 'Check whether an event would pass',
+    description:
+      'Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan\'s rate card from its quantities and properties, a graduated tier from the account\'s count so far) and gated on `available` (gated unless `gate_on_balance: false`). Records nothing, charges nothing, sends nothing.',
+    body: { schema: 'EventCreate', example: { type: 'llm', quantities: { input_tokens: 1200, output_tokens: 350 }, properties: { model: 'large' } } },
+    response: { schema: 'CheckResult', description: 'Whether it would pass, what it would cost, and what is available.', example: { allowed: true, cost: { amount: 0.0065, denomination: 'usd' }, available: 12.5, reason: null } },
+  },
+  {
     method: 'post', path: '/v1/events', operationId: 'recordEvents', tag: 'Events', auth: 'company',
     summary: 'Record a batch of events',
     description:
@@ -387,11 +395,12 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'put', path: '/v1/events/{event_id}', operationId: 'transitionEvent', tag: 'Events', auth: 'company',
-    summary: 'Complete or cancel a pending event',
-    description: 'complete charges the held cost; cancelled releases it. Pending events are cancelled automatically one hour after creation. Any other transition (for example completing a cancelled event) is 409.',
-    body: { schema: 'EventTransition', example: { state: 'complete' } },
-    response: { schema: 'Event', description: 'The event after the transition.', example: { ...ex.pendingEventExample, state: 'complete', expires_at: null, updated_at: '2027-03-10T12:20:00.000Z' } },
-    errors: ['conflict'],
+    summary: 'Complete, cancel or extend a pending event',
+    description:
+      '`complete` charges the held cost, or the actual sent with it: `cost_override_amount` (the held denomination) or `quantities` (priced by the rule that priced the hold). Less than held releases the rest; more is taken as `overage_behavior` says: `allow` (default; may go below zero), `cap` (at most the held cost plus what is available) or `reject` (409 `insufficient_balance`; the event stays pending). The record keeps `held_cost`. `cancelled` releases the hold. `expires_in` alone extends a pending hold to that many seconds from now. Pending events are cancelled automatically at `expires_at` (one hour after creation unless `expires_in` said otherwise). The same transition sent again with the same body answers the record and changes nothing; a different final amount, or any other transition (for example completing a cancelled event), is 409.',
+    body: { schema: 'EventTransition', example: { state: 'complete', cost_override_amount: 1.5, overage_behavior: 'cap' } },
+    response: { schema: 'Event', description: 'The event after the transition.', example: { ...ex.pendingEventExample, state: 'complete', cost: { amount: 1.5, denomination: 'credits' }, expires_at: null, updated_at: '2027-03-10T12:20:00.000Z' } },
+    errors: ['conflict', 'insufficient_balance'],
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/events', operationId: 'listEvents', tag: 'Events', auth: 'company',

@@ -133,6 +133,29 @@ export const transaction = z
   })
   .describe('One ledger entry. For every balance, amount equals the sum of its entries.');
 
+const costOut = z.strictObject({ amount: unitsNumber('Cost in units.'), denomination: z.string().describe('Balance charged.') });
+
+const tierOut = z.strictObject({
+  up_to: z.number().nullable().describe('Upper bound of the tier (inclusive); null on the last tier.'),
+  unit_amount: unitsNumber('Price per unit in the tier.'),
+  flat_amount: unitsNumber('Flat price of the tier (graduated: once the count enters it; volume: once per event).').optional(),
+});
+
+const componentOut = z
+  .union([
+    z.strictObject({ quantity: z.string().describe('Name of the quantity priced.'), unit_amount: unitsNumber('Price per unit.') }),
+    z.strictObject({ quantity: z.string().describe('Name of the quantity priced.'), tiers_mode: z.enum(['graduated', 'volume']).describe('graduated: each unit at the tier it falls in, counted since the plan period began; volume: the whole quantity at the tier it reaches.'), tiers: z.array(tierOut).describe('Tiers in ascending order.') }),
+    z.strictObject({ quantity: z.string().describe('Name of the quantity priced.'), package: z.strictObject({ size: unitsNumber('Units per package.'), amount: unitsNumber('Price per package begun.') }).describe('ceil(quantity / size) × amount.') }),
+  ])
+  .describe('One price of a rule: unit, tiered, or package.');
+
+export const billingRuleOut = z.strictObject({
+  type: z.string().describe('Event type.'),
+  denomination: z.string().describe('Balance charged.'),
+  amount: unitsNumber('Fixed price of each event (added to the components).'),
+  filters: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))])).optional().describe('Property → value or values the event must carry for the rule to price it.'),
+  components: z.array(componentOut).optional().describe('Prices by quantity, added to amount.'),
+});
 export const grant = z
   .strictObject({
     id: prefixed('cg', 'Credit grant id'),
@@ -183,11 +206,21 @@ export const event = z
     type: z.string().describe('Kind of event, chosen by the caller; plan billing rules match on it.'),
     state: z
       .enum(['pending', 'complete', 'cancelled', 'rejected'])
-      .describe('pending (a hold for up to one hour), complete, cancelled, or rejected (a gated event that lacked balance; nothing charged).'),
-    cost: z
-      .strictObject({ amount: unitsNumber('Cost in units.'), denomination: z.string().describe('Balance charged.') })
+      .describe('pending (a hold, until expires_at), complete, cancelled, or rejected (refused by the balance gate or a spend limit; nothing charged).'),
+    cost: costOut.nullable().describe('What the event costs (for a completed hold: what it settled at), or null when it is not billed.'),
+    held_cost: costOut.nullable().describe('What a hold held when it was placed (kept after it completes or is cancelled); null for events that were never pending.'),
+    pricing: z
+      .strictObject({
+        rule: z.int().describe("Index (0-based) of the plan's billing_rules entry that priced the event."),
+        components: z
+          .array(z.strictObject({ quantity: unitsNumber('The quantity the component priced.'), amount: unitsNumber('What the component charged.') }))
+          .describe("Each of the rule's components, in order."),
+      })
       .nullable()
-      .describe('What the event costs, or null when it is not billed.'),
+      .describe("How the plan's rate card priced the event; null unless priced_by is plan."),
+    quantities: z.record(z.string(), z.number()).describe('Usage the caller measured: name → quantity (units).'),
+    properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe('Facts about the event that billing rule filters match on.'),
+    reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why a rejected event was rejected; null otherwise.'),
     priced_by: z.enum(['override', 'plan', 'none']).describe('override: the caller stated the cost; plan: a billing rule of the account\'s running plan (ACTIVE or PAST_DUE; a plan still waiting for the card collector prices nothing); none: not billed.'),
     gate_on_balance: z.boolean().describe('Whether the event was gated on available balance.'),
     metadata: metadataOut,
@@ -197,6 +230,15 @@ export const event = z
     expires_at: maybeTimestamp('When a pending event is cancelled automatically; null unless pending'),
   })
   .describe('A billable usage record.');
+
+export const checkResult = z
+  .strictObject({
+    allowed: z.boolean().describe('Whether recording the event now would pass.'),
+    cost: costOut.nullable().describe('What the event would cost now; null when it would not be billed.'),
+    available: unitsNumber('Units available.').nullable().describe('What the charged balance has available now (0 when the balance does not exist yet); null when the event would not be billed.'),
+    reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why it would be refused; null when allowed.'),
+  })
+  .describe('The answer to a check: priced and gated as recording the event now would be; nothing recorded.');
 
 export const eventWithBalance = event
   .extend({ balance: balance.nullable().describe('The Balance of the charged denomination after the event; null when the event is not billed.') })
@@ -221,9 +263,7 @@ export const plan = z
     overage_charge_mode: z.enum(['postpay', 'none']).describe('postpay: units below zero are billed at renewal; none: not billed.'),
     threshold_alert_percentage: z.string().nullable().describe('Usage percentage of an included balance that fires the threshold webhook, as a numeric string; null when off.'),
     balances: z.array(planBalanceOut).describe('Balances the plan creates, with their included amounts.'),
-    billing_rules: z
-      .array(z.strictObject({ type: z.string().describe('Event type.'), amount: unitsNumber('Price of one event.'), denomination: z.string().describe('Balance charged.') }))
-      .describe('Price of each event type.'),
+    billing_rules: z.array(billingRuleOut).describe("The rate card: for each event, the first rule of its type (in this order) whose filters all match prices it."),
     flags: z.record(z.string(), z.boolean()).describe('Feature flags copied to accounts on the plan.'),
     metadata: metadataOut,
     created_at: timestamp('When the plan was created'),
@@ -455,6 +495,7 @@ export const RESPONSE_SCHEMAS = {
   CreditsReport: creditsReport,
   Event: event,
   EventWithBalance: eventWithBalance,
+  CheckResult: checkResult,
   Plan: plan,
   Charge: charge,
   Company: company,

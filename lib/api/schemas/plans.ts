@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { chargeCents, denomination, metadata, nonEmpty, nonNegativeUnits, priceCents } from './common';
+import { billingRule } from './usage';
 
 const PERIODS: Partial<Record<string, 'day' | 'week' | 'month' | 'year'>> = {
   day: 'day', daily: 'day', week: 'week', weekly: 'week', month: 'month', monthly: 'month', year: 'year', yearly: 'year', annual: 'year', annually: 'year',
@@ -19,8 +20,6 @@ const planBalance = z.strictObject({
   // USD cents per unit, may have decimals: makes this balance's amount choosable per account.
   variable_unit_price: nonNegativeUnits.optional(),
 });
-
-const billingRule = z.strictObject({ type: z.string().trim().min(1).max(200), amount: nonNegativeUnits, denomination });
 
 export const planCreate = z
   .strictObject({
@@ -47,11 +46,6 @@ export const planCreate = z
     p.balances.forEach((b, i) => {
       if (seen.has(b.denomination)) ctx.addIssue({ code: 'custom', message: 'Each plan balance needs its own denomination.', path: ['balances', i, 'denomination'] });
       seen.add(b.denomination);
-    });
-    const types = new Set<string>();
-    p.billing_rules.forEach((r, i) => {
-      if (types.has(r.type)) ctx.addIssue({ code: 'custom', message: 'Each event type may have one billing rule.', path: ['billing_rules', i, 'type'] });
-      types.add(r.type);
     });
   });
 export type PlanCreate = z.infer<typeof planCreate>;

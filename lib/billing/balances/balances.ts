@@ -75,6 +75,7 @@ export function balanceFromRow(r: Record<string, unknown>): Balance {
     refillAmount: (r.refill_amount as string | null) ?? null,
     refillUsdAmount: r.refill_usd_amount === null || r.refill_usd_amount === undefined ? null : Number(r.refill_usd_amount),
     refillOnDay: (r.refill_on_day as string | null) ?? null,
+    refillMaxChargesPerMonth: r.refill_max_charges_per_month === null || r.refill_max_charges_per_month === undefined ? null : Number(r.refill_max_charges_per_month),
     lastPeriodicRefill: d(r.last_periodic_refill),
     nextPeriodicRefill: d(r.next_periodic_refill),
     scheduledRefill: (r.scheduled_refill as StoredRefillChange | null) ?? null,
@@ -175,7 +176,7 @@ export async function moveBalances(db: Db, companyId: string, moves: BalanceMove
   }
   const before = moves.map((m) => {
     const b = facts.get(pairKey(m.accountId, m.denomination))!;
-    const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.cost) : sum), '0');
+    const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.held ?? op.cost) : sum), '0');
     return { m, b, facts: { ...factsOf(b, now), pending: sub(add(b.pending, flipped), m.ownHolds ?? '0') } };
   });
   // The open grants, read for the moves that need them.
@@ -343,10 +344,10 @@ export async function settleGrants(db: Db, companyId: string, balances: { accoun
   await moveBalances(db, companyId, balances.map((b) => ({ ...b, ops: [] })), now);
 }
 
-/** A hold completed (its event already flipped in this transaction): its cost is drawn. */
-export async function completeHold(db: Db, hold: { companyId: string; accountId: string; denomination: string; cost: Units } & LedgerFields, now: Date): Promise<LedgerRow[]> {
-  const { companyId, accountId, denomination, cost, ...fields } = hold;
-  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'complete_hold', cost }, ledger: fields }] }], now);
+/** A hold completed (its event already flipped in this transaction): its final cost is drawn, its held cost (`held`, default `cost`) leaves the holds. */
+export async function completeHold(db: Db, hold: { companyId: string; accountId: string; denomination: string; cost: Units; held?: Units } & LedgerFields, now: Date): Promise<LedgerRow[]> {
+  const { companyId, accountId, denomination, cost, held, ...fields } = hold;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'complete_hold', cost, held }, ledger: fields }] }], now);
   return r.rows;
 }
 

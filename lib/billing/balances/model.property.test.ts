@@ -38,6 +38,17 @@ const INCLUDED = new Decimal(60);
 const ALERT_PCT = new Decimal(50);
 /** What the plan's rules charge (tokens); `unpriced` is not billed. */
 const RULES: Record<string, Decimal | null> = { query: new Decimal('7.5'), upload: new Decimal('0.5'), unpriced: null };
+/**
+ * The rate card's usage-priced rules (tokens), after the flat ones: `llm` with model `a` costs
+ * 0.5 + 0.25 a unit of `n`; any other `llm` is graduated: 0.5 a unit up to 8 units counted per
+ * account since the period began, then 0.1 a unit and 1 once on entering that tier.
+ */
+const LLM_RULES = [
+  { type: 'llm', denomination: 'tokens', amount: '0.5', filters: { model: 'a' }, components: [{ quantity: 'n', unit_amount: '0.25' }] },
+  { type: 'llm', denomination: 'tokens', components: [{ quantity: 'n', tiers_mode: 'graduated', tiers: [{ up_to: 8, unit_amount: '0.5' }, { up_to: null, unit_amount: '0.1', flat_amount: '1' }] }] },
+];
+/** The graduated tiers' price of a count of x units from zero. */
+const graduated = (x: Decimal) => (x.lte(8) ? x.times('0.5') : new Decimal(4).plus(x.minus(8).times('0.1')).plus(1));
 const ACCOUNTS = 2;
 
 const units = fc.integer({ min: 0, max: 4000 }).map((n) => new Decimal(n).div(100).toFixed());
@@ -47,12 +58,16 @@ const acct = fc.nat({ max: ACCOUNTS - 1 });
 const key = fc.option(fc.constantFrom('k1', 'k2', 'k3', 'k4'), { nil: undefined, freq: 4 });
 const eventSpec = fc.record({
   acct,
-  type: fc.constantFrom('query', 'upload', 'unpriced'),
+  type: fc.constantFrom('query', 'upload', 'unpriced', 'llm', 'llm'),
+  n: fc.integer({ min: 0, max: 12 }),
+  model: fc.constantFrom('a', 'b'),
   override: fc.option(fc.record({ amount: units, denomination: denom }), { nil: undefined }),
   gate: fc.boolean(),
   hold: fc.boolean(),
   key,
-});
+})
+  // Usage-priced events carry no override: the rate card prices them.
+  .map((e) => (e.type === 'llm' ? { ...e, override: undefined } : e));
 type EventSpec = typeof eventSpec extends fc.Arbitrary<infer T> ? T : never;
 
 const step = fc.oneof(
@@ -97,7 +112,7 @@ type Bal = {
   belowRefill: boolean;
   alerted: boolean;
 };
-type Hold = { id: string; account: string; denomination: string; cost: Decimal; expiresAt: number; live: boolean };
+type Hold = { id: string; account: string; denomination: string; cost: Decimal; expiresAt: number; live: boolean; counts?: Decimal };
 type Rec = { id: string; state: string; cost: string | null; denomination: string | null };
 type ModelRow = { account: string; denomination: string; type: string; amount: string; start: string; end: string };
 
@@ -107,6 +122,8 @@ class Model {
   holds: Hold[] = [];
   events = new Map<string, Rec>();
   keys = new Map<string, string>();
+  /** Each account's graduated count this plan period (completed events only). */
+  used = new Map<string, Decimal>();
   ledger: ModelRow[] = [];
   out: Notif[] = [];
   refillsDue = new Set<string>();
@@ -177,6 +194,11 @@ class Model {
     this.out.push({ account, denomination, topic, balance: balance === null ? null : balance.toFixed(), reason });
   }
 
+  /** A completed event's graduated quantity counts for the account's next ones. */
+  count(account: string, n: Decimal) {
+    this.used.set(account, (this.used.get(account) ?? new Decimal(0)).plus(n));
+  }
+
   /** A gated event refused on a balance: `pause_balance` unless it is paused already. */
   refused(account: string, denomination: string, cost: Decimal) {
     const b = this.bal(account, denomination);
@@ -188,8 +210,13 @@ class Model {
   /** The amount each refusal of the batch under way saw (the batch's moves before it). */
   refusedAt = new Map<string, Decimal>();
 
-  cost(e: Pick<EventSpec, 'type' | 'override'>): { amount: Decimal; denomination: string; by: string } | null {
+  cost(e: Pick<EventSpec, 'type' | 'override' | 'n' | 'model'>, account: string): { amount: Decimal; denomination: string; by: string; counts?: Decimal } | null {
     if (e.override) return { amount: new Decimal(e.override.amount), denomination: e.override.denomination, by: 'override' };
+    if (e.type === 'llm') {
+      if (e.model === 'a') return { amount: new Decimal('0.5').plus(new Decimal(e.n).times('0.25')), denomination: 'tokens', by: 'plan' };
+      const used = this.used.get(account) ?? new Decimal(0);
+      return { amount: graduated(used.plus(e.n)).minus(graduated(used)), denomination: 'tokens', by: 'plan', counts: new Decimal(e.n) };
+    }
     const price = RULES[e.type];
     return price ? { amount: price, denomination: 'tokens', by: 'plan' } : null;
   }
@@ -208,7 +235,7 @@ class Model {
         out.push(this.events.get(this.keys.get(e.key)!)!);
         continue;
       }
-      const c = this.cost(e);
+      const c = this.cost(e, e.account);
       const requested = e.hold ? 'pending' : 'complete';
       let state = requested;
       if (c) {
@@ -228,8 +255,11 @@ class Model {
         refusals.push([e.account, c.denomination, c.amount]);
         if (!this.refusedAt.has(k(e.account, c.denomination))) this.refusedAt.set(k(e.account, c.denomination), this.bal(e.account, c.denomination).amount);
       }
-      else if (state === 'pending') this.holds.push({ id, account: e.account, denomination: c.denomination, cost: c.amount, expiresAt: this.now() + HOLD_MS, live: true });
-      else this.debit(e.account, c.denomination, c.amount, 'event');
+      else if (state === 'pending') this.holds.push({ id, account: e.account, denomination: c.denomination, cost: c.amount, expiresAt: this.now() + HOLD_MS, live: true, counts: c.counts });
+      else {
+        this.debit(e.account, c.denomination, c.amount, 'event');
+        if (c.counts) this.count(e.account, c.counts);
+      }
     }
     for (const [bk, start] of starts) {
       const [account, denomination] = bk.split('\u0000');
@@ -334,7 +364,7 @@ async function setUp(): Promise<{ co: Co; plan: string }> {
     body: {
       name: 'Free', charge_amount: 0, threshold_alert_percentage: ALERT_PCT.toNumber(),
       balances: [{ amount: INCLUDED.toFixed(), denomination: 'tokens' }],
-      billing_rules: [{ type: 'query', amount: RULES.query!.toFixed(), denomination: 'tokens' }, { type: 'upload', amount: RULES.upload!.toFixed(), denomination: 'tokens' }],
+      billing_rules: [{ type: 'query', amount: RULES.query!.toFixed(), denomination: 'tokens' }, { type: 'upload', amount: RULES.upload!.toFixed(), denomination: 'tokens' }, ...LLM_RULES],
     },
   });
   expect(plan.status, JSON.stringify(plan.body)).toBe(200);
@@ -346,6 +376,9 @@ function body(e: EventSpec, run: string) {
   return {
     type: e.type,
     ...(e.override && { cost_override: e.override }),
+    // Every event says its usage: only the rules that price by it read it.
+    quantities: { n: e.n },
+    properties: { model: e.model },
     ...(e.gate && { gate_on_balance: true }),
     ...(e.hold && { state: 'pending' }),
     ...(e.key && { idempotency_key: `${run}-${e.key}` }),
@@ -377,7 +410,7 @@ async function run(co: Co, m: Model, s: Step, seen: Set<string>) {
   } else if (s.kind === 'group') {
     // Sent at once: the first is written alone, those that arrive meanwhile together. Equal
     // costs make the outcome independent of the order they are decided in.
-    const e: EventSpec = { acct: s.acct, type: 'upload', override: { amount: s.cost, denomination: s.denomination }, gate: s.gate, hold: s.hold, key: undefined };
+    const e: EventSpec = { acct: s.acct, type: 'upload', n: 0, model: 'a', override: { amount: s.cost, denomination: s.denomination }, gate: s.gate, hold: s.hold, key: undefined };
     const answers = await Promise.all(Array.from({ length: s.n }, () => co.call('POST', `/v1/accounts/${acc(s.acct)}/events`, { body: body(e, m.run) })));
     const ids = answers.map((r) => (r.status === 402 ? r.body.error.rejected_event_id : r.body.data.id) as string);
     // The order they were decided in: events listed by id are in the order they were made.
@@ -402,6 +435,7 @@ async function run(co: Co, m: Model, s: Step, seen: Set<string>) {
     if (!h.denomination) return compare(co, m, seen);
     if (s.state === 'complete') {
       m.debit(h.account, h.denomination, h.cost, 'event');
+      if (h.counts) m.count(h.account, h.counts);
       // Completing a hold moves the amount; what is available it had already taken.
       m.moved(h.account, h.denomination, start, { availableUnchanged: true });
     } else {
@@ -497,6 +531,8 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
   const at = m.now();
   const states = Object.fromEntries(stored.map((e) => [e.id, e.state === 'pending' && e.expiresAt!.getTime() <= at ? 'cancelled' : e.state]));
   expect(states).toEqual(Object.fromEntries([...m.events.values()].map((e) => [e.id, e.state])));
+  // What each event cost: its rule's price, a graduated one from the account's count as it stood.
+  expect(Object.fromEntries(stored.map((e) => [e.id, e.cost === null ? null : n(e.cost)]))).toEqual(Object.fromEntries([...m.events.values()].map((e) => [e.id, e.cost])));
   const rows = (await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.accountId, m.accounts))).filter((d) => !seen.has(d.id));
   for (const d of rows) seen.add(d.id);
   const got = rows
@@ -583,7 +619,7 @@ describe('balances against a reference model', NO_RETRY, () => {
           // An event that costs nothing still has its ledger row.
           [[{ kind: 'batch', items: [{ acct: 0, type: 'query', override: { amount: '0', denomination: 'tokens' }, gate: false, hold: false, key: undefined }] }, { kind: 'advance', minutes: 0 }]],
           // An unbilled hold lapses after its hour like any other.
-          [[{ kind: 'batch', items: [{ acct: 0, type: 'unpriced', override: undefined, gate: false, hold: true, key: undefined }] }, { kind: 'advance', minutes: 61 }, { kind: 'settle', pick: 0, state: 'complete' }]],
+          [[{ kind: 'batch', items: [{ acct: 0, type: 'unpriced', n: 0, model: 'a', override: undefined, gate: false, hold: true, key: undefined }] }, { kind: 'advance', minutes: 61 }, { kind: 'settle', pick: 0, state: 'complete' }]],
           // Refused, then below zero: the pause keeps needing the refused cost, so a cancelled hold does not end it.
           [
             [

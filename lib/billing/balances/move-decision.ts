@@ -12,6 +12,8 @@ import { add, cmp, Decimal, isZero, neg, sub, type Units } from '../../money';
  * - `available` is the amount less the live holds.
  * - The gate: a gated event passes when its cost is at most what is available when it is
  *   decided (in request order); a refused one changes nothing and is recorded as rejected.
+ * - Spend limits: an event (gated or not) whose cost would take a period's spend (completed
+ *   costs and live holds) past a `reject` limit is rejected first, with reason `spend_limit`.
  * - Every unit added is a credit grant. A cost is drawn from live grants by priority, then
  *   soonest expiry (never-expiring last), then oldest; past them the balance goes below zero,
  *   and a later grant first pays that debt. Amount = Σ remaining of live grants − debt.
@@ -63,7 +65,16 @@ export type Facts = {
    * must fit in the head, and nothing may be due.
    */
   grants?: GrantFact[];
+  /** The balance's spend limits, each with what its period has spent so far (completed costs and live holds). */
+  spend?: SpendFact[];
 };
+
+/**
+ * A spend limit as the move decides with it: an event whose cost would take the period's spend
+ * past a `reject` limit is rejected (whether or not it is gated); passing a `notify` limit is
+ * crossed once (the writer notifies it once per period). `key` names the limit and its period.
+ */
+export type SpendFact = { key: string; action: 'reject' | 'notify'; limit: Units; spent: Units };
 
 /** A grant a move makes: the decision's part of it. */
 export type NewGrant = { id: string; amount: Units; priority: number; effectiveAt: Date; expiresAt: Date | null };
@@ -84,8 +95,8 @@ export type MoveOp =
    * to `upTo` (all of it when null): the amount rises to at most zero, and no grant pays it again.
    */
   | { kind: 'settle'; upTo: Units | null }
-  /** A hold completed: its cost leaves the holds and is drawn. */
-  | { kind: 'complete_hold'; cost: Units }
+  /** A hold completed: its held cost (`held`, default `cost`) leaves the holds, its final `cost` is drawn. */
+  | { kind: 'complete_hold'; cost: Units; held?: Units }
   /** Holds that stopped counting (cancelled, or lapsed): what is available rises by their cost. */
   | { kind: 'release'; amount: Units };
 
@@ -123,6 +134,10 @@ export type MovePlan = {
   leaves: StateKind[];
   /** Gated events refused: the cost each was refused for, and the amount when it was. */
   refusals: { op: number; cost: Units; amount: Units }[];
+  /** Per op: why an event was rejected (null for the others). */
+  reasons: ('insufficient_balance' | 'spend_limit' | null)[];
+  /** The `notify` spend limits the move took past their limit, with the spend just after. */
+  spendCrossed: { key: string; spent: Units }[];
   /** Grants changed or made (empty when the move drew from the head alone). */
   grants: GrantChange[];
   head: { id: string; remaining: Units } | null;
@@ -161,6 +176,16 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   const outcomes: Outcome[] = [];
   const rows: MoveRow[] = [];
   const refusals: MovePlan['refusals'] = [];
+  const reasons: MovePlan['reasons'] = [];
+  const spend = (facts.spend ?? []).map((l) => ({ ...l }));
+  const spendCrossed: MovePlan['spendCrossed'] = [];
+  const spent = (delta: Units) => {
+    for (const l of spend) {
+      const before = l.spent;
+      l.spent = add(l.spent, delta);
+      if (l.action === 'notify' && cmp(before, l.limit) <= 0 && cmp(l.spent, l.limit) > 0 && !spendCrossed.some((c) => c.key === l.key)) spendCrossed.push({ key: l.key, spent: l.spent });
+    }
+  };
   // The open grants, in draw order, when known; the head alone otherwise.
   const open: (GrantFact & { closedAt?: Date; voided?: boolean; made?: boolean })[] | null = facts.grants
     ? facts.grants.map((g) => ({ ...g, remaining: facts.head && g.id === facts.head.id ? facts.head.remaining : g.remaining })).sort(drawOrder)
@@ -238,28 +263,37 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
 
   for (const [i, op] of ops.entries()) {
     outcomes.push(null);
+    reasons.push(null);
     switch (op.kind) {
       case 'event':
-        if (op.gate && cmp(op.cost, sub(amount, pending)) > 0) {
+        if (cmp(op.cost, '0') > 0 && spend.some((l) => l.action === 'reject' && cmp(add(l.spent, op.cost), l.limit) > 0)) {
           outcomes[i] = 'rejected';
+          reasons[i] = 'spend_limit';
+        } else if (op.gate && cmp(op.cost, sub(amount, pending)) > 0) {
+          outcomes[i] = 'rejected';
+          reasons[i] = 'insufficient_balance';
           refusals.push({ op: i, cost: op.cost, amount });
         } else if (op.state === 'pending') {
           outcomes[i] = 'pending';
           pending = add(pending, op.cost);
+          spent(op.cost);
         } else {
           outcomes[i] = 'complete';
           draw(i, op.cost);
+          spent(op.cost);
         }
         break;
       case 'draw':
         draw(i, op.amount);
         break;
       case 'complete_hold':
-        pending = sub(pending, op.cost);
+        pending = sub(pending, op.held ?? op.cost);
         draw(i, op.cost);
+        spent(sub(op.cost, op.held ?? op.cost));
         break;
       case 'release':
         pending = sub(pending, op.amount);
+        spent(neg(op.amount));
         break;
       case 'grant': {
         const g = { ...op.grant, remaining: '0', createdAt: now, active: false, made: true };
@@ -310,7 +344,7 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
   const changed = cmp(amount, facts.amount) !== 0 || cmp(pending, facts.pending) !== 0;
   const crossed = crossingsOf({ before, after, threshold: facts.threshold, startAmount: facts.amount, amount, planAlert: usage ? facts.planAlert : null });
   const leaves = cmp(after, before) === 0 ? [] : leftStates.filter((s) => s.left(after, before, facts.threshold)).map((s) => s.kind);
-  return { outcomes, rows, start: { amount: facts.amount, pending: facts.pending }, amount, pending, before, after, changed, crossed, leaves, refusals, grants, head, dueAt };
+  return { outcomes, rows, start: { amount: facts.amount, pending: facts.pending }, amount, pending, before, after, changed, crossed, leaves, refusals, reasons, spendCrossed, grants, head, dueAt };
 }
 
 /**

@@ -7,6 +7,7 @@ import { notFound } from '../../errors';
 import { splitForCard, unitsOut } from '../../money';
 import { computePlanCharge } from './periods';
 import { keysetPage, type PageQuery } from '../../db/keyset';
+import type { BillingRule, Component } from '../events/rate-card';
 
 export type Plan = typeof plans.$inferSelect;
 /** A new plan, as the API's body parses into it (amounts are exact decimal strings). */
@@ -18,7 +19,7 @@ export type PlanInput = {
   overage_charge_mode: OverageChargeMode;
   threshold_alert_percentage?: string | null;
   balances: { amount: string; denomination: string; overage_charge_amount?: number; overage_charge_denomination?: PlanCurrency; variable_unit_price?: string }[];
-  billing_rules: { type: string; amount: string; denomination: string }[];
+  billing_rules: BillingRule[];
   flags: Record<string, boolean>;
   metadata?: Record<string, unknown>;
 };
@@ -55,11 +56,33 @@ export function serializePlan(p: Plan) {
       overage_charge_denomination: b.overage_charge_denomination,
       variable_unit_price: b.variable_unit_price === null ? null : unitsOut(b.variable_unit_price),
     })),
-    billing_rules: (p.billingRules as { type: string; amount: string; denomination: string }[]).map((r) => ({ ...r, amount: unitsOut(r.amount) })),
+    billing_rules: (p.billingRules as BillingRule[]).map(serializeRule),
     flags: p.flags,
     metadata: p.metadata,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt?.toISOString() ?? null,
+  };
+}
+
+/** A rule as the API shows it: its numbers as JSON numbers rendered from the exact decimals. */
+export function serializeRule(r: BillingRule) {
+  const n = (v: string) => unitsOut(v);
+  const component = (c: Component) =>
+    'unit_amount' in c
+      ? { quantity: c.quantity, unit_amount: n(c.unit_amount) }
+      : 'package' in c
+        ? { quantity: c.quantity, package: { size: n(c.package.size), amount: n(c.package.amount) } }
+        : {
+            quantity: c.quantity,
+            tiers_mode: c.tiers_mode,
+            tiers: c.tiers.map((t) => ({ up_to: t.up_to === null ? null : n(t.up_to), unit_amount: n(t.unit_amount), ...(t.flat_amount !== undefined && { flat_amount: n(t.flat_amount) }) })),
+          };
+  return {
+    type: r.type,
+    denomination: r.denomination,
+    amount: n(r.amount ?? '0'),
+    ...(r.filters && { filters: r.filters }),
+    ...(r.components && { components: r.components.map(component) }),
   };
 }
 

@@ -1,20 +1,20 @@
 import { and, eq, gte, inArray, lt, or, gt, lte, type SQL } from 'drizzle-orm';
 import { isUniqueViolation, query, sql, type Db } from '../../db/client';
-import { events, type EventState } from '../../db/schema';
+import { events, type EventState, type RejectReason } from '../../db/schema';
 import { idRange, newId } from '../../ids';
-import { ApiError, conflict, notFound } from '../../errors';
-import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { ApiError, conflict, invalid, notFound } from '../../errors';
+import { add, cmp, Decimal, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { completeHold, ensureBalances, findBalance, moveBalances, planAlertOf, releaseHolds, type Balance, type BalanceMove } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
-import { priceEvents, type Cost, type PricedBy } from './pricing';
+import { addUsage, priceByRule, priceEvents, priceGraduated, type ItemPrice } from './pricing';
 import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
 import { leftStates, type Outcome } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
 import { insertEvents } from '../../db/sql/events';
-import { moveBalancesForEvents, type LedgerMove } from '../../db/sql/balance-move';
+import { lockBalances, moveBalancesForEvents, type LedgerMove } from '../../db/sql/balance-move';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -27,8 +27,15 @@ export type EventFilter = PageQuery & {
   state?: 'pending' | 'complete' | 'cancelled' | 'rejected';
   created_gte?: string;
   created_lt?: string;
+  /** properties[key]=value: events whose property `key` reads as `value`. */
+  properties?: Record<string, string>;
 };
 export { HOLD_MS };
+
+/** When a hold placed now lapses: `expires_in` seconds from now, one hour by default. */
+export const holdExpiry = (now: Date, expiresIn?: number) => new Date(now.getTime() + (expiresIn !== undefined ? expiresIn * 1000 : HOLD_MS));
+
+const costOut = (amount: string | null, denomination: string | null) => (amount !== null && denomination ? { amount: unitsOut(amount), denomination } : null);
 
 /** An expired hold reads as cancelled even before the worker has flipped it. */
 export function effectiveState(e: Pick<EventRow, 'state' | 'expiresAt'>, now: Date): EventState {
@@ -43,8 +50,13 @@ export function serializeEvent(e: EventRow, now: Date) {
     account_id: e.accountId,
     type: e.type,
     state,
-    cost: e.costAmount !== null && e.costDenomination ? { amount: unitsOut(e.costAmount), denomination: e.costDenomination } : null,
+    cost: costOut(e.costAmount, e.costDenomination),
+    held_cost: costOut(e.heldCost, e.costDenomination),
     priced_by: e.pricedBy,
+    pricing: e.pricing ? { rule: e.pricing.rule, components: e.pricing.components.map((c) => ({ quantity: unitsOut(c.quantity), amount: unitsOut(c.amount) })) } : null,
+    quantities: e.quantities ? Object.fromEntries(Object.entries(e.quantities).map(([k, q]) => [k, unitsOut(q)])) : {},
+    properties: e.properties ?? {},
+    reason: e.reason,
     gate_on_balance: e.gateOnBalance,
     metadata: e.metadata,
     idempotency_key: e.idempotencyKey,
@@ -54,7 +66,10 @@ export function serializeEvent(e: EventRow, now: Date) {
   };
 }
 
-type Priced = { index: number; item: BatchItem; cost: Cost; pricedBy: PricedBy; hasBalance: boolean };
+type Priced = { index: number; item: BatchItem } & Omit<ItemPrice, 'found'>;
+
+/** Thrown inside a savepoint to decide a batch's graduated items again. */
+class Redecide extends Error {}
 
 const key = (accountId: string, denomination: string) => `${accountId}\u0000${denomination}`;
 
@@ -68,7 +83,7 @@ export async function recordEvents({ db, companyId, items, now }: { db: Db; comp
   const prices = await priceEvents(db, companyId, items);
   const missing = prices.findIndex((p) => !p.found);
   if (missing >= 0) throw notFound('account', `[${missing}].account_id`);
-  const priced: Priced[] = items.map((item, index) => ({ index, item, cost: prices[index].cost, pricedBy: prices[index].pricedBy, hasBalance: prices[index].hasBalance }));
+  const priced: Priced[] = items.map((item, index) => ({ ...prices[index], index, item }));
 
   let ensureAll = false;
   for (let attempt = 0; ; attempt++) {
@@ -110,7 +125,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       return true;
     });
 
-    const row = (p: Priced, id: string, state: EventState): EventRow => ({
+    const row = (p: Priced, id: string, state: EventState, reason: EventRow['reason'] = null): EventRow => ({
       id,
       companyId,
       accountId: p.item.account_id,
@@ -124,13 +139,19 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       idempotencyKey: p.item.idempotency_key ?? null,
       createdAt: now,
       updatedAt: now,
-      expiresAt: state === 'pending' ? new Date(now.getTime() + HOLD_MS) : null,
+      expiresAt: state === 'pending' ? holdExpiry(now, p.item.expires_in) : null,
+      quantities: p.item.quantities ?? null,
+      properties: p.item.properties ?? null,
+      pricing: p.pricing,
+      heldCost: state === 'pending' ? (p.cost?.amount ?? null) : null,
+      reason: state === 'rejected' ? reason : null,
     });
     // Events whose state does not hang on the balance (all but gated ones) are written before
     // the balances are locked, so the locks are held only for the ledger and balance writes:
     // concurrent batches over the same accounts wait on each other for less.
     const ids = toInsert.map(() => newId('ev'));
-    const early = toInsert.map((p, i) => (p.cost && p.item.gate_on_balance ? null : row(p, ids[i], p.item.state ?? 'complete')));
+    // A graduated price and a spend limit are decided under the balance's lock too.
+    const early = toInsert.map((p, i) => (p.cost && (p.item.gate_on_balance || p.graduated || p.limited) ? null : row(p, ids[i], p.item.state ?? 'complete')));
     const earlyRows = early.filter((r): r is EventRow => r !== null);
     if (earlyRows.length) await insertEvents(tx, { companyId, now }, earlyRows);
     // Those holds are visible to this transaction's pending read below; the loop adds them in order.
@@ -203,27 +224,73 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       }
       if (general) {
         // Each balance's items decided in request order by the general writer (move-decision.ts):
-        // gated items, or balances whose grants the statement cannot move alone. This
-        // transaction's own early holds are already in what it reads under the locks.
-        const moves = new Map<string, BalanceMove & { ownHolds: Units }>();
-        for (const [i, p] of toInsert.entries()) {
-          if (!p.cost) continue;
-          const k = key(p.item.account_id, p.cost.denomination);
-          const state = early[i]?.state ?? p.item.state ?? 'complete';
-          let m = moves.get(k);
-          if (!m) moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost.denomination, ops: [], ownHolds: ownHolds.get(k) ?? '0' }));
-          // An early row's state is settled: it is decided ungated.
-          m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
-        }
-        const list = [...moves.values()];
-        const results = await moveBalances(tx, companyId, list, now);
+        // gated items, graduated prices, or balances whose grants the statement cannot move
+        // alone. This transaction's own early holds are already in what it reads under the locks.
+        // A graduated price is read from the account's counters under the balance's lock, each
+        // item counting from the counter plus the items before it that complete. Whether a gated
+        // one completes hangs on its price: decided inside a savepoint, and again (priced anew)
+        // while an item counted as completing was refused, or one counted as refused passed.
+        const graduated = toInsert.flatMap((p, i) => (p.cost && p.graduated && !early[i] ? [i] : []));
+        if (graduated.length) await lockBalances(tx, pairs, now);
+        const decidedAtOnce = !graduated.some((i) => toInsert[i].item.gate_on_balance);
+        let refused = new Set<number>();
         const outcomes = new Map<number, Outcome>();
-        list.forEach((m, n) => m.ops.forEach((o, k) => outcomes.set(o.order!, results[n].plan.outcomes[k])));
+        const reasons = new Map<number, RejectReason | null>();
+        const decide = async (db: Db) => {
+          if (graduated.length) {
+            const repriced = await priceGraduated(db, companyId, graduated.map((i) => ({ ...toInsert[i].item, counts: (toInsert[i].item.state ?? 'complete') === 'complete' && !refused.has(i) })));
+            graduated.forEach((i, n) => {
+              const r = repriced[n];
+              if (r.cost) toInsert[i] = { ...toInsert[i], cost: r.cost, pricing: r.pricing };
+            });
+          }
+          const moves = new Map<string, BalanceMove & { ownHolds: Units }>();
+          for (const [i, p] of toInsert.entries()) {
+            if (!p.cost) continue;
+            const k = key(p.item.account_id, p.cost.denomination);
+            const state = early[i]?.state ?? p.item.state ?? 'complete';
+            let m = moves.get(k);
+            if (!m) moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost.denomination, ops: [], ownHolds: ownHolds.get(k) ?? '0' }));
+            // An early row's state is settled: it is decided ungated.
+            m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
+          }
+          const list = [...moves.values()];
+          const results = await moveBalances(db, companyId, list, now);
+          list.forEach((m, j) =>
+            m.ops.forEach((o, k) => {
+              outcomes.set(o.order!, results[j].plan.outcomes[k]);
+              reasons.set(o.order!, results[j].plan.reasons[k]);
+            }),
+          );
+        };
+        if (decidedAtOnce) await decide(tx);
+        else {
+          for (let round = 0; ; round++) {
+            const settled = await tx
+              .transaction(async (sp) => {
+                await decide(sp);
+                const rejected = new Set(graduated.filter((i) => outcomes.get(i) === 'rejected'));
+                if (round < graduated.length && (rejected.size !== refused.size || [...rejected].some((i) => !refused.has(i)))) {
+                  refused = rejected;
+                  throw new Redecide();
+                }
+                return true;
+              })
+              .catch((err) => {
+                if (err instanceof Redecide) return false;
+                throw err;
+              });
+            if (settled) break;
+          }
+        }
+        // The graduated items that completed count for the account's next ones.
+        const counted = graduated.filter((i) => outcomes.get(i) === 'complete' && toInsert[i].pricing);
+        await addUsage(tx, companyId, counted.map((i) => ({ account_id: toInsert[i].item.account_id, rule: toInsert[i].pricing!.rule, quantities: toInsert[i].item.quantities ?? null })));
         const lateRows: EventRow[] = [];
         for (const [i, p] of toInsert.entries()) {
           let r = early[i];
           if (!r) {
-            r = row(p, ids[i], outcomes.get(i) ?? p.item.state ?? 'complete');
+            r = row(p, ids[i], outcomes.get(i) ?? p.item.state ?? 'complete', reasons.get(i) ?? null);
             lateRows.push(r);
           }
           eventRows.push(r);
@@ -302,8 +369,25 @@ export async function getEvent({ db, companyId, eventId }: { db: Db; companyId: 
   return row;
 }
 
-/** Completes or cancels a hold. Only a live pending event can move; anything else is 409. */
-export async function transitionEvent({ db, companyId, eventId, state, now }: { db: Db; companyId: string; eventId: string; state: 'complete' | 'cancelled'; now: Date }) {
+/** What a PUT on an event asks: complete or cancel a hold (complete at an actual), or extend it. */
+export type Transition = {
+  state?: 'complete' | 'cancelled';
+  cost_override_amount?: Units;
+  quantities?: Record<string, Units>;
+  overage_behavior?: 'allow' | 'cap' | 'reject';
+  expires_in?: number;
+};
+
+/**
+ * Completes or cancels a hold, or extends it (`expires_in` alone). Only a live pending event can
+ * move; anything else is 409, except the same transition sent again: the same body answers the
+ * record and changes nothing, a different final amount is 409. A completion may carry the
+ * actual usage (`cost_override_amount` in the held denomination, or `quantities` priced by the
+ * rule that priced the hold): less than held releases the rest; more is taken too, as
+ * `overage_behavior` says (allow, cap at the held cost plus what is available, or reject with
+ * 409 `insufficient_balance`, the hold staying pending). The record keeps `held_cost`.
+ */
+export async function transitionEvent({ db, companyId, eventId, change, now }: { db: Db; companyId: string; eventId: string; change: Transition; now: Date }) {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .select()
@@ -312,25 +396,91 @@ export async function transitionEvent({ db, companyId, eventId, state, now }: { 
       .for('update');
     if (!row) throw notFound('event', 'event_id');
     const current = effectiveState(row, now);
+    const { state } = change;
     if (current !== 'pending') {
+      // Sent again: a hold that lapsed unsent was never cancelled by this call, so it is no repeat.
+      if (state && row.state === state && (row.heldCost !== null || row.costAmount === null)) return repeated(row, change);
       const why = row.state === 'pending' ? `it expired at ${row.expiresAt!.toISOString()} and was cancelled` : `it is ${current}`;
-      throw conflict(`Only a pending event can be completed or cancelled; ${why}.`, 'state');
+      throw conflict(`Only a pending event can be completed, cancelled or extended; ${why}.`, state ? 'state' : 'expires_in');
+    }
+    if (!state) {
+      // Extended: the hold lasts expires_in seconds from now.
+      const [extended] = await tx.update(events).set({ expiresAt: holdExpiry(now, change.expires_in), updatedAt: now }).where(eq(events.id, eventId)).returning();
+      return extended;
+    }
+    if (row.costAmount === null || !row.costDenomination) {
+      if (change.cost_override_amount !== undefined || change.quantities) throw invalid('This hold is not billed: it has no cost to settle at an actual.', change.quantities ? 'quantities' : 'cost_override_amount');
+      const [updated] = await tx.update(events).set({ state, updatedAt: now }).where(eq(events.id, eventId)).returning();
+      return updated;
+    }
+    const held = row.costAmount;
+    const denomination = row.costDenomination;
+    if (state === 'cancelled') {
+      const [updated] = await tx.update(events).set({ state, heldCost: held, updatedAt: now, expiresAt: row.expiresAt }).where(eq(events.id, eventId)).returning();
+      await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination, amount: held }], now);
+      return updated;
+    }
+    // The balance is locked before the actual is priced: a graduated count and what is available stay as read.
+    await lockBalances(tx, [[row.accountId, denomination]], now);
+    const actual = await actualOf(tx, companyId, row, change);
+    let cost = actual.amount;
+    const extra = sub(cost, held);
+    if (cmp(extra, '0') > 0 && change.overage_behavior && change.overage_behavior !== 'allow') {
+      const balance = await findBalance({ db: tx, accountId: row.accountId, denomination, now });
+      const available = balance ? sub(balance.amount, balance.pending) : '0';
+      if (cmp(extra, available) > 0) {
+        if (change.overage_behavior === 'reject') {
+          throw new ApiError(
+            'insufficient_balance',
+            `The actual cost ${unitsOut(cost)} ${denomination} is ${unitsOut(extra)} more than was held, and the balance has ${unitsOut(available)} available; the hold stays pending.`,
+            'state',
+            {},
+            {},
+            409,
+          );
+        }
+        cost = add(held, cmp(available, '0') > 0 ? available : '0');
+      }
     }
     const [updated] = await tx
       .update(events)
-      .set({ state, updatedAt: now, ...(state === 'cancelled' && { expiresAt: row.expiresAt }) })
+      .set({ state, costAmount: cost, heldCost: held, updatedAt: now, ...(actual.pricing && { pricing: actual.pricing }), ...(change.quantities && { quantities: change.quantities }) })
       .where(eq(events.id, eventId))
       .returning();
-    if (row.costAmount !== null && row.costDenomination) {
-      if (state === 'complete') {
-        await completeHold(tx, { companyId, accountId: row.accountId, denomination: row.costDenomination, cost: row.costAmount, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
-      } else {
-        await releaseHolds(tx, [{ companyId, accountId: row.accountId, denomination: row.costDenomination, amount: row.costAmount }], now);
-      }
-    }
+    await completeHold(tx, { companyId, accountId: row.accountId, denomination, cost, held, type: 'event', description: `Event ${row.type} (hold completed)`, eventId: row.id }, now);
+    // A graduated price's quantities count once the hold completes.
+    if (updated.pricing) await addUsage(tx, companyId, [{ account_id: row.accountId, rule: updated.pricing.rule, quantities: updated.quantities }]);
     return updated;
   });
 }
+
+/** The actual a completion settles at: the amount sent, the quantities priced by the hold's rule, or what was held. */
+async function actualOf(db: Db, companyId: string, row: EventRow, change: Transition): Promise<{ amount: Units; pricing: EventRow['pricing'] | null }> {
+  if (change.cost_override_amount !== undefined) return { amount: change.cost_override_amount, pricing: null };
+  if (!change.quantities) return { amount: row.costAmount!, pricing: null };
+  if (!row.pricing) throw invalid("quantities settle a hold the plan's rate card priced; this one was priced by an override, so send cost_override_amount.", 'quantities');
+  const priced = await priceByRule(db, companyId, row.accountId, row.pricing.rule, change.quantities);
+  if (!priced || priced.denomination !== row.costDenomination) {
+    throw conflict("The rule that priced this hold is no longer in the account's plan; send cost_override_amount.", 'quantities');
+  }
+  return { amount: priced.amount, pricing: priced.pricing };
+}
+
+/** The same completion or cancellation again: the record when it asks the same final amount, 409 otherwise. */
+function repeated(row: EventRow, change: Transition): EventRow {
+  if (change.state === 'cancelled' || row.costAmount === null) return row;
+  const cost = row.costAmount!;
+  let asked: Units | null = null;
+  if (change.cost_override_amount !== undefined) asked = change.cost_override_amount;
+  else if (change.quantities) asked = JSON.stringify(sortKeys(change.quantities)) === JSON.stringify(sortKeys(row.quantities ?? {})) ? cost : null;
+  else asked = row.heldCost;
+  // Capped, the record keeps less than was asked: the same ask is still the same transition.
+  const same = asked !== null && (cmp(asked, cost) === 0 || (change.overage_behavior === 'cap' && cmp(asked, cost) > 0 && cmp(cost, row.heldCost!) >= 0));
+  if (!same) throw conflict(`This hold was already completed at ${unitsOut(cost)} ${row.costDenomination}; a different final amount cannot be applied.`, 'state');
+  return row;
+}
+
+const sortKeys = (o: Record<string, Units>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, new Decimal(v).toFixed()]));
 
 /** The company's events, newest first, with the filters of GET /v1/companies/{company_id}/events. */
 export async function listEvents({ db, companyId, q, now }: { db: Db; companyId: string; q: EventFilter; now: Date }) {
@@ -357,6 +507,8 @@ export async function listEvents({ db, companyId, q, now }: { db: Db; companyId:
     to ? lt(events.createdAt, to) : undefined,
     ids.gte ? gte(events.id, ids.gte) : undefined,
     ids.lt ? lt(events.id, ids.lt) : undefined,
+    // properties[key]=value: the property as text (a number or boolean as JSON writes it).
+    ...Object.entries(q.properties ?? {}).map(([k, v]) => sql`${events.properties}->>${k} = ${v}`),
   );
 }
 

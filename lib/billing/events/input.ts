@@ -9,5 +9,11 @@ export type EventInput = {
   state?: 'pending' | 'complete';
   gate_on_balance?: boolean;
   idempotency_key?: string;
+  /** Usage the caller measured (name → decimal ≥ 0), priced by the plan's rate card. */
+  quantities?: Record<string, Units>;
+  /** Facts about the event the rate card's filters match on. */
+  properties?: Record<string, string | number | boolean>;
+  /** A hold's life in seconds (default one hour). */
+  expires_in?: number;
 };
 export type BatchItem = EventInput & { account_id: string };

@@ -6,6 +6,7 @@ import type { events, EventState, PricedBy } from '../../db/schema';
 import { balanceFromRow, type Balance } from '../balances/balances';
 import { singleEventStatement } from '../../db/sql/balance-move';
 import { HOLD_MS } from './constants';
+import type { StoredPricing } from '../../db/schema';
 import type { EventInput } from './input';
 import { eventPrice, pricingPlanId } from './pricing';
 import { moveRules } from '../balances/crossings';
@@ -25,6 +26,7 @@ type Row = {
   b_id: string | null;
   b_pending: string | null;
   crossing: boolean | null;
+  pricing: StoredPricing | string | null;
   [column: `b_${string}`]: unknown;
 };
 
@@ -38,8 +40,16 @@ let singleEvent: Compiled | undefined;
 function statement(): SQL {
   return singleEventStatement({
     account: sql`select a.id, ${pricingPlanId(sql`a`)} as plan_id, a.last_plan_renewal from accounts a where a.id = ${v('accountId')} and a.company_id = ${v('companyId')}`,
-    price: sql`select acct.id as account_id, pr.amount, pr.denomination, pr.priced_by
-        from acct cross join lateral ${eventPrice({ planId: sql`acct.plan_id`, type: sql`${v('type')}::text`, overrideAmount: sql`${v('ovrAmount')}::numeric`, overrideDenomination: sql`${v('ovrDenomination')}::text` })} pr`,
+    // A graduated price reads the account's counters: the general path prices it under the balance's lock.
+    price: sql`select acct.id as account_id, pr.amount, pr.denomination, pr.priced_by, pr.pricing, pr.graduated as hand_over
+        from acct cross join lateral ${eventPrice({
+          planId: sql`acct.plan_id`,
+          type: sql`${v('type')}::text`,
+          overrideAmount: sql`${v('ovrAmount')}::numeric`,
+          overrideDenomination: sql`${v('ovrDenomination')}::text`,
+          quantities: sql`${v('quantities')}::jsonb`,
+          properties: sql`${v('properties')}::jsonb`,
+        })} pr`,
     rules: moveRules,
     notify: (source) => insertDeliveries(v('companyId'), v('at'), source),
     v,
@@ -61,7 +71,9 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
   const metadata = input.metadata ?? {};
   const idem = input.idempotency_key ?? null;
   const at = now.toISOString();
-  const expires = new Date(now.getTime() + HOLD_MS).toISOString();
+  const expires = new Date(now.getTime() + (input.expires_in !== undefined ? input.expires_in * 1000 : HOLD_MS)).toISOString();
+  const quantities = input.quantities ?? null;
+  const properties = input.properties ?? null;
 
   // One autocommit statement: no BEGIN/COMMIT round trips. It only writes when the event
   // crosses nothing (no drop below zero or a threshold, no refusal), so the outbox rows it
@@ -83,6 +95,8 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       expires,
       description: `Event ${input.type}`,
       deliveryId: newId('whd'),
+      quantities: quantities && JSON.stringify(quantities),
+      properties: properties && JSON.stringify(properties),
     });
     if (!row) return 'not_found';
     // Nothing written: a new balance, a repeated idempotency key, or a crossing.
@@ -109,6 +123,11 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       createdAt: now,
       updatedAt: now,
       expiresAt: state === 'pending' ? new Date(expires) : null,
+      quantities,
+      properties,
+      pricing: typeof row.pricing === 'string' ? (JSON.parse(row.pricing) as StoredPricing) : row.pricing,
+      heldCost: state === 'pending' ? cost : null,
+      reason: null,
     };
     if (!cost || !row.b_id || !row.denomination) return { event, balance: null };
 

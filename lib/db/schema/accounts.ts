@@ -7,7 +7,18 @@ export type Flag = { name: string; enabled: boolean };
 export type PaymentMethodSummary = { id: string; brand: string; last4: string; exp_month: number; exp_year: number };
 /** A balance a plan creates, as stored (amounts are exact decimal strings). */
 export type StoredPlanBalance = { amount: string; denomination: string; overage_charge_amount: number; overage_charge_denomination: PlanCurrency; variable_unit_price: string | null };
-export type StoredBillingRule = { type: string; amount: string; denomination: string };
+/** A billing rule as stored: the rate card's rule (lib/billing/events/rate-card.ts), amounts as exact decimal strings. */
+export type StoredBillingRule = {
+  type: string;
+  denomination: string;
+  amount?: string;
+  filters?: Record<string, string | number | boolean | (string | number | boolean)[]>;
+  components?: (
+    | { quantity: string; unit_amount: string }
+    | { quantity: string; tiers: { up_to: string | null; unit_amount: string; flat_amount?: string }[]; tiers_mode: 'graduated' | 'volume' }
+    | { quantity: string; package: { size: string; amount: string } }
+  )[];
+};
 /** Balance denomination → chosen included amount (an exact decimal string). */
 export type ChosenAmounts = Record<string, string>;
 

@@ -38,6 +38,16 @@ export const EVENT_STATES = ['pending', 'complete', 'cancelled', 'rejected'] as 
 export type EventState = (typeof EVENT_STATES)[number];
 
 export const PRICED_BY = ['override', 'plan', 'none'] as const;
+
+/** Why an event was rejected. */
+export const REJECT_REASONS = ['insufficient_balance', 'spend_limit'] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
+
+/** The periods a spend limit counts over (UTC calendar day, ISO week, calendar month), and what passing it does. */
+export const SPEND_PERIODS = ['day', 'week', 'month'] as const;
+export type SpendPeriod = (typeof SPEND_PERIODS)[number];
+export const SPEND_ACTIONS = ['reject', 'notify'] as const;
+export type SpendAction = (typeof SPEND_ACTIONS)[number];
 export type PricedBy = (typeof PRICED_BY)[number];
 
 /** The kinds of ledger entry. */
@@ -55,7 +65,18 @@ export type GrantSource = (typeof GRANT_SOURCES)[number];
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'card_changed'] as const;
+export const TOPICS = [
+  'pause_balance',
+  'negative_balance',
+  'balance_change',
+  'auto_refill',
+  'threshold',
+  'refill_failed',
+  'payment_failed',
+  'card_changed',
+  'spend_limit_reached',
+  'refill_limit_reached',
+] as const;
 export type Topic = (typeof TOPICS)[number];
 
 /** 'topic': registered by topic (payload variant B); 'type': registered with POST /v1/webhooks (variant A). */
@@ -67,7 +88,7 @@ export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', '
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** The crossings a balance is in, each notified once. */
-export const NOTIFICATION_STATE_KINDS = ['negative', 'paused', 'refill_threshold', 'plan_threshold'] as const;
+export const NOTIFICATION_STATE_KINDS = ['negative', 'paused', 'refill_threshold', 'plan_threshold', 'spend_limit', 'refill_limit'] as const;
 export type NotificationStateKind = (typeof NOTIFICATION_STATE_KINDS)[number];
 
 export const IDEMPOTENCY_STATUSES = ['running', 'done', 'retryable'] as const;

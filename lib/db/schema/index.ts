@@ -5,3 +5,4 @@ export * from './jobs';
 export * from './webhooks';
 export * from './totals';
 export * from './enums';
+export * from './limits';

@@ -1,10 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
-import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, GRANT_CATEGORIES, GRANT_SOURCES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
+import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, GRANT_CATEGORIES, GRANT_SOURCES, isOneOf, PRICED_BY, REJECT_REASONS, TRANSACTION_TYPES } from './enums';
 
 /** A monthly refill change waiting for the next monthly refill. */
 export type StoredRefillChange = { amount: string; usd_charge: number; effective_at: string };
+/** How a plan rule priced an event: the rule's index and each component's quantity and amount (exact decimal strings). */
+export type StoredPricing = { rule: number; components: { quantity: string; amount: string }[] };
 
 export const balances = pgTable(
   'balances',
@@ -18,6 +20,8 @@ export const balances = pgTable(
     refillAmount: numeric('refill_amount'),
     refillUsdAmount: bigint('refill_usd_amount', { mode: 'number' }),
     refillOnDay: text('refill_on_day'),
+    // At most this many threshold refills are charged in a calendar month (UTC); null: no cap.
+    refillMaxChargesPerMonth: integer('refill_max_charges_per_month'),
     lastPeriodicRefill: timestamp('last_periodic_refill', { withTimezone: true, mode: 'date' }),
     nextPeriodicRefill: timestamp('next_periodic_refill', { withTimezone: true, mode: 'date' }),
     scheduledRefill: jsonb('scheduled_refill').$type<StoredRefillChange | null>(),
@@ -134,6 +138,13 @@ export const events = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    // Usage the caller measured (name → exact decimal string) and facts about the event (flat).
+    quantities: jsonb('quantities').$type<Record<string, string> | null>(),
+    properties: jsonb('properties').$type<Record<string, string | number | boolean> | null>(),
+    pricing: jsonb('pricing').$type<StoredPricing | null>(),
+    // What a hold held when placed; `cost` is what it settled at.
+    heldCost: numeric('held_cost'),
+    reason: text('reason', { enum: REJECT_REASONS }),
   },
   (t) => [
     uniqueIndex('events_idempotency').on(t.companyId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
@@ -147,6 +158,7 @@ export const events = pgTable(
     check('events_cost_nonneg', sql`coalesce(${t.costAmount}, 0) >= 0`),
     check('events_state_known', isOneOf(t.state, EVENT_STATES)),
     check('events_priced_by_known', isOneOf(t.pricedBy, PRICED_BY)),
+    check('events_reason_known', sql`${t.reason} is null or ${isOneOf(t.reason, REJECT_REASONS)}`),
   ],
 );
 

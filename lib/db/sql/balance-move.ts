@@ -378,8 +378,10 @@ export async function moveBalancesForEvents(
 
 /**
  * One event in one autocommit statement (the single-event path): price it (`price`, a relation
- * of one row: account_id, amount, denomination, priced_by, over `acct`, the `account` relation
- * of the caller's account), lock its balance, gate on `available`, insert the event, move the
+ * of one row: account_id, amount, denomination, priced_by, pricing, hand_over, over `acct`, the
+ * `account` relation of the caller's account; `hand_over` when the price must be read under the
+ * lock, a graduated tier's), lock its balance, gate on `available` and on the balance's spend
+ * limits (completed spend counters, read under the lock, plus live holds), insert the event, move the
  * balance, write its ledger row and its `balance_change` (`notify`, the outbox insert over a
  * relation `v`). It writes only when the event crosses nothing, is refused by nothing and
  * leaves no state (the rules of move-decision.ts, as `rules` says them in SQL), so the outbox
@@ -414,6 +416,11 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         -- Read on the locked row with a fresh snapshot (live_pending is volatile): holds that
         -- other transactions committed while this statement waited for the lock count.
         select coalesce((select live_pending(bal.account_id, bal.denomination, ${v('at')}::timestamptz) from bal), 0) as s
+      ), lim as (
+        -- The balance's spend limits with their periods' completed spend, read under the lock
+        -- (spend_state is volatile, as live_pending); none for most balances.
+        select s.* from bal cross join lateral spend_state(bal.account_id, bal.denomination, ${v('at')}::timestamptz) s
+        where exists (select 1 from spend_limits l where l.account_id = bal.account_id and l.denomination = bal.denomination)
       ), alert as (
         select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
       ), decide0 as (
@@ -430,7 +437,10 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
       ), flags as (
         -- coalesce: a NULL here (no threshold, no plan) must read as "no crossing", not as unknown.
         select dd.*, coalesce(dd.amount is not null and dd.balance_id is not null and (
-            dd.state = 'rejected' or ${crosses.belowZero} or ${crosses.belowRefillThreshold}
+            dd.state = 'rejected' or dd.hand_over or ${crosses.belowZero} or ${crosses.belowRefillThreshold}
+            -- Past a reject limit (a rejection), or crossing a notify limit (a notification): the general path writes it.
+            or (dd.amount > 0 and exists (select 1 from lim where (lim.action = 'reject' or lim.spent + dd.pending <= lim.limit_amount)
+              and lim.spent + dd.pending + dd.amount > lim.limit_amount))
             or (${crosses.planAlert} and not exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id and ns.kind = 'plan_threshold'
               and ns.period = ${rules.periodKey(sql`(select last_plan_renewal from acct)`)}))
             -- A state the move leaves behind is cleared by the general path: a hold that lapsed
@@ -444,9 +454,11 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
           ), false) as crossing
         from decide dd
       ), ev as (
-        insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
+        insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at,
+          quantities, properties, pricing, held_cost)
         select ${v('eventId')}, ${v('companyId')}, f.account_id, ${v('type')}, f.state, f.amount, f.denomination, f.priced_by, ${v('gate')}::boolean, ${v('metadata')}::jsonb, ${v('idem')}::text,
-          ${v('at')}::timestamptz, ${v('at')}::timestamptz, case when f.state = 'pending' then ${v('expires')}::timestamptz end
+          ${v('at')}::timestamptz, ${v('at')}::timestamptz, case when f.state = 'pending' then ${v('expires')}::timestamptz end,
+          ${v('quantities')}::jsonb, ${v('properties')}::jsonb, f.pricing, case when f.state = 'pending' then f.amount end
         from flags f where (f.amount is null or f.balance_id is not null) and not f.crossing
         on conflict (company_id, idempotency_key) where idempotency_key is not null do nothing
         returning state
@@ -455,6 +467,12 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
           head_remaining = b.head_remaining - case when b.head_grant_id is not null then f.amount else 0 end
         from flags f, ev where b.id = f.balance_id and ev.state = 'complete' and f.amount is not null
         returning b.amount, b.head_grant_id
+      ), spent as (
+        -- What a completed event cost, counted toward each period its balance has a limit in.
+        insert into spend_counters (account_id, denomination, period, period_start, spent)
+        select distinct on (l.period) f.account_id, f.denomination, l.period, l.period_start, f.amount
+        from flags f cross join lim l cross join ev where ev.state = 'complete' and f.amount is not null
+        on conflict (account_id, denomination, period, period_start) do update set spent = spend_counters.spent + excluded.spent
       ), led as (
         insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
         select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, upd.head_grant_id, ${v('at')}::timestamptz
@@ -470,11 +488,11 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         )}
         returning id
       )
-      select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.state, f.pending::text as b_pending, f.crossing,
+      select f.account_id, f.amount::text as cost, f.denomination, f.priced_by, f.pricing, f.state, f.pending::text as b_pending, f.crossing,
         (select state from ev) as inserted, (select amount::text from upd) as new_amount, (select count(*) from led) as ledger_rows, (select count(*) from hook) as hooks,
         b.id as b_id, b.account_id as b_account_id, b.company_id as b_company_id, b.denomination as b_denomination, b.amount::text as b_amount,
         b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount, b.refill_usd_amount as b_refill_usd_amount,
-        b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
+        b.refill_on_day as b_refill_on_day, b.refill_max_charges_per_month as b_refill_max_charges_per_month, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
         b.scheduled_refill as b_scheduled_refill, b.refill_expires_after_days as b_refill_expires_after_days, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
         b.head_grant_id as b_head_grant_id, case when b.id is not null and (b.head_grant_id is not null or b.grants_due_at is not null) then ${nextExpirySql(sql`b`, sql`${v('at')}::timestamptz`)} end as b_next_expiry,
         b.head_remaining::text as b_head_remaining, b.grants_due_at as b_grants_due_at, b.created_at as b_created_at, b.updated_at as b_updated_at

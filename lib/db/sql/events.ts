@@ -14,12 +14,15 @@ export async function insertEvents(db: Db, { companyId, now }: { companyId: stri
   const at = now.toISOString();
   await query(
     db,
-    sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at)
+    sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate_on_balance, metadata, idempotency_key, created_at, updated_at, expires_at,
+        quantities, properties, pricing, held_cost, reason)
       select id, ${companyId}, account_id, type, state, cost_amount::numeric, cost_denomination, priced_by, gate::boolean, metadata::jsonb, idempotency_key,
-        ${at}::timestamptz, ${at}::timestamptz, expires_at::timestamptz
+        ${at}::timestamptz, ${at}::timestamptz, expires_at::timestamptz, quantities::jsonb, properties::jsonb, pricing::jsonb, held_cost::numeric, reason
       from unnest(${col((e) => e.id)}, ${col((e) => e.accountId)}, ${col((e) => e.type)}, ${col((e) => e.state)},
         ${col((e) => e.costAmount)}, ${col((e) => e.costDenomination)}, ${col((e) => e.pricedBy)}, ${col((e) => String(e.gateOnBalance))},
-        ${col((e) => JSON.stringify(e.metadata ?? {}))}, ${col((e) => e.idempotencyKey)}, ${col((e) => e.expiresAt?.toISOString() ?? null)})
-      as u(id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate, metadata, idempotency_key, expires_at)`,
+        ${col((e) => JSON.stringify(e.metadata ?? {}))}, ${col((e) => e.idempotencyKey)}, ${col((e) => e.expiresAt?.toISOString() ?? null)},
+        ${col((e) => (e.quantities ? JSON.stringify(e.quantities) : null))}, ${col((e) => (e.properties ? JSON.stringify(e.properties) : null))},
+        ${col((e) => (e.pricing ? JSON.stringify(e.pricing) : null))}, ${col((e) => e.heldCost ?? null)}, ${col((e) => e.reason ?? null)})
+      as u(id, account_id, type, state, cost_amount, cost_denomination, priced_by, gate, metadata, idempotency_key, expires_at, quantities, properties, pricing, held_cost, reason)`,
   );
 }

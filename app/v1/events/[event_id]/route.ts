@@ -9,10 +9,10 @@ export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
     ok(serializeEvent(await getEvent({ db, companyId: company.id, eventId: params.event_id }), now())),
   ),
 
-  // PUT /v1/events/{event_id} – complete or cancel a pending event
+  // PUT /v1/events/{event_id} – complete (at an actual) or cancel a pending event, or extend its hold
   PUT: withCompany({ body: eventTransition, atomic: true }, async ({ db, company, params, body }) => {
     const at = now();
-    const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, state: body.state as 'complete' | 'cancelled', now: at });
+    const event = await transitionEvent({ db, companyId: company.id, eventId: params.event_id, change: body, now: at });
     return ok(serializeEvent(event, at));
   }),
 });

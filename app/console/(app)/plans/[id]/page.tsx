@@ -5,6 +5,7 @@ import { getPlan, planBalances } from '@/lib/billing/catalog/plans';
 import { Decimal } from '@/lib/money';
 import { orNotFound } from '@/lib/console/forms';
 import { listAccountsOnPlan } from '@/lib/console/queries';
+import type { BillingRule, Component } from '@/lib/billing/events/rate-card';
 import { formatCents, formatTime, formatUnits, planSummary } from '@/lib/console/format';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass , Time } from '@/components/console/ui';
 import { ListPage } from '@/components/console/list-page';
@@ -18,7 +19,7 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
   const db = await getDb();
   const plan = await orNotFound(getPlan({ db, companyId: user.companyId, planId: id }));
   const accounts = await listAccountsOnPlan({ db, companyId: user.companyId, planId: plan.id, limit: 25, startingAfter: after });
-  const rules = plan.billingRules as { type: string; amount: string; denomination: string }[];
+  const rules = plan.billingRules as BillingRule[];
   const flags = Object.entries(plan.flags as Record<string, boolean>);
   return (
     <>
@@ -53,13 +54,16 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
         {rules.length === 0 ? (
           <Empty>No billing rules: events are billed only when they state their own cost.</Empty>
         ) : (
-          <Table caption="Billing rules" head={['Event type', 'Cost per event']}>
-            {rules.map((r) => (
-              <tr key={r.type}>
+          <Table caption="Billing rules" head={['#', 'Event type', 'When', 'Per event', 'By quantity']}>
+            {rules.map((r, i) => (
+              <tr key={i}>
+                <Td className="tabular-nums">{i}</Td>
                 <Td className="font-medium">{r.type}</Td>
+                <Td>{r.filters && Object.keys(r.filters).length ? Object.entries(r.filters).map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(' or ') : String(v)}`).join(', ') : 'Always'}</Td>
                 <Td className="tabular-nums">
-                  {formatUnits(r.amount)} {r.denomination}
+                  {formatUnits(r.amount ?? '0')} {r.denomination}
                 </Td>
+                <Td>{r.components?.length ? r.components.map((c, j) => <div key={j}>{componentText(c, r.denomination)}</div>) : '—'}</Td>
               </tr>
             ))}
           </Table>
@@ -90,4 +94,12 @@ export default async function PlanPage({ params, searchParams }: { params: Promi
       </Section>
     </>
   );
+}
+
+/** One component of a rule, in words: its quantity and its price. */
+function componentText(c: Component, denomination: string): string {
+  if ('unit_amount' in c) return `${c.quantity} × ${formatUnits(c.unit_amount)} ${denomination}`;
+  if ('package' in c) return `${c.quantity}: ${formatUnits(c.package.amount)} ${denomination} per ${formatUnits(c.package.size)} begun`;
+  const tiers = c.tiers.map((t) => `${t.up_to === null ? 'above' : `up to ${formatUnits(t.up_to)}`} at ${formatUnits(t.unit_amount)}${t.flat_amount ? ` + ${formatUnits(t.flat_amount)}` : ''}`);
+  return `${c.quantity} (${c.tiers_mode === 'graduated' ? 'graduated, counted this period' : 'volume'}): ${tiers.join('; ')} ${denomination}`;
 }
