@@ -8,6 +8,7 @@ import { reconcileCharges } from './settlement';
 import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from './webhooks/delivery';
 import { purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
 import { rollUpHours } from '../db/hourly-totals';
+import { rollUpUsage } from '../db/usage-totals';
 import { vacuumEmbedded } from '../db/maintenance';
 
 /**
@@ -28,6 +29,8 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs });
   // The console dashboard's closed hours (lib/console/dashboard.ts).
   registerTask({ name: 'hourly-totals', run: rollUpHours });
+  // The usage reports' closed hours (lib/billing/usage).
+  registerTask({ name: 'usage-totals', run: rollUpUsage });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
   registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }) });
 }

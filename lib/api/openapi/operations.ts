@@ -10,6 +10,7 @@ import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } f
 import { planCreate } from '../schemas/plans';
 import { autoRefill, modifyMidMonth, scheduledRefill } from '../schemas/refills';
 import { advance } from '../schemas/test-clock';
+import { companyUsageQuery, usageQuery } from '../schemas/usage';
 import { deliveryListQuery, typeRegistration, webhookCreate, webhookUpdate } from '../schemas/webhooks';
 import type { ResponseSchemaName } from './responses';
 import * as ex from './examples';
@@ -47,6 +48,7 @@ export const TAGS = [
   { name: 'Balances', description: 'One balance per account and denomination, the ledger, grants and deposits.' },
   { name: 'Refills', description: 'Monthly and threshold refills, scheduled changes and mid-month increases.' },
   { name: 'Events', description: 'Billable usage: single (optionally gated), batches, pending holds.' },
+  { name: 'Usage', description: 'Completed events summed by hour, day or month, grouped by type or by a property.' },
   { name: 'Plans', description: 'Presets of balances, charges, billing rules and flags.' },
   { name: 'Charges', description: 'Every attempt to charge an account\'s card.' },
   { name: 'Webhooks', description: 'Registration, topic subscriptions, the delivery log and re-sends.' },
@@ -343,6 +345,23 @@ const CANONICAL: Operation[] = [
     summary: 'List events', description: 'Events of the company, newest first, with filters.',
     query: eventListQuery,
     response: { schema: 'Event', list: 'paged', description: 'The events.', example: [ex.pendingEventExample, ex.eventExample] },
+  },
+
+  // Usage
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/usage', operationId: 'getAccountUsage', tag: 'Usage', auth: 'company',
+    summary: "An account's usage",
+    description:
+      'Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type the answer takes milliseconds whatever the number of events; by a property it reads the events. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.',
+    query: usageQuery,
+    response: { schema: 'UsageRow', list: 'all', description: 'The usage rows, oldest bucket first.', example: ex.usageExample },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/usage', operationId: 'getCompanyUsage', tag: 'Usage', auth: 'company',
+    summary: "The company's usage",
+    description: 'The same as an account\'s usage, over all of the company\'s accounts, or one of them with `account_id` (another company\'s account is 404, `param: "account_id"`).',
+    query: companyUsageQuery,
+    response: { schema: 'UsageRow', list: 'all', description: 'The usage rows, oldest bucket first.', example: ex.usageExample },
   },
 
   // Plans

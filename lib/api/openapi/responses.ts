@@ -149,6 +149,17 @@ export const event = z
   })
   .describe('A billable usage record.');
 
+export const usageRow = z
+  .strictObject({
+    start: timestamp('Start of the bucket: the UTC hour, day or month (a window\'s first and last buckets may cover less of it)'),
+    group: z.string().nullable().describe('The events\' type (group_by=type), or the text of the property (group_by=property:<name>; null for events without it).'),
+    denomination: z.string().nullable().describe('The events\' cost denomination; null for events without a cost (counted, cost 0).'),
+    events: z.int().nonnegative().describe('Completed events in the bucket.'),
+    cost: unitsNumber('Sum of their costs, exact.'),
+    quantities: z.record(z.string(), z.number()).describe('Per quantity name, the exact sum of the events\' quantities (units: JSON numbers rendered from exact decimals); {} when they carry none.'),
+  })
+  .describe('Completed events of one bucket, group and cost denomination, summed exactly.');
+
 export const eventWithBalance = event
   .extend({ balance: balance.nullable().describe('The Balance of the charged denomination after the event; null when the event is not billed.') })
   .describe('The event record with the resulting balance.');
@@ -389,6 +400,7 @@ export const RESPONSE_SCHEMAS = {
   Transaction: transaction,
   Event: event,
   EventWithBalance: eventWithBalance,
+  UsageRow: usageRow,
   Plan: plan,
   Charge: charge,
   Company: company,

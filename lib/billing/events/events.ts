@@ -121,6 +121,8 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       pricedBy: p.pricedBy,
       gateOnBalance: p.item.gate_on_balance ?? false,
       metadata: p.item.metadata ?? {},
+      quantities: null,
+      properties: null,
       idempotencyKey: p.item.idempotency_key ?? null,
       createdAt: now,
       updatedAt: now,

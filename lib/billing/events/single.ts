@@ -105,6 +105,8 @@ export async function recordSingleEvent({ db, companyId, accountId, input, now }
       pricedBy: row.priced_by,
       gateOnBalance: gate,
       metadata,
+      quantities: null,
+      properties: null,
       idempotencyKey: idem,
       createdAt: now,
       updatedAt: now,

@@ -75,6 +75,10 @@ export const events = pgTable(
     pricedBy: text('priced_by', { enum: PRICED_BY }).notNull(),
     gateOnBalance: boolean('gate_on_balance').notNull().default(false),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    // Measured amounts (name → decimal) and dimensions (flat name → string, number or boolean) of
+    // the usage: summed and grouped by the usage reports (lib/billing/usage).
+    quantities: jsonb('quantities').$type<Record<string, string | number> | null>(),
+    properties: jsonb('properties').$type<Record<string, string | number | boolean> | null>(),
     idempotencyKey: text('idempotency_key'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
