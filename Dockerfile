@@ -8,19 +8,25 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 ENV NEXT_TELEMETRY_DISABLED=1
 COPY package.json package-lock.json ./
+# Run by npm ci (postinstall): a repair of the PostgreSQL driver (see the script).
+COPY scripts/patch-dependencies.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # next build (standalone server in .next/standalone) and the bundled commands in dist/
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime
+# SHUTDOWN_DELAY_MS: after SIGTERM the server goes on answering new connections for 5 s (readiness
+# already 503) while load balancers take it out of rotation, then drains (README, "Stopping and
+# rolling out"). 0 turns it off.
 WORKDIR /app
 ENV NODE_ENV=production \
     NEXT_TELEMETRY_DISABLED=1 \
     HOSTNAME=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \
-    DEMO_COMPANY=0
+    DEMO_COMPANY=0 \
+    SHUTDOWN_DELAY_MS=5000
 RUN groupadd --system --gid 1001 billing \
  && useradd --system --uid 1001 --gid billing --no-create-home --shell /usr/sbin/nologin billing \
  && mkdir -p /data /app/.next/cache \

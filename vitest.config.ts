@@ -1,10 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const include = ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts', 'sdk/**/*.test.ts'];
+const root = fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '');
+
+/** Every test file of the vitest projects (faults/ has a configuration of its own). */
+function testFiles(): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const child = path.posix.join(rel, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(child);
+      } else if (entry.name.endsWith('.test.ts')) out.push(child);
+    }
+  };
+  for (const dir of ['lib', 'app', 'scripts', 'sdk']) walk(dir);
+  return out.sort();
+}
+
+/**
+ * A file that uses the project's database (`useTestDatabase()`; a database on its cluster,
+ * `emptyPostgresDatabase()`; or asks which one it is, TEST_DB) runs once on each database,
+ * `embedded` and `postgres`. Every other file needs neither and runs once, in `unit`.
+ */
+const OPENS_DATABASE = /\b(useTestDatabase|emptyPostgresDatabase)\(|process\.env\.TEST_DB\b/;
+const files = testFiles();
+const onDatabases = files.filter((f) => OPENS_DATABASE.test(fs.readFileSync(path.join(root, f), 'utf8')));
+const unit = files.filter((f) => !onDatabases.includes(f));
+
+/**
+ * The files whose SQL a transaction-mode pooler can change, run a third time through PgBouncer
+ * with statements unprepared (bench/README.md, "Through a pooler"). A pooler hands each
+ * transaction any server connection: what it can break is what lives in a session (named
+ * prepared statements, locks and settings held across transactions). Row locks, SKIP LOCKED
+ * claims and transactions are the same either way. So: the statements the code prepares by
+ * name itself (the single-event statement, lib/billing/events/single.ts), the batch path's
+ * transaction-scoped advisory lock and `set_config` (events.ts) and the webhooks' (webhooks.ts),
+ * concurrent writers on one balance (group commit, two app processes), the reference model of
+ * balances (every write path, the single-event statement among them), migrations under their
+ * advisory lock, and every endpoint once.
+ */
+const POOLED = [
+  'lib/billing/events/events.test.ts',
+  'lib/billing/events/single.test.ts',
+  'lib/billing/events/group.test.ts',
+  'lib/billing/events/concurrency.test.ts',
+  'lib/billing/events/ledger-order.test.ts',
+  'lib/billing/events/paths.property.test.ts',
+  'lib/billing/events/gone-balance.test.ts',
+  'lib/billing/balances/model.property.test.ts',
+  'lib/billing/webhooks/webhooks.test.ts',
+  'lib/db/migrate.test.ts',
+  'lib/api/every-endpoint.test.ts',
+];
+for (const f of POOLED) if (!onDatabases.includes(f)) throw new Error(`vitest.config.ts: ${f} is listed for the pgbouncer project but does not open a test database`);
+
+const env = { APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' };
 
 export default defineConfig({
-  resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '') } },
+  resolve: { alias: { '@': root } },
   test: {
     testTimeout: 120_000,
     hookTimeout: 120_000,
@@ -12,28 +68,12 @@ export default defineConfig({
     maxWorkers: 2,
     setupFiles: ['lib/testing/log-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'embedded', include, env: { TEST_DB: 'embedded', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' } } },
+      { extends: true, test: { name: 'unit', include: unit, env: env } },
+      { extends: true, test: { name: 'embedded', include: onDatabases, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: onDatabases, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
       {
         extends: true,
-        test: {
-          name: 'postgres',
-          include,
-          env: { TEST_DB: 'postgres', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' },
-          globalSetup: ['lib/testing/postgres-setup.ts'],
-        },
-      },
-      {
-        // The domain and the API again, through PgBouncer in transaction mode with statements
-        // unprepared: what a deployment behind a pooler runs (bench/README.md, "Through a pooler").
-        extends: true,
-        test: {
-          name: 'pgbouncer',
-          // The API's fuzz test (5,000 requests, the longest file) stays on the direct projects.
-          include: ['lib/billing/**/*.test.ts', 'lib/api/**/*.test.ts'],
-          exclude: ['lib/api/fuzz.test.ts'],
-          env: { TEST_DB: 'postgres', DATABASE_PREPARE: '0', APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' },
-          globalSetup: ['lib/testing/pgbouncer-setup.ts'],
-        },
+        test: { name: 'pgbouncer', include: POOLED, env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' }, globalSetup: ['lib/testing/pgbouncer-setup.ts'] },
       },
     ],
   },

@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     name: 'faults',
     include: ['faults/**/*.test.ts'],
+    // The failover scenario has a cluster of its own: `npm run test:failover` (vitest.failover.config.ts).
+    exclude: ['faults/failover.test.ts'],
     testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',

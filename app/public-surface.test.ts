@@ -1,17 +1,17 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppServer, type AppServer } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 
 // Against a started server (`next start`): headers come from next.config and proxy.ts, which
 // only Next.js itself applies. Not about the database: runs once, with the embedded one.
-describe.skipIf(process.env.TEST_DB === 'postgres')('a started server', () => {
+describe('a started server', () => {
   let server: AppServer;
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'headers-'));
+    dataDir = await migratedDataDir('headers-');
     // Served over HTTPS by a proxy in front; the test talks to the server directly.
     server = await startAppServer({ DATA_DIR: dataDir, PUBLIC_URL: 'https://billing.example.test', ADMIN_TOKEN: '', APP_SECRET: '', STRIPE_API_URL: '' });
   });

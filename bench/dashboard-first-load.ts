@@ -1,7 +1,7 @@
 /**
  * The console dashboard's first load (30 days of daily totals, nothing cached in the process),
  * read from the events and charges versus from the worker's hourly roll-up, alternately, on a
- * database seeded by lib/console/seed-bench.ts.
+ * database seeded by bench/seed-console.ts.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:55500/bench npx tsx bench/dashboard-first-load.ts
  */

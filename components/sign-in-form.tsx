@@ -6,6 +6,9 @@ import { useState } from 'react';
 const LOCKED =
   'Too many failed sign-ins for this email or from your network: sign-in is paused for 15 minutes, whatever the password. Try again later.';
 
+// Answered as SIGN_IN_BUSY (503 with Retry-After): nothing was checked or counted.
+const busyMessage = (seconds: number) => `Sign-in is busy right now and did not check your password. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
+
 export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -22,6 +25,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
     });
     setBusy(false);
     if (res?.error === 'SignInLocked') setError(LOCKED);
+    else if (res?.error?.startsWith('SignInBusy')) setError(busyMessage(Number(res.error.split(':')[1]) || 5));
     else if (!res || res.error) setError('That email and password do not match an admin of any company.');
     else window.location.assign(res.url ?? callbackUrl);
   }

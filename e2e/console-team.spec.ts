@@ -39,7 +39,7 @@ test('the owner invites an admin with a password; the admin signs in and changes
   await invite.getByLabel('Their email').fill(email);
   await invite.getByLabel('A password for them').fill('another password');
   await invite.getByRole('button', { name: 'Invite admin' }).click();
-  await expect(invite.getByText('An admin with this email already exists.')).toBeVisible();
+  await expect(invite.getByText('This email is already an admin of your company.')).toBeVisible();
   await shot(page, info, 'team-owner');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
@@ -131,7 +131,7 @@ test('the owner removes an admin: their open console stops working, actions incl
   }
 });
 
-test('after 10 failed sign-ins for an email the page says sign-in is paused, even with the right password', async ({ page, browser }, info) => {
+test('after 10 failed sign-ins for an email from one address the page says sign-in is paused there, even with the right password', async ({ page, browser }, info) => {
   const email = `${uniq('locked')}@example.com`;
   await signIn(page);
   await invite(page, email, 'the right password');

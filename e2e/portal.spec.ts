@@ -89,6 +89,37 @@ test('an admin makes a portal link in the console; the customer sees balances, p
     expect((await call('get', `/v1/accounts/${id}`)).body.data.payment_method).toMatchObject({ brand: 'mastercard', last4: '4444' });
     await shots(page, info, 'card-replaced');
   });
+
+  await test.step('the admin revokes the link in the console; the customer\'s page says so', async () => {
+    await signIn(page);
+    await page.goto(`/console/accounts/${id}`);
+    const portal = section(page, 'Portal link');
+    const live = portal.getByRole('list', { name: 'Live portal links' }).getByRole('listitem');
+    await expect(live).toHaveCount(1);
+    await live.getByRole('button', { name: 'Revoke' }).click();
+    await live.getByRole('button', { name: 'Revoke this link' }).click();
+    // The page reloads its list: the link is gone from it.
+    await expect(portal.getByRole('list', { name: 'Live portal links' })).toHaveCount(0);
+    await page.context().clearCookies();
+    await page.goto(url);
+    await expect(page.getByRole('status')).toContainText('This link was revoked by Demo Company');
+    await expect(page.getByRole('button', { name: 'Save new card' })).toHaveCount(0);
+  });
+
+  await test.step('"Revoke all links" stops every live link of the account at once', async () => {
+    const links = [await call('post', `/v1/accounts/${id}/portal_link`), await call('post', `/v1/accounts/${id}/portal_link`, { expires_in: 600 })];
+    await signIn(page);
+    await page.goto(`/console/accounts/${id}`);
+    const portal = section(page, 'Portal link');
+    await expect(portal.getByRole('list', { name: 'Live portal links' }).getByRole('listitem')).toHaveCount(2);
+    await portal.getByRole('button', { name: 'Revoke all links' }).click();
+    await portal.getByRole('button', { name: 'Revoke all 2' }).click();
+    await expect(portal.getByRole('status').filter({ hasText: '2 portal links' })).toBeVisible();
+    for (const link of links) {
+      await page.goto(link.body.data.url);
+      await expect(page.getByRole('status')).toContainText('This link was revoked');
+    }
+  });
 });
 
 /**

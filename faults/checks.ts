@@ -132,8 +132,13 @@ export async function checkInvariants(e: Evidence): Promise<Findings> {
   for (const [eventId, ts] of eventRows) {
     const ev = eventsById.get(eventId);
     if (finalState.get(eventId) !== 'complete') fail(`event ${eventId} (${ev?.idempotency_key}) moved a balance, and was not acknowledged as complete`);
-    if (ts.length !== 1) fail(`event ${eventId} (${ev?.idempotency_key}) has ${ts.length} ledger rows`);
-    for (const t of ts) if (!ev?.cost_amount || !D(t.amount).eq(D(ev.cost_amount).neg())) fail(`ledger row ${t.id} of event ${eventId} moves ${t.amount}, the event costs ${ev?.cost_amount}`);
+    // A cost is drawn grant by grant: one row per grant it takes from (and one for what goes below zero).
+    const moved = ts.reduce((x, t) => x.add(t.amount), D(0));
+    if (!ev?.cost_amount || !moved.eq(D(ev.cost_amount).neg())) fail(`the ledger rows of event ${eventId} (${ev?.idempotency_key}) move ${moved}, the event costs ${ev?.cost_amount}`);
+    for (const t of ts) {
+      if (D(t.amount).gt(0) || (ts.length > 1 && D(t.amount).isZero())) fail(`ledger row ${t.id} of event ${eventId} moves ${t.amount}`);
+      if (t.denomination !== ev?.cost_denomination) fail(`ledger row ${t.id} of event ${eventId} is in ${t.denomination}, the event costs ${ev?.cost_denomination}`);
+    }
   }
   for (const [eventId, state] of finalState) if (state === 'complete' && !eventRows.has(eventId)) fail(`complete event ${eventId} (${eventsById.get(eventId)?.idempotency_key}) has no ledger row`);
   for (const g of model.grants.filter((x) => x.acked)) {
@@ -151,7 +156,15 @@ export async function checkInvariants(e: Evidence): Promise<Findings> {
     if (c?.status !== 'succeeded') fail(`charge ${chargeId} (${c?.status ?? 'missing'}) moved a balance without being paid`);
   }
   for (const c of paidCharges) {
-    const ts = chargeRows.get(c.id) ?? [];
+    const all = chargeRows.get(c.id) ?? [];
+    // What the charge bought that later expired with time (a plan allowance at its period's end,
+    // written by whichever came first: the sweep, a read or the renewal) moved the balance too.
+    const expired = all.filter((t) => t.type === 'expire' && t.description.startsWith('Expiry of grant '));
+    for (const t of expired) {
+      const k = bkey(c.account_id, t.denomination);
+      fromCharges.set(k, (fromCharges.get(k) ?? D(0)).add(t.amount));
+    }
+    const ts = all.filter((t) => !expired.includes(t));
     const expect = (denomination: string, type: string, amount: Decimal, counted = true) => {
       const matching = ts.filter((t) => t.denomination === denomination && t.type === type);
       // A balance that does not move gets no ledger row (a renewal that finds the balance at its included amount).
@@ -173,10 +186,17 @@ export async function checkInvariants(e: Evidence): Promise<Findings> {
       expect(PLAN.denomination, 'plan_grant', D(PLAN.included));
     } else if (c.reason === 'plan_renewal') {
       // The new period starts from the balance the charge was priced on (usage during the
-      // processor call carries over): the reset moves included − measured.
+      // processor call carries over): what is left of the old allowance expires, a debt is
+      // settled as overage, the new allowance is granted; together they move included − measured.
       const measured = c.metadata.effects?.[0]?.measured?.[PLAN.denomination];
+      const moved = ts.reduce((x, t) => x.add(t.amount), D(0));
       if (measured === undefined) fail(`renewal charge ${c.id} has no measured ${PLAN.denomination}`);
-      else expect(PLAN.denomination, 'plan_reset', D(PLAN.included).sub(measured));
+      else if (!moved.eq(D(PLAN.included).sub(measured)) || ts.some((t) => t.denomination !== PLAN.denomination || !['expire', 'overage', 'plan_grant'].includes(t.type))) {
+        fail(`paid charge ${c.id} (plan_renewal) should move ${D(PLAN.included).sub(measured)} ${PLAN.denomination}; its rows: ${JSON.stringify(ts.map((t) => [t.type, t.amount, t.denomination]))}`);
+      } else {
+        const k = bkey(c.account_id, PLAN.denomination);
+        fromCharges.set(k, (fromCharges.get(k) ?? D(0)).add(moved));
+      }
     } else fail(`paid charge ${c.id} has an unexpected reason ${c.reason}`);
     if (ts.length > 1 && c.reason !== 'plan_renewal') fail(`paid charge ${c.id} (${c.reason}) has ${ts.length} ledger rows`);
   }

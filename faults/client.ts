@@ -52,6 +52,10 @@ export class Client {
         /* not JSON */
       }
       this.count(String(res.status));
+      // A 503 tells the caller when to try again, in the error shape (the failover test holds it to that).
+      if (res.status === 503 && (!res.headers.get('retry-after') || (body as { error?: { type?: string } })?.error?.type !== 'service_unavailable')) {
+        this.count('503 without Retry-After or service_unavailable');
+      }
       return { status: res.status, body };
     } catch (err) {
       const e = err as { name?: string; cause?: { code?: string } };

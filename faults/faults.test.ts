@@ -87,7 +87,7 @@ describe.sequential('the service under faults (PostgreSQL, several processes, lo
           await sleep(ctx.rng.int(2_000, 4_000));
           await ctx.crashPostgres();
           await sleep(ctx.rng.int(300, 2_000));
-          await ctx.cluster.restart();
+          await ctx.cluster!.restart();
           ctx.log('PostgreSQL recovered');
           const t0 = Date.now();
           await ctx.ready();

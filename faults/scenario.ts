@@ -4,6 +4,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import Stripe from 'stripe';
 import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
+import { driverTarget } from '../lib/db/hosts';
 import { freePort } from '../lib/testing/servers';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
 import { checkInvariants, type Evidence } from './checks';
@@ -22,7 +23,8 @@ const FIRST_ATTEMPT_FAILURES = 0.15;
 export type FaultContext = {
   apps: App[];
   workers: Worker[];
-  cluster: Cluster;
+  /** The PostgreSQL cluster the scenario made its database on (none when given a database URL). */
+  cluster?: Cluster;
   stripe: LocalStripeServer;
   rng: Random;
   log: (line: string) => void;
@@ -48,7 +50,22 @@ export type Report = {
 
 export type Scenario = { report: Report; evidence: Evidence; close: () => Promise<void> };
 
-export async function runScenario(opts: { name: string; cluster: Cluster; rng: Random; topology: Topology; faults: (ctx: FaultContext) => Promise<void> }): Promise<Scenario> {
+export type ScenarioOptions = {
+  name: string;
+  rng: Random;
+  topology: Topology;
+  faults: (ctx: FaultContext) => Promise<void>;
+  /** A cluster to make the scenario's database on... */
+  cluster?: Cluster;
+  /** ...or the URL of a database that exists (several hosts allowed: the failover test's). */
+  databaseUrl?: string;
+  /** More settings for the app processes only (the worker processes get the common ones). */
+  appEnv?: Record<string, string>;
+  /** Fixed ports for the app processes, the local Stripe server and the webhook receiver. */
+  ports?: { apps?: number[]; stripe?: number; receiver?: number };
+};
+
+export async function runScenario(opts: ScenarioOptions): Promise<Scenario> {
   const { name, cluster, rng, topology } = opts;
   const started = Date.now();
   const log = (line: string) => console.log(`[faults ${name} ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`);
@@ -59,15 +76,19 @@ export async function runScenario(opts: { name: string; cluster: Cluster; rng: R
   };
 
   try {
-    const database = `faults_${name}`;
-    const server = postgres(cluster.url('postgres'), { max: 1, onnotice: () => {} });
-    await server.unsafe(`drop database if exists ${database}`);
-    await server.unsafe(`create database ${database}`);
-    await server.end();
-    const databaseUrl = cluster.url(database);
+    const database = opts.databaseUrl ? 'given' : `faults_${name}`;
+    let databaseUrl = opts.databaseUrl;
+    if (!databaseUrl) {
+      if (!cluster) throw new Error('runScenario needs a cluster or a database URL');
+      const server = postgres(cluster.url('postgres'), { max: 1, onnotice: () => {} });
+      await server.unsafe(`drop database if exists ${database}`);
+      await server.unsafe(`create database ${database}`);
+      await server.end();
+      databaseUrl = cluster.url(database);
+    }
     await migrate(databaseUrl);
 
-    const stripe = await startLocalStripe({ port: 0 });
+    const stripe = await startLocalStripe({ port: opts.ports?.stripe ?? 0 });
     cleanup.push(() => stripe.close());
     const delivered = new Set<string>();
     const receiver: Receiver = await startReceiver((_, req) => {
@@ -76,7 +97,7 @@ export async function runScenario(opts: { name: string; cluster: Cluster; rng: R
       if (first && unitHash(`${rng.seed}:${id}`) < FIRST_ATTEMPT_FAILURES) return { status: 500 };
       delivered.add(id);
       return { status: 200 };
-    });
+    }, opts.ports?.receiver ?? 0);
     cleanup.push(() => receiver.close());
 
     const env: Record<string, string> = {
@@ -93,7 +114,10 @@ export async function runScenario(opts: { name: string; cluster: Cluster; rng: R
       SHUTDOWN_TIMEOUT_MS: '5000',
     };
     const apps: App[] = [];
-    for (let i = 0; i < topology.apps; i++) apps.push(new App(`${name}-app-${i}`, await appPort(i), { ...env, WEB_CONCURRENCY: String(topology.webConcurrency ?? 1) }));
+    for (let i = 0; i < topology.apps; i++) {
+      const port = opts.ports?.apps?.[i] ?? (await appPort(i));
+      apps.push(new App(`${name}-app-${i}`, port, { ...env, ...opts.appEnv, WEB_CONCURRENCY: String(topology.webConcurrency ?? 1) }));
+    }
     const workers = Array.from({ length: topology.workers }, (_, i) => new Worker(`${name}-worker-${i}`, env));
     cleanup.push(async () => {
       await Promise.all([...apps, ...workers].map((p) => p.stop()));
@@ -133,6 +157,7 @@ export async function runScenario(opts: { name: string; cluster: Cluster; rng: R
         log(`kill -9 ${worker.name} (pid ${worker.proc?.pid})`);
       },
       crashPostgres: async () => {
+        if (!cluster) throw new Error('no cluster to crash in this scenario');
         await cluster.crash();
         kills.postgres++;
         log('PostgreSQL stopped with -m immediate');
@@ -189,7 +214,9 @@ export async function runScenario(opts: { name: string; cluster: Cluster; rng: R
             and (renewal_locked_until is not null or next_plan_renewal <= ${at}::timestamptz or plan_status <> 'ACTIVE')) as renewals`;
       return row as Record<string, number>;
     };
-    const checkSql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+    // Through the service's own choice of host: with several, the checks read the primary.
+    const target = driverTarget(databaseUrl, 'the checks', postgres);
+    const checkSql = postgres(target.url, { max: 2, onnotice: () => {}, ...(target.selector && { socket: target.selector.socket }) } as postgres.Options<Record<string, never>>);
     cleanup.push(() => checkSql.end());
     let left: Record<string, number> = {};
     const steps = [120, 3_700, 120, 600, 1_800, 3_600, 7_200];

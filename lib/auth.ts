@@ -14,6 +14,11 @@ export type ConsoleUser = { id: string; email: string; companyId: string; compan
 
 /** The error code next-auth hands to the sign-in form when attempts are refused. */
 export const SIGN_IN_LOCKED = 'SignInLocked';
+/**
+ * The error code when sign-in is too busy to check a password now, with the seconds to wait
+ * (`SignInBusy:5`): the sign-in route answers it 503 with Retry-After.
+ */
+export const SIGN_IN_BUSY = 'SignInBusy';
 
 /** What a console session token carries beside next-auth's own claims. */
 type SessionClaims = { sub?: string; companyId?: unknown; sv?: unknown; sid?: unknown };
@@ -34,6 +39,7 @@ export function authOptions(): NextAuthOptions {
           if (typeof credentials?.email !== 'string' || typeof credentials.password !== 'string' || !credentials.email || !credentials.password) return null;
           const result = await attemptSignIn({ db: await getDb(), email: credentials.email, password: credentials.password, address: clientAddress(req.headers ?? {}) });
           if (result.status === 'locked') throw new Error(SIGN_IN_LOCKED);
+          if (result.status === 'busy') throw new Error(`${SIGN_IN_BUSY}:${result.retryAfterS}`);
           if (result.status === 'failed') return null;
           const a = result.admin;
           const sid = await openConsoleSession(await getDb(), a.id);

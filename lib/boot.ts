@@ -3,17 +3,18 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { count } from 'drizzle-orm';
-import { getDatabase } from './db/client';
+import { getDatabase, type Db } from './db/client';
 import { companies } from './db/schema';
 import { appSecret, dataDir, publicUrl } from './config';
 import { createCompany } from './billing/companies/companies';
+import { testSettingsRefusedByStoredKeys } from './billing/companies/live-keys';
 import { registerBillingTasks } from './billing/tasks';
 import { startWorker, syncTestClock } from './jobs/worker';
-import { migrationsApplied } from './probes';
+import { migrationsApplied, untilMigrated } from './probes';
 import { exitOnSignals, shutdown, shutdownStarted } from './shutdown';
 import { log } from './log';
 import { registry } from './metrics/registry';
-import { ConfigError, loadEnv, setting } from './env';
+import { ConfigError, loadEnv, setting, startedNodeEnv, testSettingsLifted } from './env';
 
 type Launcher = { __billingHttpServers?: Set<Server>; __billingSignals?: boolean; __billingBooted?: boolean };
 
@@ -32,8 +33,9 @@ export async function boot(): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  let lifted: string | null;
   try {
-    loadEnv();
+    lifted = testSettingsLifted(loadEnv(), startedNodeEnv());
     appSecret();
   } catch (err) {
     // A server that cannot seal or sign anything, or would run on a setting it misread, must not
@@ -41,6 +43,7 @@ async function start(): Promise<void> {
     log.fatal((err as Error).message);
     process.exit(err instanceof ConfigError ? 2 : 1);
   }
+  if (lifted) log.warn(lifted);
   // next-auth reads it from the environment itself.
   if (!setting('NEXTAUTH_URL')) process.env.NEXTAUTH_URL = publicUrl();
   // Process metrics count from the start, and a cluster primary can gather this process's.
@@ -68,16 +71,37 @@ async function start(): Promise<void> {
   } catch (err) {
     log.warn({ err }, 'The database does not answer yet; readiness answers 503 until it does');
   }
-  if (ready) {
+  // What needs the schema: with MIGRATE=0 it may come after the start (`npm run db:migrate`).
+  const migrated = async () => {
+    // Test settings never run beside live keys: real payments (lib/env.ts).
+    const refused = await testSettingsRefusedByStoredKeys(database.db);
+    if (refused.length) {
+      log.fatal(refused.join('\n'));
+      await shutdown({ servers: launcher.__billingHttpServers ?? [], immediate: true });
+      process.exit(2);
+    }
     await syncTestClock(database.db);
     // Not in the image (DEMO_COMPANY=0 there): its credentials go to stdout, a production log.
-    if (database.kind === 'embedded' && !setting('ADMIN_TOKEN') && setting('DEMO_COMPANY')) await seedDemo();
-  }
-  if (setting('WORKER') && !shutdownStarted()) startWorker();
+    if (database.kind === 'embedded' && !setting('ADMIN_TOKEN') && setting('DEMO_COMPANY')) await seedDemo(database.db);
+    if (setting('WORKER') && !shutdownStarted()) startWorker();
+  };
+  if (ready) return migrated();
+  // Meanwhile requests are answered (readiness 503); no work starts, and nothing reads the schema, before it is there.
+  void untilMigrated(setting('WORKER_INTERVAL_MS'))
+    .then((applied) => (applied ? migrated() : undefined))
+    .catch(async (err) => {
+      log.fatal({ err }, 'Could not start once the migrations were applied; stopping the process so that it is restarted.');
+      await shutdown({ servers: launcher.__billingHttpServers ?? [], immediate: true });
+      process.exit(1);
+    });
 }
 
-async function seedDemo(): Promise<void> {
-  const { db } = await getDatabase();
+/**
+ * The demo company of a fresh embedded database, its credentials saved in DATA_DIR/demo.json and,
+ * for the person who ran `npm start`, printed. Not printed with NODE_ENV=production (as the user
+ * set it: lib/env.ts, startedNodeEnv), where stdout is a log that others read and keep.
+ */
+export async function seedDemo(db: Db, print: (text: string) => void = console.log): Promise<void> {
   const [{ n }] = await db.select({ n: count() }).from(companies);
   if (n > 0) return;
   const password = randomBytes(9).toString('base64url');
@@ -93,9 +117,19 @@ async function seedDemo(): Promise<void> {
     },
   });
   const base = publicUrl();
+  const file = path.join(dataDir(), 'demo.json');
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ company_id: company.id, api_key: apiKey, console_email: 'admin@demo.local', console_password: password }, null, 2),
+    { mode: 0o600 },
+  );
+  if (startedNodeEnv() === 'production') {
+    print(`\nDemo company created. Its API key and console password are not printed, because NODE_ENV is production: they are in ${file} (readable by this user only).\n`);
+    return;
+  }
   const lines = [
     '',
-    'Demo company created (shown once; also saved in ' + path.join(dataDir(), 'demo.json') + '):',
+    'Demo company created (shown once; also saved in ' + file + '):',
     `  company id:  ${company.id}`,
     `  API key:     ${apiKey}`,
     `  console:     ${base}/console   email admin@demo.local   password ${password}`,
@@ -103,10 +137,5 @@ async function seedDemo(): Promise<void> {
     '',
   ];
   // For the person who ran `npm start`: plain text, not a log line.
-  console.log(lines.join('\n'));
-  fs.writeFileSync(
-    path.join(dataDir(), 'demo.json'),
-    JSON.stringify({ company_id: company.id, api_key: apiKey, console_email: 'admin@demo.local', console_password: password }, null, 2),
-    { mode: 0o600 },
-  );
+  print(lines.join('\n'));
 }

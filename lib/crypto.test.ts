@@ -1,7 +1,9 @@
 import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { decrypt, encrypt, hashPassword, isSealedWithCurrentKey, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
+import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
+import { ApiError } from './errors';
 import { appSecret, consoleSessionSecret } from './config';
+import { withSettings, type Settings } from './env';
 
 // Every scrypt call is recorded, so a test can see which work a check did.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -11,13 +13,10 @@ vi.mock('node:crypto', async (importOriginal) => {
 
 const OLD = 'old-secret-of-at-least-32-bytes-aaaaaaaaaa';
 const NEW = 'new-secret-of-at-least-32-bytes-bbbbbbbbbb';
-const saved = { APP_SECRET: process.env.APP_SECRET, APP_SECRET_PREVIOUS: process.env.APP_SECRET_PREVIOUS, NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET };
+/** Runs `fn` with these secrets (and no others) set: the process's own are left as they are. */
+const secrets = <T>(values: Settings, fn: () => T) => withSettings({ APP_SECRET: undefined, APP_SECRET_PREVIOUS: undefined, NEXTAUTH_SECRET: undefined, ...values }, fn);
 
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
   vi.mocked(scrypt).mockClear();
 });
 
@@ -31,67 +30,60 @@ function sealWithoutKeyId(plain: string, secret: string): string {
 
 describe('APP_SECRET', () => {
   it('must be at least 32 bytes: a shorter one stops with a message naming it', () => {
-    process.env.APP_SECRET = 'test-secret';
-    expect(() => appSecret()).toThrow(/^APP_SECRET must be at least 32 bytes long \(it has 11\)/);
-    process.env.APP_SECRET = 'x'.repeat(31);
-    expect(() => appSecret()).toThrow(/APP_SECRET must be at least 32 bytes/);
-    process.env.APP_SECRET = 'x'.repeat(32);
-    expect(appSecret()).toBe('x'.repeat(32));
+    expect(() => secrets({ APP_SECRET: 'test-secret' }, appSecret)).toThrow(/^APP_SECRET must be at least 32 bytes long \(it has 11\)/);
+    expect(() => secrets({ APP_SECRET: 'x'.repeat(31) }, appSecret)).toThrow(/APP_SECRET must be at least 32 bytes/);
+    expect(secrets({ APP_SECRET: 'x'.repeat(32) }, appSecret)).toBe('x'.repeat(32));
   });
 
   it('console sessions are signed with a key derived from it under a label, never with it', () => {
-    delete process.env.NEXTAUTH_SECRET;
-    process.env.APP_SECRET = OLD;
-    const a = consoleSessionSecret();
+    const a = secrets({ APP_SECRET: OLD }, consoleSessionSecret);
     expect(a).not.toBe(OLD);
     expect(a).not.toContain(OLD);
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(consoleSessionSecret()).toBe(a);
-    process.env.APP_SECRET = NEW;
-    expect(consoleSessionSecret()).not.toBe(a);
-    process.env.NEXTAUTH_SECRET = 'set-by-the-operator-0123456789abcdef';
-    expect(consoleSessionSecret()).toBe('set-by-the-operator-0123456789abcdef');
+    expect(secrets({ APP_SECRET: OLD }, consoleSessionSecret)).toBe(a);
+    expect(secrets({ APP_SECRET: NEW }, consoleSessionSecret)).not.toBe(a);
+    expect(secrets({ APP_SECRET: NEW, NEXTAUTH_SECRET: 'set-by-the-operator-0123456789abcdef' }, consoleSessionSecret)).toBe('set-by-the-operator-0123456789abcdef');
     // A short one would let a single session cookie give the key away to an offline search.
-    process.env.NEXTAUTH_SECRET = 'abc';
-    expect(() => consoleSessionSecret()).toThrow('NEXTAUTH_SECRET must be at least 32 bytes long (it has 3)');
+    expect(() => secrets({ APP_SECRET: NEW, NEXTAUTH_SECRET: 'abc' }, consoleSessionSecret)).toThrow('NEXTAUTH_SECRET must be at least 32 bytes long (it has 3)');
   });
 });
 
 describe('sealed values and key rotation', () => {
   it('carry the id of the key that sealed them; APP_SECRET_PREVIOUS opens old ones until they are sealed again', () => {
-    process.env.APP_SECRET = OLD;
-    delete process.env.APP_SECRET_PREVIOUS;
-    const sealed = encrypt('sk_test_rotate');
+    const before = { APP_SECRET: OLD };
+    const sealed = secrets(before, () => encrypt('sk_test_rotate'));
     const parts = sealed.split('.');
     expect(parts).toHaveLength(4);
-    expect(isSealedWithCurrentKey(sealed)).toBe(true);
-    expect(decrypt(sealed)).toBe('sk_test_rotate');
     const legacy = sealWithoutKeyId('whsec_legacy', OLD);
-    expect(decrypt(legacy)).toBe('whsec_legacy');
-    expect(isSealedWithCurrentKey(legacy)).toBe(false);
+    secrets(before, () => {
+      expect(isSealedWithCurrentKey(sealed)).toBe(true);
+      expect(decrypt(sealed)).toBe('sk_test_rotate');
+      expect(decrypt(legacy)).toBe('whsec_legacy');
+      expect(isSealedWithCurrentKey(legacy)).toBe(false);
+    });
 
     // A new secret alone cannot open what the old one sealed, and says why.
-    process.env.APP_SECRET = NEW;
-    expect(() => decrypt(sealed)).toThrow(`sealed with key ${parts[0]}, which is neither APP_SECRET nor APP_SECRET_PREVIOUS`);
-    expect(() => decrypt(legacy)).toThrow();
+    secrets({ APP_SECRET: NEW }, () => {
+      expect(() => decrypt(sealed)).toThrow(`sealed with key ${parts[0]}, which is neither APP_SECRET nor APP_SECRET_PREVIOUS`);
+      expect(() => decrypt(legacy)).toThrow();
+    });
 
-    process.env.APP_SECRET_PREVIOUS = OLD;
-    expect(decrypt(sealed)).toBe('sk_test_rotate');
-    expect(decrypt(legacy)).toBe('whsec_legacy');
-    expect(isSealedWithCurrentKey(sealed)).toBe(false);
-    const resealed = encrypt(decrypt(sealed));
-    expect(resealed.split('.')[0]).not.toBe(parts[0]);
-    expect(isSealedWithCurrentKey(resealed)).toBe(true);
+    const resealed = secrets({ APP_SECRET: NEW, APP_SECRET_PREVIOUS: OLD }, () => {
+      expect(decrypt(sealed)).toBe('sk_test_rotate');
+      expect(decrypt(legacy)).toBe('whsec_legacy');
+      expect(isSealedWithCurrentKey(sealed)).toBe(false);
+      const again = encrypt(decrypt(sealed));
+      expect(again.split('.')[0]).not.toBe(parts[0]);
+      expect(isSealedWithCurrentKey(again)).toBe(true);
+      return again;
+    });
 
-    delete process.env.APP_SECRET_PREVIOUS;
-    expect(decrypt(resealed)).toBe('sk_test_rotate');
+    expect(secrets({ APP_SECRET: NEW }, () => decrypt(resealed))).toBe('sk_test_rotate');
   });
 
   it('a short secret being retired is accepted as APP_SECRET_PREVIOUS', () => {
     const legacy = sealWithoutKeyId('rk_test_short', 'test-secret');
-    process.env.APP_SECRET = NEW;
-    process.env.APP_SECRET_PREVIOUS = 'test-secret';
-    expect(decrypt(legacy)).toBe('rk_test_short');
+    expect(secrets({ APP_SECRET: NEW, APP_SECRET_PREVIOUS: 'test-secret' }, () => decrypt(legacy))).toBe('rk_test_short');
   });
 });
 
@@ -123,5 +115,25 @@ describe('password hashes', () => {
     expect(await verifyPassword('anything at all', null)).toBe(false);
     expect(vi.mocked(scrypt)).toHaveBeenCalledTimes(1);
     expect(vi.mocked(scrypt).mock.calls[0][3]).toMatchObject({ N: PASSWORD_PARAMS.N, r: PASSWORD_PARAMS.r, p: PASSWORD_PARAMS.p });
+  });
+
+  it('queue behind two running hashes up to a bound; past it a check is refused at once with 503 and Retry-After, and the queue serves again once it drains', async () => {
+    const hash = await hashPassword('queued password 1');
+    expect(hashingSaturated()).toBe(false);
+    const queued = Array.from({ length: 2 + MAX_WAITING_HASHES }, () => verifyPassword('queued password 1', hash));
+    expect(hashingSaturated()).toBe(true);
+    const started = performance.now();
+    const refused = await verifyPassword('queued password 1', hash).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    // Refused without waiting for the queue: well before even one hash could finish.
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ type: 'service_unavailable', status: 503 });
+    expect(Number((refused as ApiError).headers['Retry-After'])).toBeGreaterThanOrEqual(1);
+    expect(await Promise.all(queued)).toEqual(queued.map(() => true));
+    expect(hashingSaturated()).toBe(false);
+    expect(await verifyPassword('queued password 1', hash)).toBe(true);
   });
 });

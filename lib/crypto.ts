@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { appSecret, previousAppSecret } from './config';
+import { ApiError } from './errors';
 
 export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -93,17 +94,47 @@ type ScryptParams = { N: number; r: number; p: number };
 // Each hash holds 128 MiB while it runs: more at once would only queue on libuv's threads
 // (which DNS and file work share) and multiply the memory.
 const MAX_CONCURRENT_HASHES = 2;
+/**
+ * Hashes that may wait for a slot, about two seconds of work: past it a password check is
+ * refused at once (503 with Retry-After) instead of queueing without end behind a flood of
+ * sign-in attempts, which would hold every later sign-in, and its memory, for as long as the
+ * flood lasts.
+ */
+export const MAX_WAITING_HASHES = 8;
 let running = 0;
 const waiting: (() => void)[] = [];
+// How long a hash takes here (moving average), for the Retry-After of a refusal.
+let averageMs = 500;
+
+/** Whether a password check asked now would be refused: every slot busy and the queue full. */
+export function hashingSaturated(): boolean {
+  return running >= MAX_CONCURRENT_HASHES && waiting.length >= MAX_WAITING_HASHES;
+}
+
+/** Seconds until the hashes queued now are done: when to try again. */
+export function hashingRetryAfterS(): number {
+  return Math.max(1, Math.ceil((averageMs * (waiting.length / MAX_CONCURRENT_HASHES + 1)) / 1000));
+}
+
+/** What a password check answers while the queue is full. */
+export function hashingBusy(): ApiError {
+  const retry = hashingRetryAfterS();
+  return new ApiError('service_unavailable', `Too many passwords are being checked right now: try again in ${retry} second${retry === 1 ? '' : 's'}.`, null, {}, { 'Retry-After': String(retry) });
+}
 
 async function deriveKey(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
-  if (running >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
+  if (running >= MAX_CONCURRENT_HASHES) {
+    if (waiting.length >= MAX_WAITING_HASHES) throw hashingBusy();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
   running++;
+  const started = performance.now();
   try {
     return await new Promise<Buffer>((resolve, reject) =>
       scrypt(password, salt, length, { ...params, maxmem: 256 * params.N * params.r }, (err, key) => (err ? reject(err) : resolve(key))),
     );
   } finally {
+    averageMs = averageMs * 0.8 + (performance.now() - started) * 0.2;
     running--;
     waiting.shift()?.();
   }

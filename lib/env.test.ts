@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, ENV_NAMES, loadEnv, setting } from './env';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ENV_NAMES, loadEnv, setting, testSettingsLifted, withSettings } from './env';
 
 const SECRET = 'env-test-secret-of-at-least-32-bytes-0123';
 
@@ -14,12 +14,6 @@ function problems(source: Record<string, string>): string[] {
 }
 
 describe('the configuration schema', () => {
-  const saved = process.env.WORKER_INTERVAL_MS;
-  afterEach(() => {
-    if (saved === undefined) delete process.env.WORKER_INTERVAL_MS;
-    else process.env.WORKER_INTERVAL_MS = saved;
-  });
-
   it('gives every setting its documented default, and takes an empty value as unset', () => {
     const env = loadEnv({ PORT: '', WORKER: ' ' });
     expect(env).toMatchObject({
@@ -124,7 +118,7 @@ describe('the configuration schema', () => {
   it('never repeats a secret it refuses', () => {
     const said = problems({ METRICS_TOKEN: 'tiny secret', APP_SECRET: 'short-secret', DATABASE_URL: 'mysql://root:hunter2@db/billing', ADMIN_TOKEN: 'letmein' });
     expect(said).toEqual([
-      'DATABASE_URL must be a postgres:// or postgresql:// URL.',
+      'DATABASE_URL must be a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs.',
       'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces (e.g. `openssl rand -hex 24`), or unset.',
       'APP_SECRET must be at least 32 bytes long (it has 12): use a random value, e.g. `openssl rand -base64 32`.',
       'METRICS_TOKEN must be at least 16 printable ASCII characters without spaces (or unset, which turns /metrics off).',
@@ -141,18 +135,84 @@ describe('the configuration schema', () => {
   });
 
   it('reads one setting as it is now, and refuses it when it changed to nonsense', () => {
-    process.env.WORKER_INTERVAL_MS = '250';
-    expect(setting('WORKER_INTERVAL_MS')).toBe(250);
-    process.env.WORKER_INTERVAL_MS = '500';
-    expect(setting('WORKER_INTERVAL_MS')).toBe(500);
-    process.env.WORKER_INTERVAL_MS = 'abc';
-    expect(() => setting('WORKER_INTERVAL_MS')).toThrow('WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".');
-    delete process.env.WORKER_INTERVAL_MS;
-    expect(setting('WORKER_INTERVAL_MS')).toBe(1000);
+    const outside = setting('WORKER_INTERVAL_MS');
+    expect(withSettings({ WORKER_INTERVAL_MS: '250' }, () => setting('WORKER_INTERVAL_MS'))).toBe(250);
+    expect(withSettings({ WORKER_INTERVAL_MS: '500' }, () => setting('WORKER_INTERVAL_MS'))).toBe(500);
+    expect(() => withSettings({ WORKER_INTERVAL_MS: 'abc' }, () => setting('WORKER_INTERVAL_MS'))).toThrow(
+      'WORKER_INTERVAL_MS must be a whole number of milliseconds, 10 to 2147483647; got "abc".',
+    );
+    expect(withSettings({ WORKER_INTERVAL_MS: undefined }, () => setting('WORKER_INTERVAL_MS'))).toBe(1000);
+    expect(setting('WORKER_INTERVAL_MS')).toBe(outside);
+  });
+
+  it('takes other values only inside withSettings: for what it starts, nested, and for nothing outside it', async () => {
+    const read = () => [setting('WORKER_INTERVAL_MS'), setting('METRICS_TOKEN')];
+    const outside = read();
+    let later: unknown;
+    const inside = withSettings({ WORKER_INTERVAL_MS: '250', METRICS_TOKEN: 'metrics-token-0123456789' }, async () => {
+      await new Promise((r) => setTimeout(r, 10));
+      setTimeout(() => (later = read()), 10);
+      // A nested call overrides some, keeps the rest, and unsets with undefined.
+      expect(withSettings({ METRICS_TOKEN: undefined }, read)).toEqual([250, undefined]);
+      return read();
+    });
+    // Outside, while the work inside is still under way.
+    expect(read()).toEqual(outside);
+    expect(await inside).toEqual([250, 'metrics-token-0123456789']);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(later).toEqual([250, 'metrics-token-0123456789']);
+    expect(read()).toEqual(outside);
   });
 
   it('leaves the test suite’s own variables out', () => {
     for (const name of ['TEST_DB', 'TEST_PG_PORT', 'E2E_PORT', 'PG_BIN', 'PG_DURABLE']) expect(ENV_NAMES).not.toContain(name);
     expect(() => loadEnv({ TEST_PG_PORT: 'not a port', TEST_DB: 'postgres' })).not.toThrow();
+  });
+});
+
+describe('test settings in production', () => {
+  it('refuses BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 with NODE_ENV=production, each named', () => {
+    expect(problems({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1' })).toEqual([
+      expect.stringMatching(/^BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production: .*ADMIN_TOKEN/),
+      expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production: .*private/),
+    ]);
+    expect(problems({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' })).toHaveLength(1);
+    for (const nodeEnv of ['development', 'test', '']) expect(loadEnv({ NODE_ENV: nodeEnv, BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1' }).BILLING_TEST_CLOCK).toBe(true);
+    expect(loadEnv({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '0', WEBHOOK_ALLOW_PRIVATE: '0' }).NODE_ENV).toBe('production');
+  });
+
+  it('lets only the image tests opt out, and never with a live key in the environment', () => {
+    expect(loadEnv({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' }).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    const said = problems({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', STRIPE_KEY: 'sk_live_123' });
+    expect(said).toEqual([expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE=1 is refused while STRIPE_KEY holds a live Stripe key/)]);
+    expect(said[0]).not.toContain('sk_live_123');
+    expect(problems({ BILLING_TEST_CLOCK: '1', PK: 'pk_live_1' })).toHaveLength(1);
+    expect(problems({ ALLOW_TEST_SETTINGS_IN_PRODUCTION: 'yes' })[0]).toMatch(/^ALLOW_TEST_SETTINGS_IN_PRODUCTION must be 1/);
+  });
+
+  it('has every process say at start that the opt-out let a test setting run in production, and nothing when it lifted nothing', () => {
+    const lifted = (source: Record<string, string>) => testSettingsLifted(loadEnv(source), source.NODE_ENV);
+    expect(lifted({ NODE_ENV: 'production', BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toMatch(
+      /^BILLING_TEST_CLOCK=1 and WEBHOOK_ALLOW_PRIVATE=1 run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1.*never set it in a deployment/,
+    );
+    expect(lifted({ NODE_ENV: 'production', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' })).toBeNull();
+    expect(lifted({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: '1' })).toBeNull();
+  });
+
+  it('reads NODE_ENV as the server launcher found it, not as it set it for Next.js', () => {
+    const launcher = globalThis as { __billingStartedNodeEnv?: string | null };
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, { NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' });
+      launcher.__billingStartedNodeEnv = null;
+      expect(loadEnv().WEBHOOK_ALLOW_PRIVATE).toBe(true);
+      launcher.__billingStartedNodeEnv = 'production';
+      expect(() => loadEnv()).toThrow(/WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production/);
+    } finally {
+      delete launcher.__billingStartedNodeEnv;
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
   });
 });

@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { z } from 'zod';
+import { parsePostgresUrl } from './net/postgres-url';
 
 /**
  * Every environment variable the service reads, in one schema. Each process checks the whole of
@@ -19,6 +21,26 @@ const MAX_TIMER_MS = 2_147_483_647;
 const ms = (min: number) => whole(min, MAX_TIMER_MS);
 const flag = z.enum(['0', '1']).transform((v) => v === '1');
 const httpUrl = z.string().trim().pipe(z.url({ protocol: /^https?$/ }));
+/** One host or several (`host1:5432,host2:5432`), with an optional `target_session_attrs`. */
+const postgresUrl = z.string().trim().refine((u) => {
+  try {
+    parsePostgresUrl(u);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+/** Why a PostgreSQL URL is refused, without repeating it (it holds a password). */
+function postgresUrlProblem(raw: string): string {
+  try {
+    parsePostgresUrl(raw);
+    return '';
+  } catch (err) {
+    const why = (err as Error).message;
+    return why.startsWith('is not a postgres') ? '' : ` (this one ${why})`;
+  }
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -27,8 +49,10 @@ export const envSchema = z.object({
   PORT: z.preprocess(blank, port.default(3000)),
   HOSTNAME: z.preprocess(blank, z.string().optional()),
   KEEP_ALIVE_TIMEOUT: z.preprocess(blank, ms(0).optional()),
+  REQUEST_TIMEOUT_MS: z.preprocess(blank, ms(1000).default(30_000)),
   PUBLIC_URL: z.preprocess(blank, httpUrl.transform((u) => u.replace(/\/$/, '')).optional()),
-  DATABASE_URL: z.preprocess(blank, z.string().trim().pipe(z.url({ protocol: /^postgres(ql)?$/ })).optional()),
+  DATABASE_URL: z.preprocess(blank, postgresUrl.optional()),
+  DATABASE_REPLICA_URL: z.preprocess(blank, postgresUrl.optional()),
   DATABASE_POOL_SIZE: z.preprocess(blank, whole(1, 1000).default(10)),
   DATABASE_PREPARE: z.preprocess(blank, flag.default(true)),
   PG_PLAN_CACHE_MODE: z.preprocess(blank, z.enum(['auto', 'force_custom_plan', 'force_generic_plan']).optional()),
@@ -49,10 +73,13 @@ export const envSchema = z.object({
   WORKER_HEALTH_PORT: z.preprocess(blank, port.optional()),
   RATE_LIMIT_PER_SECOND: z.preprocess(blank, whole(0).default(5000)),
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.preprocess(blank, whole(0).default(10)),
+  AUTH_FAILURES_PER_MINUTE: z.preprocess(blank, whole(0).default(60)),
+  COMPANY_CONCURRENCY: z.preprocess(blank, whole(0).default(256)),
   TRUSTED_PROXIES: z.preprocess(blank, whole(0, 10).default(0)),
   COLLECTOR_LINK_TTL_HOURS: z.preprocess(blank, whole(1).default(72)),
   WEBHOOK_TIMEOUT_MS: z.preprocess(blank, ms(1).default(10_000)),
   WEBHOOK_ALLOW_PRIVATE: z.preprocess(blank, flag.default(false)),
+  ALLOW_TEST_SETTINGS_IN_PRODUCTION: z.preprocess(blank, flag.default(false)),
   WEBHOOK_LOG_RETENTION_DAYS: z.preprocess(blank, whole(1, 36_500).default(30)),
   WEB_CONCURRENCY: z.preprocess(blank, whole(1, 1024).default(1)),
   SHUTDOWN_TIMEOUT_MS: z.preprocess(blank, ms(0).default(25_000)),
@@ -73,8 +100,16 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   PORT: { expects: 'a TCP port number (0 to 65535)' },
   HOSTNAME: { expects: 'a host name or address to listen on' },
   KEEP_ALIVE_TIMEOUT: { expects: 'a whole number of milliseconds, at most 2147483647' },
+  REQUEST_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1000 to 2147483647' },
   PUBLIC_URL: { expects: 'an http or https URL (the base of the links the service hands out)' },
-  DATABASE_URL: { expects: 'a postgres:// or postgresql:// URL', secret: true },
+  DATABASE_URL: {
+    expects: (raw) => `a postgres:// or postgresql:// URL, naming one host or several (host1:5432,host2:5432) with an optional target_session_attrs${postgresUrlProblem(raw)}`,
+    secret: true,
+  },
+  DATABASE_REPLICA_URL: {
+    expects: (raw) => `a postgres:// or postgresql:// URL of a replica (or several hosts, e.g. with target_session_attrs=prefer-standby)${postgresUrlProblem(raw)}`,
+    secret: true,
+  },
   DATABASE_POOL_SIZE: { expects: 'a whole number of connections, 1 to 1000' },
   DATABASE_PREPARE: { expects: '0 (send statements unprepared) or 1' },
   PG_PLAN_CACHE_MODE: { expects: 'one of auto, force_custom_plan, force_generic_plan' },
@@ -101,10 +136,13 @@ const EXPECTS: Record<EnvName, { expects: string | ((raw: string) => string); se
   WORKER_HEALTH_PORT: { expects: 'a TCP port number (0 to 65535)' },
   RATE_LIMIT_PER_SECOND: { expects: 'a whole number of requests per second (0 turns the limit off)' },
   PUBLIC_RATE_LIMIT_PER_MINUTE: { expects: 'a whole number of requests per minute (0 turns the limit off)' },
+  AUTH_FAILURES_PER_MINUTE: { expects: 'a whole number of requests with wrong credentials per minute (0 turns the limit off)' },
+  COMPANY_CONCURRENCY: { expects: 'a whole number of requests one company may have in flight at once in each process (0 turns the cap off)' },
   TRUSTED_PROXIES: { expects: 'the number of reverse proxies in front of the service that append to X-Forwarded-For, 0 to 10' },
   COLLECTOR_LINK_TTL_HOURS: { expects: 'a whole number of hours, 1 or more' },
   WEBHOOK_TIMEOUT_MS: { expects: 'a whole number of milliseconds, 1 to 2147483647' },
   WEBHOOK_ALLOW_PRIVATE: { expects: '1 (webhooks may reach non-public addresses) or 0' },
+  ALLOW_TEST_SETTINGS_IN_PRODUCTION: { expects: "1 (the service's own tests of its production image only) or 0" },
   WEBHOOK_LOG_RETENTION_DAYS: { expects: 'a whole number of days, 1 to 36500' },
   WEB_CONCURRENCY: { expects: 'a whole number of processes, 1 or more' },
   SHUTDOWN_TIMEOUT_MS: { expects: 'a whole number of milliseconds, at most 2147483647' },
@@ -154,20 +192,91 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   }
   // Every process on one PostgreSQL has to seal and open the same stored secrets (db:migrate
   // touches none of them).
+  if (env.DATABASE_REPLICA_URL && !env.DATABASE_URL) {
+    throw new ConfigError(['DATABASE_REPLICA_URL needs DATABASE_URL: replicas serve reads beside a PostgreSQL primary, not beside the embedded database.']);
+  }
+  const refused = testSettingsRefusal(env, { nodeEnv: startedNodeEnv(source, values.NODE_ENV), liveKeyIn: liveKeyVariable(source) });
+  if (refused.length) throw new ConfigError(refused);
   if (opts.needsAppSecret !== false && env.DATABASE_URL && !env.APP_SECRET) {
     throw new ConfigError(['APP_SECRET must be set when running on PostgreSQL (DATABASE_URL): at least 32 random bytes, e.g. `openssl rand -base64 32`.']);
   }
   return env;
 }
 
-const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
+/** The settings made for development and tests that must never meet real customers or real money. */
+export const TEST_SETTINGS = ['BILLING_TEST_CLOCK', 'WEBHOOK_ALLOW_PRIVATE'] as const;
+const TEST_SETTING_RISKS: Record<(typeof TEST_SETTINGS)[number], string> = {
+  BILLING_TEST_CLOCK: "the test clock lets whoever holds ADMIN_TOKEN move the service's time, and with it renewals, expiries and charges",
+  WEBHOOK_ALLOW_PRIVATE: "it lets every company's webhooks reach loopback, private and link-local addresses inside your network",
+};
+const LIVE_KEY = /^(sk|rk|pk)_live_/;
+
+/** The first variable of `source` that holds a live Stripe key (its name; the key is never repeated). */
+export function liveKeyVariable(source: Record<string, string | undefined>): string | null {
+  return Object.entries(source).find(([, value]) => LIVE_KEY.test(value ?? ''))?.[0] ?? null;
+}
 
 /**
- * One variable's parsed value. It is parsed again only when the variable changed (tests change
- * some while they run). Throws a ConfigError when the value is not what the variable takes.
+ * NODE_ENV as the person starting the service set it. scripts/serve.mjs (and the standalone
+ * build's server.js after it) set NODE_ENV=production for Next.js, so serve.mjs keeps what it
+ * found first; in any other process, what the environment says.
+ */
+export function startedNodeEnv(source: Record<string, string | undefined> = process.env, fallback = source.NODE_ENV): string | undefined {
+  const launcher = globalThis as { __billingStartedNodeEnv?: string | null };
+  if (source === process.env && launcher.__billingStartedNodeEnv !== undefined) return launcher.__billingStartedNodeEnv ?? undefined;
+  return fallback;
+}
+
+/**
+ * Why the test settings that are on may not be, one sentence each; none when they may. Never
+ * with live keys (in the environment or, checked once the database is open, stored: `liveKeyIn`
+ * then names where): those are real payments. Never in production either, unless
+ * ALLOW_TEST_SETTINGS_IN_PRODUCTION=1, which only the service's own tests of its production image
+ * set; it never lifts the live-key refusal.
+ */
+export function testSettingsRefusal(env: Pick<Env, (typeof TEST_SETTINGS)[number] | 'ALLOW_TEST_SETTINGS_IN_PRODUCTION'>, opts: { nodeEnv?: string; liveKeyIn?: string | null }): string[] {
+  const on = TEST_SETTINGS.filter((name) => env[name]);
+  if (opts.liveKeyIn) {
+    return on.map((name) => `${name}=1 is refused while ${opts.liveKeyIn} holds a live Stripe key: ${TEST_SETTING_RISKS[name]}. Unset ${name}.`);
+  }
+  if (opts.nodeEnv === 'production' && !env.ALLOW_TEST_SETTINGS_IN_PRODUCTION) {
+    return on.map((name) => `${name}=1 is refused with NODE_ENV=production: ${TEST_SETTING_RISKS[name]}. Unset ${name}, or use it only in development and tests (without NODE_ENV=production).`);
+  }
+  return [];
+}
+
+/**
+ * What a process says at start, as a warning, when ALLOW_TEST_SETTINGS_IN_PRODUCTION=1 is what lets
+ * a test setting run under NODE_ENV=production (so that a deployment that has it by mistake shows
+ * it in its log); null when it lifts nothing.
+ */
+export function testSettingsLifted(env: Pick<Env, (typeof TEST_SETTINGS)[number] | 'ALLOW_TEST_SETTINGS_IN_PRODUCTION'>, nodeEnv: string | undefined): string | null {
+  const on = TEST_SETTINGS.filter((name) => env[name]);
+  if (nodeEnv !== 'production' || !env.ALLOW_TEST_SETTINGS_IN_PRODUCTION || !on.length) return null;
+  return `${on.map((name) => `${name}=1`).join(' and ')} run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1, which is for the service's own tests of its image: never set it in a deployment.`;
+}
+
+const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
+
+export type Settings = Partial<Record<EnvName, string | undefined>>;
+const overrides = new AsyncLocalStorage<Settings>();
+
+/**
+ * Runs `fn` with these values in place of the environment's, for it and all it starts (its
+ * promises, timers and callbacks), and for nothing else in the process: how a test tries another
+ * setting without changing process.env under the rest of its file. `undefined` unsets a variable.
+ */
+export function withSettings<T>(values: Settings, fn: () => T): T {
+  return overrides.run({ ...overrides.getStore(), ...values }, fn);
+}
+
+/**
+ * One variable's parsed value. It is parsed again only when the value changed (withSettings,
+ * or process.env). Throws a ConfigError when the value is not what the variable takes.
  */
 export function setting<K extends EnvName>(name: K): Env[K] {
-  const value = process.env[name];
+  const scoped = overrides.getStore();
+  const value = scoped && name in scoped ? scoped[name] : process.env[name];
   const hit = cache.get(name);
   if (hit && hit.raw === value) return hit.value as Env[K];
   const result = envSchema.shape[name].safeParse(value);

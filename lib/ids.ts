@@ -4,7 +4,7 @@ import { isTestClock } from './clock';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lowercase
 
-export type IdPrefix = 'c' | 'key' | 'u' | 'a' | 'p' | 'b' | 'tx' | 'ev' | 'ch' | 'w' | 'whd' | 'wha' | 'job' | 'cl' | 'pl';
+export type IdPrefix = 'c' | 'key' | 'u' | 'a' | 'p' | 'b' | 'tx' | 'ev' | 'ch' | 'w' | 'whd' | 'wha' | 'job' | 'cl' | 'pl' | 'cg';
 
 let lastMs = 0;
 let lastRandom: number[] = [];

@@ -1,28 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DrizzleQueryError } from 'drizzle-orm';
 import { censorLine, log, logLevel, SECRET_FIELDS, SECRET_HEADERS, serializeError } from './log';
 import { captureLogs } from './testing/log-capture';
+import { withSettings } from './env';
 
 const root = path.resolve(__dirname, '..');
 
 describe('the logger', () => {
-  const saved = process.env.LOG_LEVEL;
-  afterEach(() => {
-    if (saved === undefined) delete process.env.LOG_LEVEL;
-    else process.env.LOG_LEVEL = saved;
-  });
-
   it('reads LOG_LEVEL, info by default, and refuses a level it does not know, naming the variable', () => {
-    delete process.env.LOG_LEVEL;
-    expect(logLevel()).toBe('info');
-    process.env.LOG_LEVEL = ' DEBUG ';
-    expect(logLevel()).toBe('debug');
-    process.env.LOG_LEVEL = 'silent';
-    expect(logLevel()).toBe('silent');
-    process.env.LOG_LEVEL = 'verbose';
-    expect(() => logLevel()).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "verbose".');
+    const level = (value: string | undefined) => withSettings({ LOG_LEVEL: value }, logLevel);
+    expect(level(undefined)).toBe('info');
+    expect(level(' DEBUG ')).toBe('debug');
+    expect(level('silent')).toBe('silent');
+    expect(() => level('verbose')).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "verbose".');
   });
 
   it('writes one JSON object per line with level, time and msg, and censors secret fields wherever they are put', () => {

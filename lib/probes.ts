@@ -1,6 +1,8 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { getDatabase, pendingMigrations, query, sql, type DbKind } from './db/client';
+import { hostProblem } from './db/hosts';
+import { DatabaseUnavailableError } from './db/unavailable';
 import { ApiError, errorEnvelope } from './errors';
 import { newRequestId } from './api/route';
 import { answerMetrics, type MetricsAnswer } from './metrics/endpoint';
@@ -48,6 +50,27 @@ export async function migrationsApplied(): Promise<boolean> {
   return lifecycle.migrated;
 }
 
+/**
+ * Resolves true once every committed migration is applied, asking every `intervalMs`: with
+ * MIGRATE=0 they are `npm run db:migrate`'s, which may run after this process started. A database
+ * that does not answer is asked again (readiness says why meanwhile). Resolves false when the
+ * process starts stopping first. `waiting` is called once, when the first answer is not yet.
+ */
+export async function untilMigrated(intervalMs: number, waiting: () => void = () => {}): Promise<boolean> {
+  let told = false;
+  while (!lifecycle.stopping) {
+    try {
+      if (await migrationsApplied()) return !lifecycle.stopping;
+    } catch {
+      // Asked again.
+    }
+    if (!told) waiting();
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return false;
+}
+
 /** Throws 503 `service_unavailable` saying why this process should not get traffic now. */
 export async function readiness(): Promise<Readiness> {
   if (lifecycle.stopping) throw new ApiError('service_unavailable', 'The service is shutting down.');
@@ -58,8 +81,10 @@ export async function readiness(): Promise<Readiness> {
     kind = database.kind;
     if (lifecycle.migrated) await withinTimeout(query(database.db, sql`select 1`));
     else pending = await withinTimeout(pendingMigrations(database.db));
-  } catch {
-    throw new ApiError('service_unavailable', `The database does not answer (within ${READY_TIMEOUT_MS} ms).`);
+  } catch (err) {
+    // Several hosts, none of them writable: the answer names each host and what it was.
+    const problem = err instanceof DatabaseUnavailableError ? err.message : hostProblem();
+    throw new ApiError('service_unavailable', problem ?? `The database does not answer (within ${READY_TIMEOUT_MS} ms).`);
   }
   if (pending.length) {
     throw new ApiError(

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isStopping } from './probes';
 import { shutdown } from './shutdown';
+import { withSettings } from './env';
 
 const get = (port: number) =>
   new Promise<{ status?: number; error?: string }>((resolve) => {
@@ -14,21 +15,14 @@ const get = (port: number) =>
     req.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }));
   });
 
-afterEach(() => {
-  delete process.env.SHUTDOWN_DELAY_MS;
-  delete process.env.SHUTDOWN_TIMEOUT_MS;
-});
-
-describe.skipIf(process.env.TEST_DB !== 'embedded')('a stop with SHUTDOWN_DELAY_MS', () => {
+describe('a stop with SHUTDOWN_DELAY_MS', () => {
   it('loses readiness at once, goes on answering new connections for the delay, then drains and resolves 0', async () => {
-    process.env.SHUTDOWN_DELAY_MS = '600';
-    process.env.SHUTDOWN_TIMEOUT_MS = '5000';
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
 
     const started = Date.now();
-    const done = shutdown({ servers: [server] });
+    const done = withSettings({ SHUTDOWN_DELAY_MS: '600', SHUTDOWN_TIMEOUT_MS: '5000' }, () => shutdown({ servers: [server] }));
     expect(isStopping()).toBe(true);
     expect(await get(port)).toEqual({ status: 200 });
     expect(server.listening).toBe(true);

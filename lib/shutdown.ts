@@ -1,4 +1,6 @@
 import type { Server } from 'node:http';
+import { isIdleBetweenRequests, trackedConnections } from './http/connections';
+import { stopListening } from './http/listener';
 import { closeDatabase } from './db/client';
 import { markStopping } from './probes';
 import { log } from './log';
@@ -7,9 +9,11 @@ import { setting } from './env';
 import { stopWorker } from './jobs/worker';
 
 /**
- * A clean stop on SIGTERM: readiness answers 503 at once; the HTTP servers go on serving for
- * SHUTDOWN_DELAY_MS (0 by default: a load balancer that still sends requests meanwhile gets
- * them answered), then stop accepting and finish the requests under way; the in-process worker stops claiming, gives back what it
+ * A clean stop on SIGTERM: readiness answers 503 at once and every answer from then on says
+ * `Connection: close`; the HTTP servers go on serving for SHUTDOWN_DELAY_MS (0 unless set; 5 s
+ * in the image: a load balancer that still sends requests meanwhile gets them answered), then
+ * stop accepting without resetting a connection the kernel had completed, and answer every
+ * request whose connection was accepted; the in-process worker stops claiming, gives back what it
  * claimed and has not started, and finishes the webhook sends under way; then the database
  * closes and the process exits 0. All of it within SHUTDOWN_TIMEOUT_MS (25 s by default), and
  * closing within CLOSE_GRACE_MS more (29 s in all, below Kubernetes' 30 s grace period); what is
@@ -37,28 +41,53 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 type State = { started: boolean; done?: Promise<number> };
 const state: State = ((globalThis as { __billingShutdownState?: State }).__billingShutdownState ??= { started: false });
 
+const closing = new WeakSet<Server>();
+
 /**
- * Stops accepting connections and waits for the requests under way. Responses sent meanwhile say
- * `Connection: close`, and keep-alive connections are closed as soon as they are idle; at the
- * deadline every connection left is closed. Resolves true when everything finished in time.
+ * From now on every answer of the server says `Connection: close` (answers under way that have
+ * not started included), so keep-alive clients open their next connection elsewhere.
+ */
+export function answerWithClose(server: Server): void {
+  if (closing.has(server)) return;
+  closing.add(server);
+  server.prependListener('request', (_req, res) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  });
+  for (const state of trackedConnections(server)?.values() ?? []) for (const res of state.responses) if (!res.headersSent) res.setHeader('Connection', 'close');
+}
+
+/**
+ * Stops accepting connections and waits for the requests under way. Every answer from now on says
+ * `Connection: close`. On a server whose connections are recorded (trackConnections: the one
+ * scripts/serve.mjs starts), a connection that has not sent its first request yet is waited for
+ * and answered, since its client may already have sent it, and only connections idle between
+ * requests are closed; elsewhere idle connections are closed as Node.js sees them. New connections
+ * are refused once the listener is closed. At the deadline every connection left is closed.
+ * Resolves true when everything finished in time.
  */
 export function drainServer(server: Server, deadline: number): Promise<boolean> {
   return new Promise((resolve) => {
-    server.prependListener('request', (_req, res) => {
-      if (!res.headersSent) res.setHeader('Connection', 'close');
-    });
-    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    answerWithClose(server);
+    const connections = trackedConnections(server);
+    const closeIdle = connections
+      ? () => {
+          for (const [socket, state] of connections) if (isIdleBetweenRequests(socket, state)) socket.destroy();
+        }
+      : () => server.closeIdleConnections();
+    const sweep = setInterval(closeIdle, IDLE_SWEEP_MS);
     const cutoff = setTimeout(() => {
       clearInterval(sweep);
       server.closeAllConnections();
       resolve(false);
     }, Math.max(0, deadline - Date.now()));
-    server.close(() => {
+    const closed = () => {
       clearInterval(sweep);
       clearTimeout(cutoff);
       resolve(true);
-    });
-    server.closeIdleConnections();
+    };
+    if (connections) stopListening(server, closed);
+    else server.close(closed);
+    closeIdle();
   });
 }
 
@@ -93,6 +122,8 @@ export function shutdown(opts: { servers?: Iterable<Server>; keepOpen?: Server[]
     log.info({ timeout_ms: timeout, delay_ms: delay }, 'stopping: finishing requests and background work');
     const deadline = Date.now() + timeout;
     const servers = [...(opts.servers ?? [])];
+    // During the delay too: a client that keeps its connection would stay with this process.
+    for (const s of servers) if (s.listening) answerWithClose(s);
     const [http, worker] = await Promise.all([
       (delay > 0 && servers.length ? sleep(delay) : Promise.resolve())
         .then(() => Promise.all(servers.map((s) => (s.listening ? drainServer(s, deadline) : Promise.resolve(true)))))

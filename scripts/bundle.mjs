@@ -7,8 +7,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// env.mjs: the configuration schema, which scripts/serve.mjs checks before it starts anything.
-const BUNDLES = { env: 'lib/env.ts', worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts', 'secrets-rotate': 'scripts/secrets-rotate.ts' };
+// env.mjs: the configuration schema, which scripts/serve.mjs checks before it starts anything;
+// connections.mjs: the record of each HTTP connection it keeps for a clean stop; local-stripe.mjs:
+// the local Stripe-compatible server `npm start` runs (scripts/start.mjs), without TypeScript.
+const BUNDLES = { env: 'lib/env.ts', connections: 'lib/http/connections.ts', 'local-stripe': 'lib/processor/local-stripe/server.ts', worker: 'scripts/worker.ts', migrate: 'scripts/migrate.ts', 'company-create': 'scripts/company-create.ts', 'secrets-rotate': 'scripts/secrets-rotate.ts' };
 
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 await build({

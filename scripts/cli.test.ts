@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { api, useTestDatabase } from '../lib/testing/harness';
 import { companies } from '../lib/db/schema';
+import { migratedDataDir } from '../lib/testing/templates';
 
 const t = useTestDatabase();
 const root = path.resolve(__dirname, '..');
@@ -15,17 +15,23 @@ afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function tempDataDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-cli-'));
+/**
+ * A DATA_DIR copied from the migrated template: these tests are about the command, not about a
+ * first start on an empty directory (PGlite's initdb and every migration, over a minute on a
+ * loaded machine; scripts/image.test.ts runs the bundled command on an empty one).
+ */
+async function tempDataDir(): Promise<string> {
+  const dir = await migratedDataDir('billing-cli-');
   dirs.push(dir);
   return dir;
 }
 
 /** `npm run company:create -- ...`, against the test's PostgreSQL database or an embedded DATA_DIR. */
-function companyCreate(args: string[], env: Record<string, string>) {
+function companyCreate(args: string[], env: Record<string, string>, input = '') {
   const r = spawnSync(tsx, ['scripts/company-create.ts', ...args], {
     cwd: root,
     encoding: 'utf8',
+    input,
     env: { ...process.env, APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', ...env },
     timeout: 60_000,
   });
@@ -34,8 +40,8 @@ function companyCreate(args: string[], env: Record<string, string>) {
 
 describe('npm run company:create', () => {
   it('registers a company whose API key works at once, and explains bad arguments', async () => {
-    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: tempDataDir() };
-    const made = companyCreate(['--name', 'Hooli', '--email', 'ops@hooli.test', '--processor-key', 'rk_test_hooli', '--json'], env);
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
+    const made = companyCreate(['--name', 'Hooli', '--email', 'ops@hooli.test', '--processor-key', '-', '--json'], env, 'rk_test_hooli\n');
     expect(made.stderr).toBe('');
     expect(made.status).toBe(0);
     const company = JSON.parse(made.stdout);
@@ -66,10 +72,29 @@ describe('npm run company:create', () => {
     expect(shortSecret.status).toBe(1);
     expect(shortSecret.stderr).toContain('company:create: APP_SECRET must be at least 32 bytes long (it has 11)');
     expect(shortSecret.stdout).toBe('');
-  }, 120_000); // six command processes, slow to start on a busy machine
+  }, 240_000); // six command processes, each 10–20 s to start on a loaded machine
+
+  it('reads the password and the processor key from standard input, and warns of them on the command line', async () => {
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
+    const made = companyCreate(['--name', 'Stdin Co', '--email', 'ops@stdin.test', '--password', '-', '--processor-key', '-', '--json'], env, 'a-password-of-some-length\nrk_test_stdin\n');
+    expect(made.stderr).toBe('');
+    expect(made.status).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ email: 'ops@stdin.test', processor_configured: true });
+    if (t.kind === 'postgres') {
+      const [stored] = await t.database.db.select().from(companies).where(eq(companies.email, 'ops@stdin.test'));
+      expect(stored.processorKeyEnc).toBeTruthy();
+    }
+    // What was read is checked as if it had been written out.
+    const short = companyCreate(['--name', 'Stdin Co', '--email', 'short@stdin.test', '--password', '-'], env, 'elevenchars\n');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toContain('company:create: password must be at least 12 characters');
+    const visible = companyCreate(['--name', 'Argv Co', '--email', 'ops@argv.test', '--password', 'a-password-on-the-command-line'], env);
+    expect(visible.status).toBe(0);
+    expect(visible.stderr).toContain('--password on the command line is visible to other users of this machine');
+  }, 120_000);
 
   it('refuses live keys while the processor is a stand-in (the bundled local server, any STRIPE_API_URL)', async () => {
-    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: tempDataDir() };
+    const env: Record<string, string> = t.kind === 'postgres' ? { DATABASE_URL: t.url! } : { DATA_DIR: await tempDataDir() };
     const standIn = { ...env, STRIPE_API_URL: 'http://127.0.0.1:9' };
     const live = companyCreate(['--name', 'Live', '--email', 'live@hooli.test', '--processor-key', 'rk_live_hooli', '--json'], standIn);
     expect(live.status).toBe(2);
@@ -87,7 +112,7 @@ describe('npm run company:create', () => {
 
 describe.skipIf(t.kind === 'postgres' || process.env.TEST_DB === 'postgres')('the embedded database lock', () => {
   it('a second process refuses DATA_DIR while the first holds it, and takes it once the first is gone', async () => {
-    const dir = tempDataDir();
+    const dir = await tempDataDir();
     // Plain node with tsx's loader, so holder.pid is the process that holds the lock.
     const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `import('./lib/db/client.ts').then((m) => m.openEmbedded(${JSON.stringify(dir)})).then(() => { console.log('ready'); setInterval(() => {}, 1000); })`], {
       cwd: root,

@@ -47,7 +47,7 @@ async function serve(env: Record<string, string>) {
   return { submit, stop, output: () => out };
 }
 
-describe.skipIf(process.env.TEST_DB !== 'embedded')('the client address of per-address limits (scripts/serve.mjs)', () => {
+describe('the client address of per-address limits (scripts/serve.mjs)', () => {
   it(
     'is the connection itself unless TRUSTED_PROXIES says how many proxies append to X-Forwarded-For',
     async () => {

@@ -1,4 +1,7 @@
-// npm run company:create -- --name N --email E [--processor-key sk_...] [--publishable-key pk_...] [--password P]
+// npm run company:create -- --name N --email E [--processor-key -] [--publishable-key pk_...] [--password -]
+// `-` reads the secret from standard input, one line each, the password first: a secret written on
+// the command line is visible to every user of the machine (ps) and kept in the shell's history.
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getDatabase } from '../lib/db/client';
 import { companyCreate } from '../lib/api/schemas/companies';
@@ -22,6 +25,18 @@ const { values } = parseArgs({
   },
 });
 
+// The secrets given as `-`, from standard input; those written out are still taken, with a warning.
+const fromStdin = (['password', 'processor-key'] as const).filter((name) => values[name] === '-');
+if (fromStdin.length) {
+  const lines = fs.readFileSync(0, 'utf8').split(/\r?\n/);
+  fromStdin.forEach((name, i) => (values[name] = lines[i] ?? ''));
+}
+for (const name of ['password', 'processor-key'] as const) {
+  if (values[name] !== undefined && !fromStdin.includes(name)) {
+    console.error(`company:create: warning: --${name} on the command line is visible to other users of this machine and kept in shell history; pass --${name} - to read it from standard input`);
+  }
+}
+
 const flag = (message: string) => message.replace(/processor_key/g, '--processor-key').replace(/processor_publishable_key/g, '--publishable-key');
 
 const parsed = companyCreate.safeParse({
@@ -34,7 +49,7 @@ const parsed = companyCreate.safeParse({
 if (!parsed.success) {
   const { message } = describeIssue(parsed.error.issues[0]);
   console.error(`company:create: ${flag(message)}`);
-  console.error('usage: npm run company:create -- --name NAME --email EMAIL [--processor-key sk_...] [--publishable-key pk_...] [--password PASSWORD]');
+  console.error('usage: npm run company:create -- --name NAME --email EMAIL [--processor-key -] [--publishable-key pk_...] [--password -]   (- reads it from standard input, a line each, the password first)');
   process.exit(2);
 }
 try {

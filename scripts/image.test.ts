@@ -111,13 +111,67 @@ describe('the image, started with plain node from only what the Dockerfile copie
       tmp.push(data);
       dbEnv = { DATA_DIR: data };
     }
-    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', WORKER_INTERVAL_MS: '200' };
+    common = { ...dbEnv, APP_SECRET: 'image-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, STRIPE_API_URL: stripe.url, WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1', WORKER_INTERVAL_MS: '200' };
   });
   afterAll(async () => {
     for (const p of procs) p.signal('SIGKILL');
     await receiver?.close();
     await stripe?.close();
     for (const d of tmp) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('refuses the test settings in production unless the tests opt out, and with live keys even then', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const { ALLOW_TEST_SETTINGS_IN_PRODUCTION: _, ...production } = common;
+    for (const [env, said] of [
+      [production, /WEBHOOK_ALLOW_PRIVATE=1 is refused with NODE_ENV=production/],
+      [{ ...production, WEBHOOK_ALLOW_PRIVATE: '0', BILLING_TEST_CLOCK: '1' }, /BILLING_TEST_CLOCK=1 is refused with NODE_ENV=production/],
+      [{ ...common, STRIPE_SECRET_KEY: 'sk_live_image_test' }, /WEBHOOK_ALLOW_PRIVATE=1 is refused while STRIPE_SECRET_KEY holds a live Stripe key/],
+    ] as const) {
+      const { status, output } = await runInImage(dir, runtimeStage().cmd!, { PORT: '0', HOSTNAME: '127.0.0.1', ...env, WORKER: '0' });
+      expect(status, output).toBe(2);
+      expect(output).toMatch(said);
+      expect(output).not.toContain('sk_live_image_test');
+    }
+  });
+
+  it.skipIf(!onPostgres)('a worker and a server started before the migrations wait for them, then check the stored keys before any work', { timeout: 2 * SERVER_TEST_TIMEOUT }, async () => {
+    const env: Record<string, string> = { ...common, DATABASE_URL: await emptyPostgresDatabase(), MIGRATE: '0' };
+    const probePort = await freePort();
+    const probes = `http://127.0.0.1:${probePort}`;
+    const worker = startInImage(dir, ['node', 'dist/worker.mjs'], { ...env, WORKER_HEALTH_PORT: String(probePort) });
+    procs.push(worker);
+    const server = await startServer(dir, { ...env, WORKER: '0' });
+    procs.push(server);
+    await waitFor(`${probes}/livez`, worker);
+    // Several rounds of asking (WORKER_INTERVAL_MS=200): both wait, neither reads the missing schema.
+    await new Promise((r) => setTimeout(r, 1_500));
+    for (const [proc, url] of [[worker, probes], [server, server.url]] as const) {
+      const notYet = await fetch(`${url}/readyz`);
+      expect(notYet.status, proc.output()).toBe(503);
+      expect((await notYet.json()).error.message).toMatch(/migration\(s\) not applied/);
+    }
+    expect(worker.output()).toMatch(/the worker waits for `npm run db:migrate`/);
+    // Held still while the schema and a company with a live key arrive, so that each sees both at once.
+    for (const proc of [worker, server]) proc.signal('SIGSTOP');
+    try {
+      const migrated = await runInImage(dir, ['node', 'dist/migrate.mjs'], { DATABASE_URL: env.DATABASE_URL });
+      expect(migrated.status, migrated.output).toBe(0);
+      const made = await runInImage(dir, ['node', 'dist/company-create.mjs', '--name', 'Live', '--email', 'ops@live.test', '--publishable-key', 'pk_live_image_test'], {
+        DATABASE_URL: env.DATABASE_URL,
+        APP_SECRET: env.APP_SECRET,
+      });
+      expect(made.status, made.output).toBe(0);
+    } finally {
+      for (const proc of [worker, server]) proc.signal('SIGCONT');
+    }
+    for (const proc of [worker, server]) {
+      const code = await Promise.race([proc.exited, new Promise((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+      expect(code, proc.output()).toBe(2);
+      expect(proc.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE=1 is refused while a company of this database holds a live Stripe key/);
+      expect(proc.output()).not.toContain('pk_live_image_test');
+      // The image runs with NODE_ENV=production: the opt-out these tests use is said in the log.
+      expect(proc.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE=1 run with NODE_ENV=production only because ALLOW_TEST_SETTINGS_IN_PRODUCTION=1/);
+    }
   });
 
   it('holds no tsx, no TypeScript and no repository node_modules', () => {
@@ -161,24 +215,36 @@ describe('the image, started with plain node from only what the Dockerfile copie
   it.skipIf(onPostgres)('answers its probes while the start waits for the database: live, and not ready until it is', { timeout: SERVER_TEST_TIMEOUT }, async () => {
     const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-starting-'));
     tmp.push(data);
-    // Another container's lock on DATA_DIR, untouched for 24 s: the start waits until it is stale (30 s).
+    // Another container's lock on DATA_DIR, touched as its holder would: the start waits while it
+    // is (however long the server takes to come up on a loaded machine), and takes it over once
+    // it has gone untouched for 30 s.
     const lock = path.join(data, 'LOCK');
     fs.writeFileSync(lock, JSON.stringify({ pid: 4242, host: 'another-container', ns: 'pid:[4026531836]', token: 'theirs' }));
-    const before = new Date(Date.now() - 24_000);
-    fs.utimesSync(lock, before, before);
-    const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0' });
-    procs.push(server);
-    const live = await fetch(`${server.url}/livez`);
-    expect(live.status).toBe(200);
-    expect(await live.json()).toEqual({ data: { status: 'ok' } });
-    for (const probe of ['/readyz', '/health']) {
-      const starting = await fetch(`${server.url}${probe}`);
-      expect(starting.status, probe).toBe(503);
-      expect(starting.headers.get('request-id')).toMatch(/^req_/);
-      expect((await starting.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/starting/) });
+    const touch = (ago: number) => {
+      const at = new Date(Date.now() - ago);
+      fs.utimesSync(lock, at, at);
+    };
+    const holder = setInterval(() => touch(0), 1_000);
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0' });
+      procs.push(server);
+      const live = await fetch(`${server.url}/livez`);
+      expect(live.status).toBe(200);
+      expect(await live.json()).toEqual({ data: { status: 'ok' } });
+      for (const probe of ['/readyz', '/health']) {
+        const starting = await fetch(`${server.url}${probe}`);
+        expect(starting.status, probe).toBe(503);
+        expect(starting.headers.get('request-id')).toMatch(/^req_/);
+        expect((await starting.json()).error).toMatchObject({ type: 'service_unavailable', message: expect.stringMatching(/starting/) });
+      }
+      expect((await healthcheck({ PORT: new URL(server.url).port })).status, 'unhealthy while starting').toBe(1);
+    } finally {
+      clearInterval(holder);
     }
+    // The other container is gone: its lock was last touched 31 s ago.
+    touch(31_000);
     const port = new URL(server.url).port;
-    expect((await healthcheck({ PORT: port })).status, 'unhealthy while starting').toBe(1);
     await waitFor(`${server.url}/readyz`, server);
     expect((await healthcheck({ PORT: port })).status, 'healthy once ready').toBe(0);
     expect(server.output()).toMatch(/is locked by process 4242 on host another-container/);
@@ -204,7 +270,7 @@ describe('the image, started with plain node from only what the Dockerfile copie
     expect(server.output()).not.toMatch(/SECRETVALUE|hidden-value/);
   });
 
-  it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+  it('migrates, serves the API and the console, runs the worker with its probes, and stops cleanly on SIGTERM', { timeout: 2 * SERVER_TEST_TIMEOUT }, async () => {
     let worker: Proc | undefined;
     let workerProbes = '';
     if (onPostgres) {
@@ -235,7 +301,9 @@ describe('the image, started with plain node from only what the Dockerfile copie
     }
 
     // The operator command, bundled (on the embedded database before the server holds DATA_DIR).
-    const made = await runInImage(dir, ['node', 'dist/company-create.mjs', '--name', 'Bundled', '--email', 'ops@bundled.test', '--json'], common);
+    // On the embedded database it is the first to open the empty DATA_DIR: PGlite's initdb and
+    // every migration, in WebAssembly, which takes over a minute on a loaded 2-core machine.
+    const made = await runInImage(dir, ['node', 'dist/company-create.mjs', '--name', 'Bundled', '--email', 'ops@bundled.test', '--json'], common, 150_000);
     expect(made.status, made.output).toBe(0);
     const bundled = JSON.parse(made.output.trim().split('\n').pop()!);
     expect(bundled.id).toMatch(/^c_/);

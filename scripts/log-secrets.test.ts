@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 import { startReceiver } from '../lib/testing/webhook-receiver';
 import { useLocalStripe } from '../lib/testing/harness';
 import { findSecrets, logLines } from '../lib/testing/log-scan';
@@ -19,7 +18,7 @@ const suffix = `${process.pid}_${Date.now()}`;
 const PROCESSOR_KEY = `sk_test_logscan_${suffix}`;
 const PUBLISHABLE_KEY = `pk_test_logscan_${suffix}`;
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the logs of a server taken through every secret', () => {
+describe('the logs of a server taken through every secret', () => {
   const stripe = useLocalStripe();
   let server: AppServer;
   let dir: string;
@@ -34,7 +33,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the logs of a server taken 
   };
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'log-scan-'));
+    dir = await migratedDataDir('log-scan-');
     server = await startAppServer({
       DATA_DIR: dir,
       APP_SECRET,

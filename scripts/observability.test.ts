@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 import { emptyPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
 import { sample } from '../lib/testing/prometheus';
 
@@ -13,6 +14,15 @@ import { sample } from '../lib/testing/prometheus';
 const root = path.resolve(__dirname, '..');
 const TOKEN = 'scrape-token-0123456789abcdef';
 const ADMIN = 'admin-token-observability-0123';
+
+/**
+ * Waits for what a server sends on its own time (spans batched, then exported) to arrive: up to a
+ * minute, since a server just started on a loaded machine can take seconds for its first export.
+ * The checks that follow still fail if it never came.
+ */
+async function untilSeen(arrived: () => boolean, ms = 60_000): Promise<void> {
+  for (const end = Date.now() + ms; !arrived() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+}
 
 function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -70,14 +80,14 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
     const servers: AppServer[] = [];
     try {
       const base = { ADMIN_TOKEN: ADMIN, STRIPE_API_URL: '', NODE_OPTIONS: `--require ${preload}` };
-      const off = await startAppServer({ ...base, DATA_DIR: path.join(dir, 'off'), LOADED_MODULES_FILE: path.join(dir, 'off.json') });
+      const off = await startAppServer({ ...base, DATA_DIR: await migratedDataDir('otel-off-'), LOADED_MODULES_FILE: path.join(dir, 'off.json') });
       servers.push(off);
       expect((await fetch(`${off.url}/v1/openapi.json`)).status).toBe(200);
       await off.stop();
 
       const on = await startAppServer({
         ...base,
-        DATA_DIR: path.join(dir, 'on'),
+        DATA_DIR: await migratedDataDir('otel-on-'),
         LOADED_MODULES_FILE: path.join(dir, 'on.json'),
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -86,7 +96,8 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       const res = await fetch(`${on.url}/v1/openapi.json`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
       expect(res.status).toBe(200);
-      for (let i = 0; i < 100 && !receiver.spans.some((s) => s.traceId === traceId); i++) await new Promise((r) => setTimeout(r, 100));
+      // The request's own span ends after the spans inside it, so it may come in a later export.
+      await untilSeen(() => receiver.spans.some((s) => s.traceId === traceId && s.name === 'GET /v1/openapi.json'));
       const spans = receiver.spans.filter((s) => s.traceId === traceId);
       expect(spans.map((s) => s.name)).toContain('GET /v1/openapi.json');
       expect(spans.every((s) => s.service === 'billing')).toBe(true);
@@ -96,7 +107,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('tracing', () => {
       const portalTrace = '5bf92f3577b34da6a3ce929d0e0e4737';
       const portal = await fetch(`${on.url}/portal/${token}?from=mail-secret`, { headers: { traceparent: `00-${portalTrace}-00f067aa0ba902b7-01` } });
       expect(portal.status).toBe(200); // the page saying the link is not valid
-      for (let i = 0; i < 100 && !receiver.spans.some((s) => s.traceId === portalTrace && s.attributes['http.target']); i++) await new Promise((r) => setTimeout(r, 100));
+      await untilSeen(() => receiver.spans.some((s) => s.traceId === portalTrace && s.attributes['http.target']));
       const portalSpans = receiver.spans.filter((s) => s.traceId === portalTrace);
       expect(portalSpans.map((s) => s.attributes['http.target'])).toContain('/portal/[token]?from');
       expect(JSON.stringify(portalSpans)).not.toMatch(/secret-token|mail-secret/);
@@ -154,7 +165,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('a real scrape', () => {
   let server: AppServer;
   let dir: string;
   beforeAll(async () => {
-    dir = tempDir('scrape-');
+    dir = await migratedDataDir('scrape-');
     server = await startAppServer({ DATA_DIR: dir, ADMIN_TOKEN: ADMIN, STRIPE_API_URL: '', METRICS_TOKEN: TOKEN });
   });
   afterAll(async () => {

@@ -27,11 +27,7 @@ function asPostgres(bin, args, opts = {}) {
  */
 export function startPostgres({ port = 24329, durable = false, name = 'billing-test' } = {}) {
   const bin = findPgBin();
-  const dir = clusterDir(port, name);
-  stopPostgres({ port, name });
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  const dir = emptyClusterDir(port, name);
   asPostgres(path.join(bin, 'initdb'), ['-D', path.join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale']);
   return restartPostgres({ port, durable, name });
 }
@@ -66,6 +62,33 @@ export function restartPostgres({ port = 24329, durable = false, name = 'billing
 }
 
 const clusterDir = (port, name) => path.join(os.tmpdir(), `${name}-pg-${port}`);
+
+/** The cluster directory of `port`, its cluster stopped and the directory emptied, owned by postgres. */
+function emptyClusterDir(port, name) {
+  const dir = clusterDir(port, name);
+  stopPostgres({ port, name });
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  if (isRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  return dir;
+}
+
+/**
+ * Starts a streaming standby of the cluster `startPostgres` made on `primaryPort` (a base backup
+ * with its recovery settings), on `port`, and returns its URL. Tests of read replicas and of
+ * choosing the writable host among several use it.
+ */
+export function startStandby({ primaryPort, port, name = 'billing-test', primaryName = name }) {
+  const bin = findPgBin();
+  const dir = emptyClusterDir(port, name);
+  asPostgres(path.join(bin, 'pg_basebackup'), ['-D', path.join(dir, 'data'), '-h', clusterDir(primaryPort, primaryName), '-p', String(primaryPort), '-U', 'postgres', '-X', 'stream', '-R', '--no-sync']);
+  return restartPostgres({ port, name });
+}
+
+/** Promotes a standby started by `startStandby` to a primary of its own. */
+export function promoteStandby({ port, name = 'billing-test' }) {
+  asPostgres(path.join(findPgBin(), 'pg_ctl'), ['-D', path.join(clusterDir(port, name), 'data'), '-w', 'promote']);
+}
 
 /** Stops the cluster at once (`-m immediate`: no checkpoint, as a crash; a start recovers). */
 export function stopPostgres({ port = 24329, name = 'billing-test' } = {}) {

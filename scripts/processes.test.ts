@@ -105,7 +105,7 @@ describe.skipIf(!onPostgres)('several processes on one PostgreSQL (the image)', 
   });
 
   it('with the test clock, a process started after the shared clock moved serves its first request on the shared time', async () => {
-    const env = { DATABASE_URL: databaseUrl, MIGRATE: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, BILLING_TEST_CLOCK: '1' };
+    const env = { DATABASE_URL: databaseUrl, MIGRATE: '0', APP_SECRET: 'processes-test-secret-of-at-least-32-bytes-0123456789', ADMIN_TOKEN: ADMIN, BILLING_TEST_CLOCK: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' };
     const first = await startServer(dir, env);
     procs.push(first);
     const admin = async (base: string, method: string, path: string, body?: unknown) => {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, startAppServer, type AppServer } from '../lib/testing/servers';
 import { startLocalStripe } from '../lib/processor/local-stripe/server';
+import { migratedDataDir } from '../lib/testing/templates';
 import { buildSdkPackage, tsc } from '../sdk/test/package';
 
 const root = path.resolve(__dirname, '..');
@@ -42,31 +42,38 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
   });
 }
 
-// The tour runs once, against the embedded database (the quick start's own setup).
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
-  let server: AppServer | undefined;
-  let stripe: { close: () => Promise<void> } | undefined;
-  afterAll(async () => {
-    await server?.stop();
-    await stripe?.close();
-  });
-
-  it('runs every command of the five-minute tour against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const local = await startLocalStripe({ port: 0 });
-    stripe = local;
-    server = await startAppServer({
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-')),
+// Both tours run once, against one server on the embedded database (the quick start's own
+// setup), started as the tour starts the service. Each registers a company of its own.
+let started: Promise<{ server: AppServer; stripe: { close: () => Promise<void> } }> | undefined;
+const tourServer = () =>
+  (started ??= (async () => {
+    const stripe = await startLocalStripe({ port: 0 });
+    const server = await startAppServer({
+      DATA_DIR: await migratedDataDir('tour-'),
       ADMIN_TOKEN: 'dev-admin-token-local',
       // As the tour starts the service: its webhook receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE: '1',
-      STRIPE_API_URL: local.url,
+      // As the tour starts it: the test clock, moved by the tour's last step.
+      BILLING_TEST_CLOCK: '1',
+      STRIPE_API_URL: stripe.url,
       APP_SECRET: '',
     });
+    return { server, stripe };
+  })());
+afterAll(async () => {
+  const shared = await started?.catch(() => undefined);
+  await shared?.server.stop();
+  await shared?.stripe.close();
+});
+
+describe('the README tour', () => {
+  it('runs every command of the five-minute tour against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
+    const { server } = await tourServer();
     const blocks = tourBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
     expect(blocks.length).toBeGreaterThanOrEqual(4);
     // Asynchronous on purpose: the local Stripe server answers from this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server!.url, ADMIN_TOKEN: 'dev-admin-token-local' } });
+      const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks.join('\n')], { cwd: root, env: { ...process.env, BASE: server.url, ADMIN_TOKEN: 'dev-admin-token-local' } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -88,30 +95,24 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour', () => {
     expect(lines).toContain('delivery=succeeded');
     expect(out).toMatch(/POST \/billing id=whd_\w+ basic-user=acme/);
     expect(out).toContain('"topic":"negative_balance"');
-    expect(lines[lines.length - 2]).toBe('2000');
+    expect(lines).toContain('2000');
+    // The promotional grant: what expires when, then the expiry in the ledger, naming the grant.
+    const next = lines.find((l) => l.startsWith('next_expiry='));
+    expect(next).toMatch(/^next_expiry=100 at \d{4}-\d\d-\d\dT/);
+    const grant = lines[lines.length - 2].match(/^grant=(cg_\w+) credits=0$/);
+    expect(grant, lines.slice(-4).join('\n')).not.toBeNull();
+    expect(lines[lines.length - 3]).toBe(`expire -70 grant=${grant![1]}`);
   });
 });
 
-describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScript', () => {
-  let server: AppServer | undefined;
-  let stripe: { close: () => Promise<void> } | undefined;
+describe('the README tour in TypeScript', () => {
   let consumer: string | undefined;
-  afterAll(async () => {
-    await server?.stop();
-    await stripe?.close();
+  afterAll(() => {
     if (consumer) fs.rmSync(consumer, { recursive: true, force: true });
   });
 
   it('type-checks and runs with the SDK installed as a package, against a started server', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const local = await startLocalStripe({ port: 0 });
-    stripe = local;
-    server = await startAppServer({
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tour-ts-')),
-      ADMIN_TOKEN: 'dev-admin-token-local',
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      STRIPE_API_URL: local.url,
-      APP_SECRET: '',
-    });
+    const { server } = await tourServer();
     const built = buildSdkPackage();
     consumer = built.consumer;
     fs.writeFileSync(path.join(consumer, 'tour.mts'), sdkTour(fs.readFileSync(path.join(root, 'README.md'), 'utf8')));
@@ -134,8 +135,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the README tour in TypeScri
     expect(lines.slice(0, 4)).toEqual(['plan_status=ACTIVE', 'tokens=1000', '990', 'tokens=964.5']);
     expect(lines[4]).toMatch(/^gated=402 rejected=ev_\w+$/);
     expect(lines[5]).toBe('verified negative_balance balance=-1035.5');
-    // Every ledger row, newest first, through three pages of two.
-    expect(lines.slice(6, -1)).toEqual(['event -2000 -> -1035.5', 'event -5.5 -> 964.5', 'event -10 -> 970', 'event -10 -> 980', 'event -10 -> 990', expect.stringMatching(/ 1000 -> 1000$/)]);
+    // Every ledger row, newest first, through pages of two: the render drew what the plan's grant
+    // had left (one row naming it) and went below zero (a row of its own).
+    expect(lines.slice(6, -1)).toEqual(['event -1035.5 -> -1035.5', 'event -964.5 -> 0', 'event -5.5 -> 964.5', 'event -10 -> 970', 'event -10 -> 980', 'event -10 -> 990', 'plan_grant 1000 -> 1000']);
     expect(lines[lines.length - 1]).toBe('2000');
   });
 });

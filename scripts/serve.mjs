@@ -27,19 +27,25 @@ function logLine(level, msg, fields = {}) {
 }
 
 /**
- * The configuration, checked against the service's schema (lib/env.ts) before anything starts:
- * in the image from its bundle in dist/, in the repository from the sources. A wrong value stops
- * the start here, naming the variable, before any process is forked.
+ * A module of the service's, in the image from its bundle in dist/, in the repository from the
+ * sources. The build's bundle is used when it is at least as new as the source: loading the
+ * TypeScript loader only to read it would keep ~40 MB in every serving process.
+ */
+async function loadModule(name, source) {
+  const bundled = path.join(root, 'dist', `${name}.mjs`);
+  const sourceFile = path.join(root, source);
+  const fresh = fs.existsSync(bundled) && (!fs.existsSync(sourceFile) || fs.statSync(bundled).mtimeMs >= fs.statSync(sourceFile).mtimeMs);
+  return fs.existsSync(standaloneServer) || fresh
+    ? await import(pathToFileURL(bundled).href)
+    : await (await import('tsx/esm/api')).tsImport(`../${source}`, import.meta.url);
+}
+
+/**
+ * The configuration, checked against the service's schema (lib/env.ts) before anything starts.
+ * A wrong value stops the start here, naming the variable, before any process is forked.
  */
 async function loadConfiguration() {
-  const bundled = path.join(root, 'dist', 'env.mjs');
-  const source = path.join(root, 'lib', 'env.ts');
-  // The build's bundle of the schema when it is at least as new as the source: loading the
-  // TypeScript loader only to read it would keep ~40 MB in every serving process.
-  const fresh = fs.existsSync(bundled) && (!fs.existsSync(source) || fs.statSync(bundled).mtimeMs >= fs.statSync(source).mtimeMs);
-  const schema = fs.existsSync(standaloneServer) || fresh
-    ? await import(pathToFileURL(bundled).href)
-    : await (await import('tsx/esm/api')).tsImport('../lib/env.ts', import.meta.url);
+  const schema = await loadModule('env', 'lib/env.ts');
   try {
     return schema.loadEnv();
   } catch (err) {
@@ -58,6 +64,8 @@ function runPrimary(env, count) {
     );
     process.exit(2);
   }
+  // The serving processes run this file, also when it was imported by another (npm start's launcher).
+  cluster.setupPrimary({ exec: fileURLToPath(import.meta.url) });
   const startedAt = new Map();
   let stopping = false;
   let failed = false;
@@ -174,6 +182,7 @@ function answerProbesWhileStarting(handler) {
 }
 
 async function runServer(env) {
+  const { trackConnections } = await loadModule('connections', 'lib/http/connections.ts');
   // Next.js' own handler would close the HTTP server and exit 143 right away, cutting off the
   // worker and the webhook sends under way; the application installs its stop sequence instead
   // (lib/boot.ts) and drains the servers recorded here.
@@ -181,12 +190,22 @@ async function runServer(env) {
   const servers = (globalThis.__billingHttpServers ??= new Set());
   const createServer = http.createServer;
   http.createServer = function (...args) {
+    // A client gets REQUEST_TIMEOUT_MS to send its whole request, headers included: one that
+    // trickles them, or its body, is answered 408 and its connection closed, so slow uploads
+    // cannot hold connections (and their memory) open for Node.js' default 5 minutes. Checked
+    // a few times within that time (Node.js' default check runs every 30 s).
+    const timeout = env.REQUEST_TIMEOUT_MS;
+    const options = args[0] !== null && typeof args[0] === 'object' ? args.shift() : {};
+    args.unshift({ ...options, requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(timeout / 4))) });
     // Next.js serves nothing until the application's start (lib/boot.ts: opening the database,
     // migrations, a DATA_DIR lock to wait for) is done; the probes answer meanwhile.
     const last = args.length - 1;
     if (typeof args[last] === 'function') args[last] = answerProbesWhileStarting(args[last]);
     const server = createServer.apply(this, args);
     servers.add(server);
+    // From its first connection: a stop waits for a connection whose request is on its way and
+    // closes only those idle between requests (lib/shutdown.ts).
+    trackConnections(server);
     // Before Next.js' own listener: the application reads the client from this header.
     server.prependListener('request', (req) => {
       req.headers['x-forwarded-for'] = vouchedClient(req, env.TRUSTED_PROXIES);
@@ -235,6 +254,9 @@ async function runServer(env) {
 }
 
 const env = await loadConfiguration();
+// NODE_ENV as it was set, before this file (and the standalone server.js) set it to production for
+// Next.js: the application's own check of the configuration (lib/boot.ts) reads this one.
+globalThis.__billingStartedNodeEnv = env.NODE_ENV ?? null;
 if (cluster.isPrimary && env.WEB_CONCURRENCY > 1) runPrimary(env, env.WEB_CONCURRENCY);
 else
   await runServer(env).catch((err) => {

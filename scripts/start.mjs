@@ -1,29 +1,21 @@
 // `npm start`: build when the sources changed, start the bundled local Stripe-compatible server
-// (unless STRIPE_API_URL points elsewhere, or this is production), then serve the API, console
-// and collector on PORT.
-import { spawn, spawnSync } from 'node:child_process';
+// (unless STRIPE_API_URL points elsewhere, or this is production), then become the server that
+// serves the API, console and collector on PORT (scripts/serve.mjs, in this very process).
+//
+// This process hands over instead of staying beside the server: what `npm start` leaves running
+// is npm and one Node.js process (bench/README.md, "What `npm start` keeps running"). So nothing
+// heavy is loaded here before the hand-over: the configuration is checked with the build's
+// bundle of its schema (or, while that is stale, in a short-lived process of its own), and the
+// local Stripe server is the build's bundle too, started in this process before the server.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { tsImport } from 'tsx/esm/api';
+import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 const nextBin = path.join(root, 'node_modules/next/dist/bin/next');
-
-// The configuration is checked before anything is built or started (lib/env.ts): a wrong value
-// stops here, naming the variable.
-const { loadEnv } = await tsImport('../lib/env.ts', import.meta.url);
-let config;
-try {
-  config = loadEnv();
-} catch (err) {
-  if (err?.name !== 'ConfigError') throw err;
-  console.error(`npm start: ${err.message}`);
-  process.exit(2);
-}
-const port = String(config.PORT);
+const SOURCES = ['app', 'components', 'lib', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'postcss.config.mjs'];
 
 function newestMtime(entries) {
   let newest = 0;
@@ -39,28 +31,40 @@ function newestMtime(entries) {
   return newest;
 }
 
-function needsBuild() {
-  const stamp = path.join(root, '.next/BUILD_ID');
-  if (!fs.existsSync(stamp)) return true;
-  const built = fs.statSync(stamp).mtimeMs;
-  return newestMtime(['app', 'components', 'lib', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'postcss.config.mjs']) > built;
+const builtAt = (file) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0);
+const newest = newestMtime(SOURCES);
+const bundle = (name) => path.join(root, 'dist', `${name}.mjs`);
+
+// The configuration is checked before anything is built or started (lib/env.ts): a wrong value
+// stops here, naming the variable.
+let config;
+if (builtAt(bundle('env')) >= newest) {
+  const { loadEnv } = await import(pathToFileURL(bundle('env')).href);
+  try {
+    config = loadEnv();
+  } catch (err) {
+    if (err?.name !== 'ConfigError') throw err;
+    console.error(`npm start: ${err.message}`);
+    process.exit(2);
+  }
+} else {
+  // From the sources, in a process of its own: the TypeScript loader stays out of this one.
+  const check = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+    import { loadEnv } from './lib/env.ts';
+    try { process.stdout.write(JSON.stringify(loadEnv())); }
+    catch (err) { if (err?.name !== 'ConfigError') throw err; console.error('npm start: ' + err.message); process.exit(2); }`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (check.status !== 0) process.exit(check.status ?? 1);
+  config = JSON.parse(check.stdout);
 }
 
-if (needsBuild()) {
+if (builtAt(path.join(root, '.next/BUILD_ID')) < newest) {
   console.log('Building the application (first start or changed sources)…');
   const r = spawnSync(process.execPath, [nextBin, 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port: p } = srv.address();
-      srv.close(() => resolve(p));
-    });
-  });
+if (['env', 'connections', 'local-stripe'].some((name) => builtAt(bundle(name)) < newest)) {
+  const r = spawnSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
 /**
@@ -74,9 +78,9 @@ function refuseBundledStripe(environment) {
   return live ? `${live[0]} holds a live Stripe key` : null;
 }
 
-const children = [];
-const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
-const refusal = config.STRIPE_API_URL ? null : refuseBundledStripe(env);
+process.env.NEXT_TELEMETRY_DISABLED = '1';
+process.env.PORT = String(config.PORT);
+const refusal = config.STRIPE_API_URL ? null : refuseBundledStripe(process.env);
 if (refusal) {
   console.log(
     `npm start: not starting the bundled local Stripe server, because ${refusal}. Payments go to Stripe's own API ` +
@@ -84,31 +88,12 @@ if (refusal) {
       'and without live keys in the environment; to use another Stripe-compatible server, set STRIPE_API_URL.',
   );
 } else if (!config.STRIPE_API_URL) {
-  const stripePort = String(config.LOCAL_STRIPE_PORT || (await freePort()));
-  const stripe = spawn(process.execPath, ['--import', 'tsx', 'scripts/local-stripe.ts'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...env, PORT: stripePort },
-  });
-  children.push(stripe);
-  env.STRIPE_API_URL = `http://127.0.0.1:${stripePort}`;
-  // Wait until it accepts connections.
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise((res) => {
-      const s = net.connect(Number(stripePort), '127.0.0.1', () => { s.end(); res(true); });
-      s.on('error', () => res(false));
-    });
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // Before the server's own start: scripts/serve.mjs takes every HTTP server made after it for one of its own.
+  const { startLocalStripe } = await import(pathToFileURL(bundle('local-stripe')).href);
+  const stripe = await startLocalStripe({ port: config.LOCAL_STRIPE_PORT || 0, host: '127.0.0.1' });
+  console.log(`local stripe listening on ${stripe.url}`);
+  process.env.STRIPE_API_URL = stripe.url;
 }
 
-const server = spawn(process.execPath, ['scripts/serve.mjs'], { stdio: 'inherit', env: { ...env, PORT: port } });
-children.push(server);
-const stop = (signal) => children.forEach((c) => c.exitCode === null && c.kill(signal));
-process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
-server.on('exit', (code, signal) => {
-  stop('SIGTERM');
-  // Killed by a signal (out of memory, SIGKILL): a failure, as a shell would report it.
-  process.exit(code ?? 128 + (os.constants.signals[signal] ?? 0));
-});
+// The hand-over: this process is the server from here on; its signals and exit code are the server's.
+await import(pathToFileURL(path.join(root, 'scripts/serve.mjs')).href);

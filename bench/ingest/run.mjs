@@ -15,6 +15,14 @@
 //   health   GET /health at 32 connections: the framework's own ceiling
 //   soak     single gated events at 32 connections for --soak seconds (600), the server's RSS
 //            every 10 s, and its growth after the first minute
+//   grants   single gated events at 32 connections on balances with one grant (the plan's
+//            allowance) and on balances with three (two more of other priorities and expiries),
+//            alternately (--ab-rounds pairs, default 3): the rate of three over the rate of one
+//   expiry   (PostgreSQL, the test clock on) --expiring grants (100,000) due at one instant over
+//            the accounts' balances (bench/grants/seed-expiring.ts), then the test clock moves
+//            past it and the server's worker writes the expiries at its next tick while gated
+//            events flow at 32 connections: the seconds until no grant is due, and the events'
+//            rate meanwhile
 // Every run reports the server's peak RSS (its process tree) over the modes; batch and single
 // also report CPU per unit of work of the app's processes and of PostgreSQL (from /proc), the
 // inputs of the capacity model in bench/README.md, and of the load generator itself.
@@ -27,7 +35,10 @@
 //   --web-concurrency N: serving processes on the one port (PostgreSQL only);
 //   --pool N: each serving process's DATABASE_POOL_SIZE (default: the service's own, 10; runs
 //   before the afternoon of 2026-11-26 used 20);
-//   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements).
+//   --db external: the PostgreSQL at BENCH_EXTERNAL_DB, left running (e.g. for pg_stat_statements);
+//   --launcher npm-start: serve through `npm start` (npm, the launcher, the server, the bundled
+//   local Stripe server when it starts one): the peak RSS is then that whole tree's, listed per
+//   process in peak_tree.
 // BENCH_SERVER_LOG=file appends the server's log lines to file (otherwise they are dropped).
 // BENCH_SERVER_FLAGS='--flag ...' passes Node.js flags to the server (e.g. a V8 heap setting).
 import { spawn } from 'node:child_process';
@@ -40,7 +51,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' }, 'ab-rounds': { type: 'string', default: '3' }, 'expiry-connections': { type: 'string', default: '32' }, worker: { type: 'string', default: 'server' }, expiring: { type: 'string', default: '100000' } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -66,7 +77,12 @@ function request(base, method, pathname, body, headers = {}) {
 async function startServer(env) {
   const port = 3900 + Math.floor(Math.random() * 50);
   // The production server (`npm start` serves through it): WEB_CONCURRENCY processes on one port.
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), path.join(root, 'scripts/serve.mjs')], {
+  // --launcher npm-start: what a user runs, `npm start` (npm, the launcher, the server and anything
+  // they start); the peak is then that whole tree's.
+  const [command, args] = values.launcher === 'npm-start'
+    ? ['npm', ['start']]
+    : [process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), path.join(root, 'scripts/serve.mjs')]];
+  const child = spawn(command, args, {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), WEB_CONCURRENCY: values['web-concurrency'],
@@ -74,14 +90,19 @@ async function startServer(env) {
     },
     // BENCH_SERVER_LOG=file keeps the server's log lines (its standard output).
     stdio: ['ignore', process.env.BENCH_SERVER_LOG ? fs.openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore', 'inherit'],
+    // A process group of its own, stopped whole: npm does not pass a SIGTERM on to the script it runs
+    // (a terminal's Ctrl-C reaches them all, as the group's).
+    detached: values.launcher === 'npm-start',
   });
+  const kill = (signal) => (values.launcher === 'npm-start' ? process.kill(-child.pid, signal) : child.kill(signal));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
-      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+      if ((await request(base, 'GET', '/health')).status === 200) return { base, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); kill('SIGTERM'); }) };
     } catch { /* starting */ }
     await new Promise((r) => setTimeout(r, 100));
   }
+  kill('SIGKILL');
   throw new Error('server did not start');
 }
 
@@ -95,6 +116,7 @@ function pct(sorted, p) {
 
 async function setup(base) {
   const reg = await request(base, 'POST', '/v1/companies', { name: 'Bench', email: 'bench@example.com' }, { authorization: `Bearer ${ADMIN}` });
+  if (reg.status !== 200) throw new Error(`registering the company answered ${reg.status}: ${JSON.stringify(reg.body)}`);
   const { id, api_key } = reg.body.data;
   const auth = { authorization: `Basic ${Buffer.from(`${id}:${api_key}`).toString('base64')}` };
   const plan = await request(base, 'POST', `/v1/companies/${id}/plans`, {
@@ -110,22 +132,33 @@ async function setup(base) {
       accounts[slot] = r.body.data.id;
     }
   });
-  return { auth, accounts };
+  return { id, auth, accounts };
 }
 
 /** The server's resident memory: its process and every process it started (WEB_CONCURRENCY), in MB. */
 function treeRssMb(pid) {
-  let kb = 0;
+  return Math.round(treeRss(pid).reduce((kb, p) => kb + p.kb, 0) / 1024);
+}
+
+/** Each process of the tree: its pid, command line and resident memory (kB). */
+function treeRss(pid) {
+  const out = [];
   const visit = (p) => {
     try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+      const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+      const kb = field('VmRSS');
+      // RssFile: pages of mapped files (the node binary above all), which processes running the same binary share.
+      // Pss: the process's share of each page, so pages the processes share (the node binary) count once over the tree.
+      const pssKb = Number(/^Pss:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      out.push({ pid: Number(p), kb, pssKb, anonKb: field('RssAnon'), fileKb: field('RssFile'), cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => path.basename(a)).join(' ').slice(0, 60) });
       for (const t of fs.readdirSync(`/proc/${p}/task`)) {
         for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
       }
     } catch { /* gone */ }
   };
   visit(pid);
-  return Math.round(kb / 1024);
+  return out;
 }
 
 /** CPU time (user + system) used so far by a process and every process it started, in ms. */
@@ -176,7 +209,8 @@ async function gatedLoop(base, auth, connections, seconds, pick, onSample, keyed
   let stop = false;
   let rejected = 0;
   const t0 = performance.now();
-  const timer = setTimeout(() => (stop = true), seconds * 1000);
+  // `seconds`: a number, or a promise whose settling stops the loop.
+  const timer = typeof seconds === 'number' ? setTimeout(() => (stop = true), seconds * 1000) : void seconds.then(() => (stop = true), () => (stop = true));
   await pool(connections, async (c) => {
     let n = 0;
     while (!stop) {
@@ -221,13 +255,20 @@ function batchAccountsFor(accounts) {
   };
 }
 
-async function measure(server, { auth, accounts }) {
+async function measure(server, { id, auth, accounts }, env) {
   const batchAccounts = batchAccountsFor(accounts);
   const base = server.base;
   const only = new Set(values.only.split(','));
   const out = {};
   let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, treeRssMb(server.pid))), 250);
+  let peakTree = [];
+  let peakPss = 0;
+  const sampler = setInterval(() => {
+    const tree = treeRss(server.pid);
+    const mb = Math.round(tree.reduce((kb, p) => kb + p.kb, 0) / 1024);
+    if (mb > peak) [peak, peakTree] = [mb, tree];
+    peakPss = Math.max(peakPss, Math.round(tree.reduce((kb, p) => kb + p.pssKb, 0) / 1024));
+  }, 250);
   try {
     if (only.has('batch')) {
       // Batches of 1000 events over the 1000 accounts, `--writers` at a time.
@@ -345,10 +386,90 @@ async function measure(server, { auth, accounts }) {
         soak_rss_samples_mb: samples,
       });
     }
+    if (only.has('grants')) {
+      // Half the accounts (`three`) get two grants besides the plan's allowance (priority 50, until
+      // the period's end): priority 10 expiring in 30 days, drawn first, and priority 20 in 60
+      // days. The other half (`one`) keeps the allowance alone. Neither runs out in the run.
+      const half = accounts.length / 2;
+      const sets = { one: accounts.slice(0, half), three: accounts.slice(half) };
+      const day = 86_400_000;
+      let next = 0;
+      await pool(8, async () => {
+        while (next < sets.three.length) {
+          const account = sets.three[next++];
+          for (const [priority, days] of [[10, 30], [20, 60]]) {
+            const r = await request(base, 'POST', `/v1/accounts/${account}/balance/credits/grants`, { amount: '1000000', priority, expires_at: new Date(Date.now() + days * day).toISOString() }, auth);
+            if (r.status !== 200) throw new Error(`grant failed ${r.status} ${JSON.stringify(r.body)}`);
+          }
+        }
+      });
+      const rates = { one: [], three: [] };
+      for (let round = 0; round < Number(values['ab-rounds']); round++) {
+        for (const name of ['one', 'three']) {
+          const set = sets[name];
+          const { r, appMs, dbMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => set[(c * 31 + n) % set.length]));
+          rates[name].push(Math.round(r.rate));
+          (out[`grants_${name}_p99_ms`] ??= []).push(r.p99);
+          (out[`grants_${name}_app_cpu_ms`] ??= []).push(+(appMs / r.count).toFixed(2));
+          if (dbMs !== null) (out[`grants_${name}_db_cpu_ms`] ??= []).push(+(dbMs / r.count).toFixed(2));
+        }
+      }
+      // The events drew from the priority-10 grant, as the order says, and left the others whole.
+      const listed = await request(base, 'GET', `/v1/accounts/${sets.three[0]}/balance/credits/grants`, undefined, auth);
+      const byPriority = Object.fromEntries(listed.body.data.map((g) => [g.priority, Number(g.remaining)]));
+      if (!(byPriority[10] < 1000000 && byPriority[20] === 1000000 && listed.body.data.length === 3)) throw new Error(`three grants: unexpected draws ${JSON.stringify(byPriority)}`);
+      const sum = (a) => a.reduce((x, y) => x + y, 0);
+      Object.assign(out, {
+        grants_one_per_s: rates.one,
+        grants_three_per_s: rates.three,
+        grants_pair_ratios: rates.one.map((o, i) => +(rates.three[i] / o).toFixed(2)),
+        grants_three_vs_one: +(sum(rates.three) / sum(rates.one)).toFixed(3),
+      });
+    }
+    if (only.has('expiry')) {
+      // Grants all due at one instant a minute ahead of the (test) clock, made by the service's own writer.
+      if (!env.DATABASE_URL) throw new Error('--only expiry runs on PostgreSQL');
+      const admin = { authorization: `Bearer ${ADMIN}` };
+      const clock = await request(base, 'GET', '/v1/test_clock', undefined, admin);
+      if (clock.status !== 200) throw new Error(`the test clock answered ${clock.status}`);
+      const at = new Date(Date.parse(clock.body.data.now) + 60_000).toISOString();
+      // seed-expiring.ts as a child process, its last line of output as JSON (not spawnSync: this
+      // process's idle keep-alive sockets must see the server close them meanwhile).
+      const tsx = (extra) =>
+        new Promise((resolve, reject) => {
+          const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'bench/grants/seed-expiring.ts')], {
+            cwd: root, env: { ...process.env, DATABASE_URL: env.DATABASE_URL, COMPANY_ID: id, NOW: clock.body.data.now, EXPIRES_AT: at, GRANTS: values.expiring, ...extra }, stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let text = '';
+          child.stdout.on('data', (c) => (text += c));
+          child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text.trim().split('\n').pop())) : reject(new Error(`seed-expiring.ts exited ${code}`))));
+        });
+      Object.assign(out, await tsx({}));
+      // The rate before, with nothing due: what the rate during the expiry compares with.
+      const before = await gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length]);
+      Object.assign(out, { before_gated_per_s: Math.round(before.rate), before_gated_p99_ms: before.p99 });
+      // The clock moves past the instant; the server's worker writes the expiries at its next tick
+      // (every second), while gated events flow. seed-expiring.ts counts what is due until nothing is.
+      const expiring = tsx({ EXPIRE: '1' });
+      // --expiry-connections 0: no events meanwhile (the worker's own speed).
+      const flow = Number(values['expiry-connections']);
+      const worker0 = server.workerPid ? treeCpuMs(server.workerPid) : 0;
+      const { r, appMs, dbMs } = await withCpu(server, () => (flow ? gatedLoop(base, auth, flow, expiring, (c, n) => accounts[(c * 31 + n) % accounts.length]) : expiring));
+      Object.assign(out, await expiring);
+      if (flow) Object.assign(out, { expiry_gated_per_s: Math.round(r.rate), expiry_gated_p50_ms: r.p50, expiry_gated_p99_ms: r.p99, expiry_gated_events: r.count });
+      out.expiry_app_cpu_s = +(appMs / 1000).toFixed(1);
+      if (server.workerPid) out.expiry_worker_cpu_s = +((treeCpuMs(server.workerPid) - worker0) / 1000).toFixed(1);
+      if (dbMs !== null) out.expiry_db_cpu_s = +(dbMs / 1000).toFixed(1);
+      if (out.left_due_grants !== 0 || out.expire_rows < out.seeded_grants) throw new Error(`grants left due, or fewer expire rows than grants: ${JSON.stringify(out)}`);
+    }
   } finally {
     clearInterval(sampler);
   }
   out.peak_rss_mb = Math.max(peak, treeRssMb(server.pid));
+  // The processes at the peak, largest first: which of the tree holds what.
+  // The same tree's proportional set size at its peak: what it takes of the machine's memory.
+  out.peak_pss_mb = peakPss;
+  out.peak_tree = peakTree.sort((a, b) => b.kb - a.kb).map((p) => `${p.cmd}: ${Math.round(p.kb / 1024)} MB (anonymous ${Math.round(p.anonKb / 1024)}, files ${Math.round(p.fileKb / 1024)})`);
   return out;
 }
 
@@ -371,13 +492,21 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
       env = { DATA_DIR: dir };
     }
-    const server = await startServer(env);
+    // The expiry benchmark moves the test clock.
+    // --worker process: the server runs no worker; a `dist/worker.mjs` process of its own does.
+    const server = await startServer({ ...env, ...(values.only.split(',').includes('expiry') && { BILLING_TEST_CLOCK: '1' }), ...(values.worker === 'process' && { WORKER: '0' }) });
+    const worker = values.worker === 'process' ? spawn(process.execPath, [path.join(root, 'dist/worker.mjs')], {
+      cwd: root, stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...env, BILLING_TEST_CLOCK: values.only.split(',').includes('expiry') ? '1' : '0', APP_SECRET: 'bench-secret-of-at-least-32-bytes-0123456789', NODE_ENV: 'production' },
+    }) : null;
+    server.workerPid = worker?.pid;
     const key = Number(values.rounds) > 1 ? `${db} #${round}` : db;
     try {
       const ctx = await setup(server.base);
-      results[key] = await measure(server, ctx);
+      results[key] = await measure(server, ctx, env);
       console.log(key, results[key]);
     } finally {
+      if (worker) await new Promise((r) => { worker.once('exit', r); worker.kill('SIGTERM'); });
       await server.stop();
       if (db === 'pgbouncer') stopPgBouncer({ port: PG_PORT + 1, name: 'billing-bench' });
       if (onPostgres && db !== 'external') stopPostgres({ port: PG_PORT, name: 'billing-bench' });

@@ -7,6 +7,7 @@ const LINKS = [
   { href: '/console/accounts', label: 'Accounts' },
   { href: '/console/plans', label: 'Plans' },
   { href: '/console/events', label: 'Events' },
+  { href: '/console/credits', label: 'Credits' },
   { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/team', label: 'Team' },

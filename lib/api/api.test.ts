@@ -1,6 +1,7 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../testing/harness';
 import { dispatch } from '../testing/router';
+import { withSettings } from '../env';
 
 const t = useTestDatabase();
 
@@ -160,8 +161,7 @@ describe('the API contract', () => {
 
   it('answers 429 with Retry-After over the company request rate', async () => {
     const busy = await newCompany(t);
-    process.env.RATE_LIMIT_PER_SECOND = '1';
-    try {
+    await withSettings({ RATE_LIMIT_PER_SECOND: '1' }, async () => {
       const statuses: number[] = [];
       let limited: { status: number; body: any; headers: Headers } | undefined;
       for (let i = 0; i < 5; i++) {
@@ -174,9 +174,7 @@ describe('the API contract', () => {
       expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // Other companies are not affected.
       expect((await acme.call('GET', '/v1/companies')).status).toBe(200);
-    } finally {
-      delete process.env.RATE_LIMIT_PER_SECOND;
-    }
+    });
   });
 });
 

@@ -1,17 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newPayingCompany, useLocalStripe, useTestDatabase, type ApiResult } from '../testing/harness';
+import { type PayingCo } from '../testing/scenario';
 import { OPERATIONS } from './openapi/operations';
 
 const t = useTestDatabase();
 useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 type Page = { ids: string[]; hasMore: boolean; link: string | null };
 
 const N = 5;
 
 describe('every paged list carries has_more and pages through every item exactly once', () => {
-  let co: Co;
+  let co: PayingCo;
   /** Paged list path (company placeholder filled in) by documented operation path. */
   const lists = new Map<string, string>();
 
@@ -36,10 +36,15 @@ describe('every paged list carries has_more and pages through every item exactly
     for (let i = 0; i < N; i++) await call('POST', `/v1/accounts/${first}/deposit`, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100 + i });
     for (const topic of ['pause_balance', 'balance_change', 'auto_refill', 'threshold']) await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/subscribe/${topic}`);
     for (const d of ['alpha', 'beta', 'gamma', 'delta']) await call('POST', `/v1/accounts/${accounts[0]}/balance/${d}`);
+    for (let i = 0; i < N; i++) await call('POST', `/v1/accounts/${first}/balance/promo/grants`, { amount: 1 + i });
     for (const a of accounts) {
       await call('POST', `/v1/accounts/${a}/balance/credits`);
       await call('POST', `/v1/accounts/${a}/events`, { type: 'spend', cost_override_amount: 10, cost_override_denomination: 'credits' });
     }
+
+    // A delivery with N attempts: re-sent N times to a receiver that is not there.
+    const [delivery] = (await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries?limit=1`)).body.data;
+    for (let i = 0; i < N; i++) await call('POST', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${delivery.id}/retry`);
 
     lists.set('/v1/companies/{company_id}/accounts', '/v1/companies/{company}/accounts');
     lists.set('/v1/companies/{company_id}/api_keys', '/v1/companies/{company}/api_keys');
@@ -48,9 +53,11 @@ describe('every paged list carries has_more and pages through every item exactly
     lists.set('/v1/webhooks', '/v1/webhooks');
     lists.set('/v1/companies/{company_id}/events', '/v1/companies/{company}/events');
     lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`);
+    lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', `/v1/companies/{company}/webhooks/${hook.id}/deliveries/${delivery.id}/attempts`);
     lists.set('/v1/accounts/{account_id}/transactions', `/v1/accounts/${first}/transactions`);
     lists.set('/v1/accounts/{account_id}/charges', `/v1/accounts/${first}/charges`);
     lists.set('/v1/accounts/{account_id}/balances', `/v1/accounts/${first}/balances`);
+    lists.set('/v1/accounts/{account_id}/balance/{denomination}/grants', `/v1/accounts/${first}/balance/promo/grants`);
     lists.set('/v1/companies/{company_id}/webhooks/{webhook_id}/subscriptions', `/v1/companies/{company}/webhooks/${hook.id}/subscriptions`);
   });
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { getDatabase, type Db } from '../db/client';
+import { isDatabaseUnavailable, unavailableReason } from '../db/unavailable';
+import { readOnReplica } from '../db/replica';
 import { ApiError, errorEnvelope } from '../errors';
 import { now } from '../clock';
 import { stringifyJson } from '../money';
@@ -11,7 +13,7 @@ import { claimIdempotencyKey, finishIdempotencyKey, holdIdempotencyKey, idempote
 import { describeIssue, parseOptions } from './zod-errors';
 import { checkStorable } from './input';
 import { parseJsonBody, refuseInexact } from './json';
-import { checkAddressRateLimit, checkRateLimit } from './rate-limit';
+import { checkAddressRateLimit, checkAuthFailures, checkRateLimit, holdCompanySlot, recordAuthFailure } from './rate-limit';
 import { MAX_BODY, PUBLIC_MAX_BODY, readBoundedBody } from './body';
 import { clientAddress } from '../net/client-address';
 import type { Page } from '../db/keyset';
@@ -92,6 +94,12 @@ type Options<B, Q, P = undefined> = {
    * and on the embedded database that transaction holds the whole database.
    */
   prepare?: (body: B) => Promise<P>;
+  /**
+   * A read that may lag a little (a list of usage): the handler's `db` is DATABASE_REPLICA_URL's
+   * when one is set and answers, the primary's otherwise. Authentication always reads the primary.
+   * Never for a balance, a gate or anything that decides money.
+   */
+  replica?: boolean;
 };
 
 /** Carries a 5xx answer out of an atomic request's transaction, so that nothing of it commits. */
@@ -151,6 +159,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
     const requestId = newRequestId();
     let idem: { companyId: string; key: string; token: string; held: KeyHold } | null = null;
     let db: Db | null = null;
+    let releaseSlot: (() => void) | null = null;
     try {
       const database = await getDatabase();
       db = database.db;
@@ -158,9 +167,18 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
       refuseCrossSite(req, auth);
       let company: Company | undefined;
       if (auth === 'company') {
-        company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        // Callers without a usable address share one budget.
+        const address = clientAddress(req.headers) ?? 'unknown';
+        checkAuthFailures(address);
+        try {
+          company = await authenticateCompany(db, req.headers.get('authorization'), now().getTime());
+        } catch (err) {
+          if (err instanceof ApiError && err.type === 'unauthorized') recordAuthFailure(address);
+          throw err;
+        }
         seen.companyId = company.id;
         checkRateLimit(company.id);
+        releaseSlot = holdCompanySlot(company.id);
       } else if (auth === 'admin') {
         authenticateAdmin(req.headers.get('authorization'));
       }
@@ -253,7 +271,7 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
         idem = { companyId: scope, key, token, held: holdWhileRunning(db, scope, key, token) };
       }
 
-      const response = await respond(db);
+      const response = opts.replica && !keyed ? await readOnReplica(respond) : await respond(db);
       if (idem) {
         await idem.held.stop();
         await finishIdempotencyKey(db, idem.companyId, idem.key, await storable(response), idem.token);
@@ -269,6 +287,8 @@ function build<C, B, Q, P>(auth: Auth, opts: Options<B, Q, P>, handler: (ctx: C)
           .catch(() => {});
       }
       return response;
+    } finally {
+      releaseSlot?.();
     }
   });
 }
@@ -383,8 +403,25 @@ async function storeRefusal(db: Db, claim: Claim, requestId: string, response: R
 }
 
 function internal(err: unknown, requestId: string): ApiError {
+  if (isDatabaseUnavailable(err)) return unavailable(err, requestId);
   log.error({ request_id: requestId, err }, 'request failed');
   return new ApiError('internal', 'Something went wrong on our side. Retry later; quote the request id if it persists.');
+}
+
+/**
+ * The database went away under the request, or no host takes writes (a failover under way): a
+ * 503 the caller retries, never a 500. A keyed request's key is not kept with it (Retry-After),
+ * so the retry runs afresh or replays what committed.
+ */
+export function unavailable(err: unknown, requestId: string): ApiError {
+  log.warn({ request_id: requestId, reason: unavailableReason(err) }, 'request met an unavailable database; answered 503');
+  return new ApiError(
+    'service_unavailable',
+    'The database cannot be reached right now (a switch to a standby may be under way). Retry in a moment: with the same Idempotency-Key the request is applied at most once.',
+    null,
+    {},
+    { 'Retry-After': '1' },
+  );
 }
 
 export type CompanyCtx<B, Q, P = undefined> = Base<B, Q, P> & { company: Company };

@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import type { TransactionType } from '../db/schema';
-import { moveBalance } from './balances/balances';
+import { costBasisOf, grantUnits } from './balances/balances';
 import {
   chargeAccount,
   reconcilePendingCharges,
@@ -20,13 +20,33 @@ import { applyRefill, applyRefillFailure, type RefillEffect } from './refills/co
  */
 export type Effect = GrantEffect | ActivatePlanEffect | RenewPlanEffect | RefillEffect;
 
-/** What a deposit pays for: units on one balance. */
-export type GrantEffect = { kind: 'grant'; denomination: string; amount: string; type: string; description: string };
+/**
+ * What a deposit pays for: units on one balance, as a paid grant (its cost basis the charge's
+ * cents per unit), expiring at `expires_at` when the deposit named one, drawn at its `priority`.
+ */
+export type GrantEffect = { kind: 'grant'; denomination: string; amount: string; type: string; description: string; expires_at?: string | null; priority?: number };
 
 const handlers: Handlers<Effect> = {
   grant: {
     paid: async (tx, charge, e, now) => {
-      await moveBalance(tx, { accountId: charge.accountId, companyId: charge.companyId, denomination: e.denomination, amount: e.amount, type: e.type as TransactionType, description: e.description, chargeId: charge.id }, now);
+      await grantUnits(
+        tx,
+        {
+          companyId: charge.companyId,
+          accountId: charge.accountId,
+          denomination: e.denomination,
+          amount: e.amount,
+          category: 'paid',
+          source: 'deposit',
+          costBasis: costBasisOf(charge.amount, e.amount),
+          priority: e.priority,
+          expiresAt: e.expires_at ? new Date(e.expires_at) : null,
+          type: e.type as TransactionType,
+          description: e.description,
+          chargeId: charge.id,
+        },
+        now,
+      );
     },
   },
   activate_plan: { paid: applyPlanActivation },

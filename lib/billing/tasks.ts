@@ -1,15 +1,18 @@
 import { query, sql, type Db } from '../db/client';
 import { registerJobHandler, registerTask } from '../jobs/worker';
 import { expireHolds } from './events/events';
+import { settleAllDueGrants } from './balances/grants';
 import { nextRenewalDue, renewDuePlans } from './plans/renewals';
 import { nextRefillDue, queueDueRefills, runPeriodicRefill, runThresholdRefill } from './refills/refills';
 import { nextChargeCheck } from './charges/charges';
 import { reconcileCharges } from './settlement';
 import { deliverDueWebhooks, nextWebhookDue, stopDeliveries } from './webhooks/delivery';
-import { purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
-import { rollUpHours } from '../db/hourly-totals';
-import { rollUpUsage } from '../db/usage-totals';
-import { vacuumEmbedded } from '../db/maintenance';
+import { nextFinishedJobPurge, nextIdempotencyKeyPurge, nextWebhookLogPurge, purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
+import { nextRollUp, rollUpHours } from '../db/hourly-totals';
+import { nextUsageRollUp, rollUpUsage } from '../db/usage-totals';
+import { VACUUM_EVERY_MS, vacuumEmbedded } from '../db/maintenance';
+
+const HOUR_MS = 3600_000;
 
 /**
  * The domain's time-driven work, registered with the worker: called once at start by every
@@ -18,21 +21,31 @@ import { vacuumEmbedded } from '../db/maintenance';
  */
 export function registerBillingTasks(): void {
   registerTask({ name: 'expire-holds', run: expireHolds, nextDue: nextHoldExpiry });
+  // Grants whose expiry (or start) has come: written as of their own time (reads and gates see
+  // them so before this runs).
+  registerTask({ name: 'expire-grants', run: (db, now) => settleAllDueGrants(db, now), nextDue: nextGrantDue });
   registerTask({ name: 'reconcile-charges', run: reconcileCharges, nextDue: nextChargeCheck });
   registerTask({ name: 'plan-renewals', run: renewDuePlans, nextDue: nextRenewalDue });
   registerTask({ name: 'monthly-refills', run: queueDueRefills, nextDue: nextRefillDue });
   registerJobHandler('periodic_refill', runPeriodicRefill);
   registerJobHandler('threshold_refill', runThresholdRefill);
   registerTask({ name: 'webhook-deliveries', run: deliverDueWebhooks, nextDue: nextWebhookDue, stop: stopDeliveries });
-  registerTask({ name: 'purge-idempotency-keys', run: purgeIdempotencyKeys });
-  registerTask({ name: 'purge-finished-jobs', run: purgeFinishedJobs });
-  registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs });
+  // Upkeep: each runs when its own next time comes (lib/jobs/worker.ts), so a step of the test
+  // clock or a tick of the worker skips it until then.
+  registerTask({ name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, upkeep: { every: HOUR_MS, next: nextIdempotencyKeyPurge } });
+  registerTask({ name: 'purge-finished-jobs', run: purgeFinishedJobs, upkeep: { every: HOUR_MS, next: nextFinishedJobPurge } });
+  registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs, upkeep: { every: HOUR_MS, next: nextWebhookLogPurge } });
   // The console dashboard's closed hours (lib/console/dashboard.ts).
-  registerTask({ name: 'hourly-totals', run: rollUpHours });
+  registerTask({ name: 'hourly-totals', run: rollUpHours, upkeep: { every: HOUR_MS, next: nextRollUp } });
   // The usage reports' closed hours (lib/billing/usage).
-  registerTask({ name: 'usage-totals', run: rollUpUsage });
+  registerTask({ name: 'usage-totals', run: rollUpUsage, upkeep: { every: HOUR_MS, next: nextUsageRollUp } });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
-  registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }) });
+  registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }), upkeep: { every: VACUUM_EVERY_MS } });
+}
+
+async function nextGrantDue(db: Db, after: Date): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, sql`select min(grants_due_at) as at from balances where grants_due_at > ${after.toISOString()}::timestamptz`);
+  return row?.at ? new Date(row.at) : null;
 }
 
 async function nextHoldExpiry(db: Db, after: Date): Promise<Date | null> {

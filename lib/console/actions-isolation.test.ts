@@ -27,6 +27,8 @@ vi.mock('@/lib/auth', async (importOriginal) => {
   };
 });
 vi.mock('next/cache', () => ({ revalidatePath: () => {}, revalidateTag: () => {} }));
+// The request's headers, which actions read the client address from.
+vi.mock('next/headers', () => ({ headers: async () => new Headers({ 'x-forwarded-for': '198.51.100.250' }) }));
 
 const t = useTestDatabase();
 
@@ -65,7 +67,7 @@ const everything = () => databaseFingerprint(t.database.db);
 
 type World = {
   own: { account: string; plan: string; webhook: string };
-  other: { account: string; plan: string; webhook: string; delivery: string; key: string; admin: string };
+  other: { account: string; plan: string; webhook: string; delivery: string; key: string; admin: string; portalLink: string; grant: string };
 };
 
 /**
@@ -84,6 +86,12 @@ const FOREIGN: Record<string, (w: World) => { call: (a: Action) => Promise<FormS
   'accounts.removeRefillAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, 'credits', idle, form()) }],
   'accounts.collectorLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
   'accounts.portalLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
+  'accounts.revokePortalLinkAction': (w) => [{ what: 'portal link', call: (a) => a(w.own.account, w.other.portalLink, idle, form()) }],
+  'accounts.revokeAllPortalLinksAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
+  'accounts.voidGrantAction': (w) => [
+    { what: 'grant', call: (a) => a(w.own.account, w.other.grant, idle, form()) },
+    { what: 'grant', call: (a) => a(w.other.account, w.other.grant, idle, form()) },
+  ],
   'team.removeAdminAction': (w) => [{ what: 'admin', call: (a) => a(w.other.admin, idle, form()) }],
   'api-keys.revokeKeyAction': (w) => [{ what: 'API key', call: (a) => a(w.other.key, idle, form()) }],
   'webhooks.setTopicsAction': (w) => [
@@ -127,8 +135,10 @@ describe("console server actions with another company's ids", () => {
       await ok('POST', `/v1/accounts/${account.id}/events`, { type: 'use', cost_override_amount: 1, cost_override_denomination: 'credits' });
       const [delivery] = await ok('GET', `/v1/companies/{company}/webhooks/${webhook.id}/deliveries`);
       const key = await ok('POST', '/v1/companies/{company}/api_keys');
+      const portalLink = await ok('POST', `/v1/accounts/${account.id}/portal_link`);
+      const grant = await ok('POST', `/v1/accounts/${account.id}/balance/credits/grants`, { amount: 5 });
       const [admin] = await t.database.db.select().from(admins).where(eq(admins.companyId, co.company.id));
-      return { account: account.id, plan: plan.id, webhook: webhook.id, delivery: delivery.id, key: key.id, admin: admin.id };
+      return { account: account.id, plan: plan.id, webhook: webhook.id, delivery: delivery.id, key: key.id, admin: admin.id, portalLink: portalLink.id, grant: grant.id };
     };
     world = { own: await setUp(a), other: await setUp(b) };
     const [owner] = await t.database.db.select().from(admins).where(eq(admins.companyId, a.company.id));

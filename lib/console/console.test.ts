@@ -435,16 +435,20 @@ describe('team', () => {
     expect(await names([oldest, null, newest, foreign, middle])).toHaveLength(3);
   });
 
-  it('wrong current passwords on a password change count as failed sign-ins of that email', async () => {
+  it('wrong current passwords on a password change count as failed sign-ins of that email from that address, and tries are limited', async () => {
     const db = t.database.db;
     const c = await newCompany(t, { name: 'Guessing Co', password: 'owner password' });
     const email = `guess-${Date.now()}@team.test`;
+    const from = '198.51.100.31';
     const a = await inviteAdmin({ db, companyId: c.company.id, inviterRole: 'owner', input: { email, password: 'first password' } });
-    const change = (current: string) => changePassword({ db, companyId: c.company.id, adminId: a.id, input: { current_password: current, new_password: 'second password' } });
-    for (let i = 0; i < 10; i++) await expect(change(`guess ${i}`)).rejects.toMatchObject({ param: 'current_password', message: 'That is not your current password.' });
-    // The 11th is refused even with the right password, and so is signing in with it.
-    await expect(change('first password')).rejects.toMatchObject({ param: 'current_password', message: expect.stringContaining('paused for 15 minutes') });
-    expect(await attemptSignIn({ db, email, password: 'first password', address: null })).toEqual({ status: 'locked' });
+    const change = (current: string) => changePassword({ db, companyId: c.company.id, adminId: a.id, input: { current_password: current, new_password: 'second password' }, address: from });
+    for (let i = 0; i < 5; i++) await expect(change(`guess ${i}`)).rejects.toMatchObject({ param: 'current_password', message: 'That is not your current password.' });
+    // The 6th try within 15 minutes is refused before any check, even with the right password.
+    await expect(change('first password')).rejects.toMatchObject({ type: 'rate_limited', headers: { 'Retry-After': expect.any(String) } });
+    // The 5 wrong ones counted as sign-ins from there: 5 more lock the email from that address.
+    for (let i = 0; i < 5; i++) expect(await attemptSignIn({ db, email, password: `sign-in guess ${i}`, address: from })).toEqual({ status: 'failed' });
+    expect(await attemptSignIn({ db, email, password: 'first password', address: from })).toEqual({ status: 'locked' });
+    expect((await attemptSignIn({ db, email, password: 'first password', address: '198.51.100.32' })).status).toBe('ok');
     expect(await verifyPassword('first password', (await db.select().from(admins).where(eq(admins.id, a.id)))[0].passwordHash)).toBe(true);
   });
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleUser } from '../auth';
 import { newCompany, useTestDatabase } from '../testing/harness';
+import { type Co } from '../testing/scenario';
 import { csvRecords, parseCsv } from '../testing/csv';
 import { now } from '../clock';
 import { csvField, exportEvents, exportLedger, streamCsv } from './exports';
@@ -23,7 +24,6 @@ const t = useTestDatabase();
 const APP = path.resolve(__dirname, '../../app/console/(app)');
 type Route = { GET: (req: Request, ctx: { params: Promise<{ id: string }> }) => Promise<Response> };
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 const asAdminOf = (co: Co) => {
   session.user = { id: 'adm_test', email: 'admin@example.com', companyId: co.company.id, companyName: 'Acme', role: 'owner' };
 };
@@ -43,6 +43,17 @@ describe('CSV fields', () => {
     expect(csvField({ text: '-1+1' })).toBe("'-1+1");
     expect(csvField({ text: '@SUM(A1)' })).toBe("'@SUM(A1)");
     expect(csvField({ text: 'fine' })).toBe('fine');
+    // After what a spreadsheet drops before a formula: spaces, control and invisible characters.
+    expect(csvField({ text: ' =1+1' })).toBe("' =1+1");
+    expect(csvField({ text: '\u0000=cmd|x' })).toBe("'\u0000=cmd|x");
+    expect(csvField({ text: '\u000b@SUM(A1)' })).toBe("'\u000b@SUM(A1)");
+    expect(csvField({ text: '\u200b+1' })).toBe("'\u200b+1");
+    expect(csvField({ text: '\ufeff-1' })).toBe("'\ufeff-1");
+    expect(csvField({ text: '\n=1' })).toBe('"\'\n=1"');
+    expect(csvField({ text: '\uff1dSUM(A1)' })).toBe("'\uff1dSUM(A1)");
+    expect(csvField({ text: '\tplain' })).toBe("'\tplain");
+    expect(csvField({ text: 'a =1' })).toBe('a =1');
+    expect(csvField({ text: '  spaced' })).toBe('  spaced');
     expect(csvField({ text: null })).toBe('');
     const tricky = ['a,b', 'say "hi"', 'two\r\nlines', '', 'ünïcode ✓'];
     expect(parseCsv(tricky.map(csvField).join(',') + '\r\n')).toEqual([tricky]);

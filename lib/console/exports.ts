@@ -18,11 +18,13 @@ type Cell = string | number | boolean | null | undefined;
 type Text = { text: string | null };
 
 /**
- * A spreadsheet runs a cell that starts with = + - @ (or a tab or carriage return before one) as
- * a formula: free text from the API is written with a leading apostrophe so it is shown, never
- * run. Numbers and ids are ours and written as they are.
+ * A spreadsheet runs a cell that starts with = + - @ as a formula, also after leading spaces,
+ * tabs, line breaks, other control or invisible characters, which it drops on import (and a
+ * full-width sign, which some read as the ASCII one): free text from the API that starts so, or
+ * with a tab or carriage return, is written with a leading apostrophe so it is shown, never run.
+ * Numbers and ids are ours and written as they are.
  */
-const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_START = /^[\t\r]|^[\s\p{Cc}\p{Cf}]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/u;
 
 /** One CSV field per RFC 4180: quoted when it holds a comma, a quote or a line break. */
 export function csvField(value: Cell | Text): string {

@@ -15,6 +15,8 @@ vi.mock('@/lib/auth', async (importOriginal) => ({
   requireUser: async () => session.user,
 }));
 vi.mock('next/cache', () => ({ revalidatePath: () => {}, revalidateTag: () => {} }));
+// The request's headers, which actions read the client address from.
+vi.mock('next/headers', () => ({ headers: async () => new Headers({ 'x-forwarded-for': '198.51.100.250' }) }));
 
 const t = useTestDatabase();
 const CONSOLE = path.resolve(__dirname, '../../app/console');
@@ -69,7 +71,7 @@ const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, id
   'webhooks.setTopicsAction': { fields: { topics: ['balance_change', 'threshold'] }, call: (a, fd, ids) => a(ids.webhook, idle, fd) },
 };
 // Actions whose form has no fields (a button): their ids are bound on the server.
-const NO_FIELDS = ['accounts.removeRefillAction', 'accounts.collectorLinkAction', 'accounts.portalLinkAction', 'api-keys.issueKeyAction', 'api-keys.revokeKeyAction', 'team.removeAdminAction', 'webhooks.resendAction'];
+const NO_FIELDS = ['accounts.removeRefillAction', 'accounts.collectorLinkAction', 'accounts.portalLinkAction', 'accounts.revokePortalLinkAction', 'accounts.revokeAllPortalLinksAction', 'accounts.voidGrantAction', 'api-keys.issueKeyAction', 'api-keys.revokeKeyAction', 'team.removeAdminAction', 'webhooks.resendAction'];
 
 describe('console forms', () => {
   let actions: Map<string, Action>;

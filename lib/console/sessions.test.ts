@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { startAppServer, type AppServer } from '../testing/servers';
 import { admins, signInAttempts } from '../db/schema';
-import { SIGN_IN_LIMITS } from './sign-in';
+import { SIGN_IN_GLOBAL_LIMIT, SIGN_IN_LIMITS } from './sign-in';
 import { changePassword, inviteAdmin, removeAdmin } from './team';
 
 const t = useTestDatabase();
@@ -66,23 +66,52 @@ describe.skipIf(!onPostgres)('console sign-in and sessions across two app proces
   });
   const [a, b] = [() => servers[0].url, () => servers[1].url];
 
-  it('failures on both processes add up: the email is locked out on each, right password or not', async () => {
+  it('failures on both processes add up: the email is locked out from that address on each, right password or not', async () => {
     const co = await newCompany(t, { password: 'the right password' });
     const email = co.company.email;
-    for (let i = 0; i < SIGN_IN_LIMITS.email; i++) {
-      expect(await signIn(i % 2 ? a() : b(), email, `wrong ${i}`, new Map(), `198.51.100.${i}`)).toBe('CredentialsSignin');
+    for (let i = 0; i < SIGN_IN_LIMITS.email_address; i++) {
+      expect(await signIn(i % 2 ? a() : b(), email, `wrong ${i}`, new Map(), '198.51.100.60')).toBe('CredentialsSignin');
     }
-    expect(await signIn(a(), email, 'the right password')).toBe('SignInLocked');
-    expect(await signIn(b(), email, 'the right password')).toBe('SignInLocked');
+    expect(await signIn(a(), email, 'the right password', new Map(), '198.51.100.60')).toBe('SignInLocked');
+    expect(await signIn(b(), email, 'the right password', new Map(), '198.51.100.60')).toBe('SignInLocked');
     const jar: Jar = new Map();
     expect(await page(a(), jar)).toMatchObject({ status: 307, location: expect.stringContaining('/console/sign-in') });
+    // From elsewhere the owner still signs in.
+    expect(await signIn(b(), email, 'the right password', jar, '198.51.100.61')).toBeNull();
+  });
+
+  it('a sign-in that cannot be checked now is answered 503 with Retry-After, and the form reads why', async () => {
+    const co = await newCompany(t, { password: 'the right password' });
+    const earlier = new Date(Date.now() - 5 * 60_000);
+    await t.database.db.insert(signInAttempts).values(Array.from({ length: SIGN_IN_GLOBAL_LIMIT }, () => ({ scope: 'global' as const, key: '*', at: earlier })));
+    try {
+      const csrf = await fetch(`${a()}/api/auth/csrf`);
+      const jar: Jar = new Map();
+      keepCookies(jar, csrf);
+      const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+      const res = await fetch(`${a()}/api/auth/callback/credentials`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar), 'x-forwarded-for': '198.51.100.62' },
+        body: new URLSearchParams({ email: co.company.email, password: 'the right password', csrfToken, json: 'true', callbackUrl: `${a()}/console` }),
+      });
+      expect(res.status).toBe(503);
+      const retry = Number(res.headers.get('retry-after'));
+      expect(retry).toBeGreaterThan(9 * 60);
+      expect(retry).toBeLessThanOrEqual(10 * 60);
+      const { url } = (await res.json()) as { url: string };
+      expect(new URL(url).searchParams.get('error')).toBe(`SignInBusy:${retry}`);
+    } finally {
+      await t.database.db.delete(signInAttempts).where(eq(signInAttempts.scope, 'global'));
+    }
+    expect(await signIn(a(), co.company.email, 'the right password', new Map(), '198.51.100.62')).toBeNull();
   });
 
   it('the client address is the last X-Forwarded-For entry', async () => {
     const email = `nobody-${randomBytes(3).toString('hex')}@nowhere.test`;
     expect(await signIn(a(), email, 'a guess', new Map(), 'spoofed-by-client, 203.0.113.77')).toBe('CredentialsSignin');
     const rows = await t.database.db.select().from(signInAttempts).where(eq(signInAttempts.key, '203.0.113.77'));
-    expect(rows.map((r) => r.scope)).toEqual(['address']);
+    expect(rows.map((r) => r.scope).sort()).toEqual(['address']);
   });
 
   it('a session ends at once, in every process, when its admin changes password or is removed', async () => {

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../db/client';
 import { admins } from '../db/schema';
-import { hashPassword, verifyPassword } from '../crypto';
+import { hashingBusy, hashPassword, verifyPassword } from '../crypto';
 import { newId } from '../ids';
 import { now } from '../clock';
 import { ApiError, conflict, invalid, notFound } from '../errors';
 import { email } from '../api/schemas/common';
 import { companyCreate } from '../api/schemas/companies';
 import { attemptSignIn } from './sign-in';
+import { spendActionBudget } from './action-budgets';
 
 /** The same password rule as the owner's password at registration (`POST /v1/companies`). */
 const password = companyCreate.shape.password.unwrap();
@@ -31,26 +32,36 @@ export async function listAdmins({ db, companyId }: { db: Db; companyId: string 
 /**
  * The owner adds an admin with a password the owner chose (and passes on); the new admin can
  * sign in at once and change it. Emails are unique across all companies (sign-in is by email).
+ * At most ACTION_BUDGETS.invite tries per company in 15 minutes: each hashes a password. The
+ * hash is made before the email is checked, so an email in use answers no sooner than a free one,
+ * and an email in use by another company's admin is answered as neutrally as it can be: the
+ * owner learns it cannot be used here, never that, or where, it is in use.
  */
 export async function inviteAdmin({ db, companyId, inviterRole, input }: { db: Db; companyId: string; inviterRole: string; input: AdminInvite }) {
   if (inviterRole !== 'owner') throw new ApiError('unauthorized', 'Only the owner of the company can invite admins.');
+  await spendActionBudget(db, 'invite', companyId);
+  const passwordHash = await hashPassword(input.password);
   try {
     const [admin] = await db
       .insert(admins)
-      .values({ id: newId('u'), companyId, email: input.email, passwordHash: await hashPassword(input.password), role: 'admin', createdAt: now() })
+      .values({ id: newId('u'), companyId, email: input.email, passwordHash, role: 'admin', createdAt: now() })
       .returning({ id: admins.id, email: admins.email, role: admins.role, createdAt: admins.createdAt });
     return admin;
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('An admin with this email already exists.', 'email');
-    throw err;
+    if (!isUniqueViolation(err)) throw err;
+    // The team list shows the company's own admins: saying so tells the owner nothing new.
+    const [own] = await db.select({ id: admins.id }).from(admins).where(and(eq(admins.companyId, companyId), eq(sql`lower(${admins.email})`, input.email.trim().toLowerCase())));
+    if (own) throw conflict('This email is already an admin of your company.', 'email');
+    throw conflict('This email cannot be used for an admin here. Ask them for another address.', 'email');
   }
 }
 
 /**
  * Changes the signed-in admin's own password and raises their session version, so every
- * session of theirs (this one included) ends: they sign in again with the new password.
+ * session of theirs (this one included) ends: they sign in again with the new password. At most
+ * ACTION_BUDGETS.password_change tries per admin in 15 minutes (each hashes twice).
  */
-export async function changePassword({ db, companyId, adminId, input }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange> }) {
+export async function changePassword({ db, companyId, adminId, input, address = null }: { db: Db; companyId: string; adminId: string; input: z.infer<typeof passwordChange>; address?: string | null }) {
   const [admin] = await db.select().from(admins).where(and(eq(admins.id, adminId), eq(admins.companyId, companyId)));
   const wrong = () => invalid('That is not your current password.', 'current_password');
   if (!admin) {
@@ -58,11 +69,13 @@ export async function changePassword({ db, companyId, adminId, input }: { db: Db
     await verifyPassword(input.current_password, null);
     throw wrong();
   }
-  // Checked as a sign-in of this email, and counted with them: whoever holds a session cannot
-  // guess the current password faster than at the sign-in form. The hash is left as it is, so
-  // the change below applies only over the hash just checked.
-  const check = await attemptSignIn({ db, email: admin.email, password: input.current_password, address: null, rehash: false });
+  await spendActionBudget(db, 'password_change', admin.id);
+  // Checked as a sign-in of this email from this address, and counted with them: whoever holds a
+  // session cannot guess the current password faster than at the sign-in form. The hash is left
+  // as it is, so the change below applies only over the hash just checked.
+  const check = await attemptSignIn({ db, email: admin.email, password: input.current_password, address, rehash: false });
   if (check.status === 'locked') throw invalid('Too many wrong passwords for this email: password changes and sign-in are paused for 15 minutes.', 'current_password');
+  if (check.status === 'busy') throw hashingBusy();
   if (check.status !== 'ok' || check.admin.id !== admin.id) throw wrong();
   const passwordHash = await hashPassword(input.new_password);
   // Only over the hash just checked: two changes at once cannot both pass with the same old password.

@@ -9,4 +9,5 @@ export const TOPIC_HELP: Record<Topic, string> = {
   threshold: 'Usage reached the plan’s alert percentage, or a balance fell below its refill threshold.',
   refill_failed: 'A refill’s card charge failed.',
   payment_failed: 'Any card charge failed.',
+  card_changed: 'A customer saved a new card through the card collector or the customer portal.',
 };

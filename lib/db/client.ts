@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
 import { log } from '../log';
 import { setting } from '../env';
+import { driverTarget } from './hosts';
 
 export type Schema = typeof schema;
 /** A database handle or an open transaction: domain functions take either. */
@@ -64,10 +65,15 @@ export async function runCompiled<T = Record<string, unknown>>(db: Db, statement
   return (await client.query!(statement.text, params)).rows as T[];
 }
 
-export async function openPostgres(url: string, opts: { max?: number; migrate?: boolean } = {}): Promise<Database> {
+export async function openPostgres(url: string, opts: { max?: number; migrate?: boolean; label?: string } = {}): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
-  const client = postgres(url, {
+  // Several hosts (a primary and its standbys): each connection goes to the one that fits (lib/db/hosts.ts).
+  const target = driverTarget(url, opts.label ?? 'DATABASE_URL', postgres);
+  const client = postgres(target.url, {
+    // The selector paces its own tries: the driver's backoff, which grows to 20 s after a run of
+    // failed connections, would keep a pool away from a new primary long after it took over.
+    ...(target.selector && { socket: target.selector.socket as never, backoff: () => 0.25 }),
     max: opts.max ?? setting('DATABASE_POOL_SIZE'),
     // Off, postgres.js's own tagged statements go unnamed too (a pooler's next transaction may
     // land on a server connection that never saw the name).
@@ -378,8 +384,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** `closed`: the process is stopping (closeDatabase ran): the database is not opened again. */
-type Holder = { promise?: Promise<Database>; database?: Database; closed?: boolean };
+/**
+ * `closed`: the process is stopping (closeDatabase ran): the database is not opened again.
+ * `companions`: other pools of the process (a read replica's), closed with it.
+ */
+type Holder = { promise?: Promise<Database>; database?: Database; closed?: boolean; companions?: Database[] };
 const holder: Holder = ((globalThis as { __billingDb?: Holder }).__billingDb ??= {});
 
 /** MIGRATE=0: this process leaves migrating to `npm run db:migrate` (readiness then checks they are applied). */
@@ -419,6 +428,16 @@ export async function closeDatabase(): Promise<void> {
   holder.database = undefined;
   const database = await opening?.catch(() => null);
   await database?.close();
+  for (const companion of holder.companions?.splice(0) ?? []) await companion.close().catch(() => {});
+}
+
+/** Closes another pool of this process (a read replica's) when the process-wide database closes. */
+export function keepUntilClose(database: Database): void {
+  if (holder.closed) {
+    void database.close().catch(() => {});
+    return;
+  }
+  (holder.companions ??= []).push(database);
 }
 
 type JournalEntry = { idx: number; when: number; tag: string };

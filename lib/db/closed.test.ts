@@ -3,15 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { closeDatabase, getDatabase } from './client';
+import { withSettings } from '../env';
 
-describe.skipIf(process.env.TEST_DB !== 'embedded')('the process-wide database, once the stop closed it', () => {
+describe('the process-wide database, once the stop closed it', () => {
   it('is not opened again (a late worker tick or scrape would reopen it and take DATA_DIR back)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'closed-'));
-    const saved = { DATA_DIR: process.env.DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
-    process.env.DATA_DIR = dir;
-    delete process.env.DATABASE_URL;
     try {
-      const { db, kind } = await getDatabase();
+      const { db, kind } = await withSettings({ DATA_DIR: dir, DATABASE_URL: undefined }, getDatabase);
       expect(kind).toBe('embedded');
       expect(db).toBeTruthy();
       await closeDatabase();
@@ -19,7 +17,6 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('the process-wide database, 
       await expect(getDatabase()).rejects.toThrow('The database is closed: this process is stopping.');
       expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
     } finally {
-      Object.assign(process.env, saved);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);

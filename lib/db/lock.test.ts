@@ -42,7 +42,7 @@ function lockUnreadable(code: 'EMFILE' | 'EIO') {
   }) as typeof fs.readFileSync);
 }
 
-describe.skipIf(process.env.TEST_DB !== 'embedded')('the DATA_DIR lock', () => {
+describe('the DATA_DIR lock', () => {
   it('names its holder, lets the same process open the database again, and goes with the last release', async () => {
     const dir = newDir();
     const release = await lockDataDir(dir, now);

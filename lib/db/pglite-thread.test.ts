@@ -7,16 +7,19 @@ import { sql } from 'drizzle-orm';
 import { isUniqueViolation, openEmbedded, query, runCompiled, compile, type Database } from './client';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteThread } from './pglite-thread';
+import { migratedDataDir } from '../testing/templates';
 
 const keep = (value: string) => value;
 
-// The embedded engine's own client: these run on the embedded project only.
-const onPostgres = process.env.TEST_DB === 'postgres';
+// The embedded engine's own client, apart from any test database: these run once, in the unit
+// project. Each database starts from a copy of the migrated template (PGlite's first start in
+// an empty directory or in memory runs initdb, seconds of WebAssembly); the tables are its own.
+const migratedPgDir = async () => path.join(await migratedDataDir('billing-thread-'), 'pg');
 
-describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
+describe('the embedded database on its own thread', () => {
   let thread: PGliteThread;
   beforeAll(async () => {
-    thread = new PGliteThread(null);
+    thread = new PGliteThread(await migratedPgDir());
     await thread.waitReady;
     await thread.exec('create table t (id text primary key, n numeric not null, at timestamptz)');
   });
@@ -228,12 +231,12 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
 
   it('tells when its thread stops by itself, and not when it is closed', async () => {
     const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 200))]);
-    const closed = new PGliteThread(null);
+    const closed = new PGliteThread(await migratedPgDir());
     await closed.waitReady;
     await closed.close();
     expect(await settled(closed.lost)).toBe(false);
 
-    const lost = new PGliteThread(null);
+    const lost = new PGliteThread(await migratedPgDir());
     await lost.waitReady;
     expect(await settled(lost.lost)).toBe(false);
     await (lost as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
@@ -242,18 +245,18 @@ describe.skipIf(onPostgres)('the embedded database on its own thread', () => {
   });
 
   it('refuses work once closed', async () => {
-    const other = new PGliteThread(null);
+    const other = new PGliteThread(await migratedPgDir());
     await other.waitReady;
     await other.close();
     await expect(other.query('select 1')).rejects.toThrow(/stopped/);
   });
 });
 
-describe.skipIf(onPostgres)('the embedded database through drizzle', () => {
+describe('the embedded database through drizzle', () => {
   let database: Database;
   let dir: string;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-thread-'));
+    dir = await migratedDataDir('billing-thread-');
     database = await openEmbedded(dir);
   });
   afterAll(async () => {
@@ -273,8 +276,9 @@ describe.skipIf(onPostgres)('the embedded database through drizzle', () => {
     expect(await query(database.db, sql`select id from kept`)).toEqual([{ id: 'one' }]);
   });
 
-  it('does not keep a command alive once its work is done', () => {
-    const script = `import('./lib/db/client.ts').then(async (m) => { const d = await m.openEmbedded(null, { migrate: false }); const [r] = await m.query(d.db, m.sql\`select 41 + 1 as n\`); console.log('answer', r.n); })`;
+  it('does not keep a command alive once its work is done', async () => {
+    const copy = await migratedDataDir('billing-command-');
+    const script = `import('./lib/db/client.ts').then(async (m) => { const d = await m.openEmbedded(${JSON.stringify(copy)}, { migrate: false }); const [r] = await m.query(d.db, m.sql\`select 41 + 1 as n\`); console.log('answer', r.n); })`;
     const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 });
     expect(r.stdout).toContain('answer 42');
     // Exited by itself, well before the timeout, although nothing closed the database.

@@ -48,6 +48,32 @@ export async function purgeIdempotencyKeys(db: Db, now: Date): Promise<number> {
   );
 }
 
+/**
+ * When the next idempotency key can go, after a purge that found none to delete: 24 hours after
+ * the oldest key made in the last 24 hours. A key kept past its 24 hours (its request still
+ * running, or marked retryable) goes at a time this cannot read from an index; the worker looks
+ * again within its upkeep period (lib/billing/tasks.ts).
+ */
+export async function nextIdempotencyKeyPurge(db: Db, after: Date): Promise<Date | null> {
+  return earliest(db, sql`select min(created_at) as at from idempotency_keys where created_at >= ${iso(after, IDEMPOTENCY_TTL_MS)}::timestamptz`, IDEMPOTENCY_TTL_MS);
+}
+
+/** When the oldest finished job turns 7 days old. */
+export async function nextFinishedJobPurge(db: Db, _after: Date): Promise<Date | null> {
+  return earliest(db, sql`select min(updated_at) as at from jobs where status in ('done', 'failed')`, FINISHED_JOB_MS);
+}
+
+/** When the oldest finished webhook delivery reaches WEBHOOK_LOG_RETENTION_DAYS. */
+export async function nextWebhookLogPurge(db: Db, _after: Date): Promise<Date | null> {
+  return earliest(db, sql`select min(updated_at) as at from webhook_deliveries where status in ('succeeded', 'failed', 'cancelled')`, setting('WEBHOOK_LOG_RETENTION_DAYS') * DAY_MS);
+}
+
+/** One indexed `min(...) as at`, plus how long its row is kept. */
+async function earliest(db: Db, statement: ReturnType<typeof sql>, keptMs: number): Promise<Date | null> {
+  const [row] = await query<{ at: string | Date | null }>(db, statement);
+  return row?.at ? new Date(new Date(row.at).getTime() + keptMs) : null;
+}
+
 /** Jobs that finished (done, or failed for good) more than 7 days ago; queued and running jobs stay. */
 export async function purgeFinishedJobs(db: Db, now: Date): Promise<number> {
   const gone = sql`status in ('done', 'failed') and updated_at < ${iso(now, FINISHED_JOB_MS)}::timestamptz`;

@@ -85,6 +85,12 @@ export async function rollUpUsage(db: Db, now: Date, opts: { stopping?: () => bo
   }
 }
 
+/** When the next hour closes that the table does not hold yet (null before the first roll-up). */
+export async function nextUsageRollUp(db: Db, _after: Date): Promise<Date | null> {
+  const known = await rolledUsage(db);
+  return known ? new Date(known.until + HOUR_MS + SETTLE_MS) : null;
+}
+
 async function rollUpWeek(db: Db, now: Date): Promise<number> {
   const closedBefore = Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
   // Most runs find no newly closed hour: one read, no transaction.

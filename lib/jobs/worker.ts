@@ -18,6 +18,15 @@ export type Task = {
   run: (db: Db, now: Date, opts?: RunOptions) => Promise<number>;
   nextDue?: (db: Db, after: Date) => Promise<Date | null>;
   stop?: () => Promise<void>;
+  /**
+   * Upkeep (retention purges, the dashboard's roll-up, vacuum) instead of work someone waits
+   * for: it runs when its own next time comes, and never makes the test clock stop. After a run
+   * that found nothing, `next` answers when it will next have something to do (null: nothing in
+   * view), and it is not run again before then, nor later than `every` from then (a row that
+   * became due sooner than foreseen waits at most that long). While it finds work it runs again
+   * at once, so a backlog drains batch by batch.
+   */
+  upkeep?: { every: number; next?: (db: Db, after: Date) => Promise<Date | null> };
 };
 export type JobHandler = (db: Db, job: Job, now: Date) => Promise<void>;
 
@@ -95,13 +104,17 @@ export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Prom
   requireTasks();
   let total = 0;
   const failed = new Map<string, unknown>();
+  const schedule = upkeepSchedule(db);
   for (let round = 0; round < 1000; round++) {
     let handled = 0;
     for (const task of registry.tasks) {
       if (opts.stopping?.()) return total + handled;
       if (failed.has(task.name)) continue;
+      if (task.upkeep && !upkeepDue(schedule.get(task.name), now)) continue;
       try {
-        handled += await observeTask(task.name, () => task.run(db, now, opts));
+        const items = await observeTask(task.name, () => task.run(db, now, opts));
+        handled += items;
+        if (task.upkeep) schedule.set(task.name, { ran: now.getTime(), next: items > 0 ? now.getTime() : await nextUpkeep(db, task.upkeep, now) });
       } catch (err) {
         failed.set(task.name, err);
       }
@@ -111,6 +124,28 @@ export async function runDueWork(db: Db, now: Date, opts: RunOptions = {}): Prom
   }
   if (failed.size && !opts.background) throw failed.values().next().value;
   return total;
+}
+
+/** When an upkeep task last ran and when it runs next (epoch ms of the clock). */
+type UpkeepTimes = { ran: number; next: number };
+/** Per database handle, by task name. Process-wide: the worker's and the routes' module instances share it. */
+const upkeepTimes: WeakMap<object, Map<string, UpkeepTimes>> = ((globalThis as { __billingUpkeep?: WeakMap<object, Map<string, UpkeepTimes>> }).__billingUpkeep ??= new WeakMap());
+
+function upkeepSchedule(db: Db): Map<string, UpkeepTimes> {
+  let schedule = upkeepTimes.get(db);
+  if (!schedule) upkeepTimes.set(db, (schedule = new Map()));
+  return schedule;
+}
+
+/** Never run in this process, its time come, or a clock set back before its last run. */
+function upkeepDue(times: UpkeepTimes | undefined, now: Date): boolean {
+  return !times || now.getTime() >= times.next || now.getTime() < times.ran;
+}
+
+async function nextUpkeep(db: Db, upkeep: NonNullable<Task['upkeep']>, now: Date): Promise<number> {
+  const latest = now.getTime() + upkeep.every;
+  const next = upkeep.next ? await upkeep.next(db, now) : null;
+  return next ? Math.max(now.getTime(), Math.min(next.getTime(), latest)) : latest;
 }
 
 /** The registered tasks (their `nextDue` tells how late their work is: lib/metrics). */

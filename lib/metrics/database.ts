@@ -2,6 +2,9 @@ import { getDatabase, query, sql, type Database } from '../db/client';
 import { now as clockNow } from '../clock';
 import { registeredTasks } from '../jobs/worker';
 import { log } from '../log';
+import { setting } from '../env';
+import { readReplicaLag } from '../db/replica';
+import { describeHost, parsePostgresUrl } from '../net/postgres-url';
 import { metrics } from './registry';
 
 /**
@@ -87,7 +90,21 @@ async function readPool(database: Database): Promise<void> {
   for (const [state, n] of counts) m.dbConnections.set({ state }, n);
 }
 
+/** The replica's state and lag, read from the replica itself (a down replica is a reading, not a failure). */
+async function readReplica(): Promise<void> {
+  const m = metrics();
+  m.replicaUp.reset();
+  m.replicaLag.reset();
+  const url = setting('DATABASE_REPLICA_URL');
+  const reading = url ? await readReplicaLag(SOURCE_TIMEOUT_MS - 200) : null;
+  if (!url || !reading) return;
+  const host = parsePostgresUrl(url).hosts.map(describeHost).join(',');
+  m.replicaUp.set({ host }, reading.up ? 1 : 0);
+  if (reading.lagSeconds !== null) m.replicaLag.set({ host }, reading.lagSeconds);
+}
+
 const SOURCES = {
+  replica: () => readReplica(),
   backlog: (d: Database, at: Date) => readBacklog(d, at),
   worker_lag: (d: Database, at: Date) => readLag(d, at),
   pool: (d: Database) => readPool(d),
@@ -103,6 +120,10 @@ function clear(source: keyof typeof SOURCES): void {
   if (source === 'backlog') for (const g of [m.webhookBacklog, m.webhookOldest, m.chargesPending, m.chargeOldest]) g.reset();
   if (source === 'worker_lag') m.workerLag.reset();
   if (source === 'pool') m.dbConnections.reset();
+  if (source === 'replica') {
+    m.replicaUp.reset();
+    m.replicaLag.reset();
+  }
 }
 
 function fail(source: keyof typeof SOURCES, err: unknown): void {

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { api, newCompany, useTestDatabase } from '../testing/harness';
 import { listRoutes } from '../testing/router';
 import { captureLogs } from '../testing/log-capture';
@@ -8,46 +9,43 @@ import { enqueueJob } from '../jobs/queue';
 import { registerJobHandler, runDueWork } from '../jobs/worker';
 import { routePattern } from './requests';
 import { sample } from '../testing/prometheus';
+import { withSettings } from '../env';
+import { query, openPostgres } from '../db/client';
 
 const t = useTestDatabase();
 const TOKEN = 'metrics-token-0123456789';
 
+/** GET /metrics as a server with this METRICS_TOKEN answers it. */
+const metricsCall = (token: string | undefined, authorization?: string) =>
+  withSettings({ METRICS_TOKEN: token }, () => api('GET', '/metrics', { headers: authorization ? { authorization } : {} }));
+
 async function scrape(): Promise<string> {
-  const res = await api('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+  const res = await metricsCall(TOKEN, `Bearer ${TOKEN}`);
   expect(res.status).toBe(200);
   return res.body as string;
 }
 
 describe('GET /metrics', () => {
-  const saved = process.env.METRICS_TOKEN;
-  afterAll(() => {
-    if (saved === undefined) delete process.env.METRICS_TOKEN;
-    else process.env.METRICS_TOKEN = saved;
-  });
-
   it('answers 404 while METRICS_TOKEN is unset, 401 without it or with another, and the text format with it', async () => {
-    delete process.env.METRICS_TOKEN;
-    const off = await api('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+    const off = await metricsCall(undefined, `Bearer ${TOKEN}`);
     expect(off.status).toBe(404);
     expect(off.body.error).toMatchObject({ type: 'not_found', request_id: off.headers.get('request-id') });
 
-    process.env.METRICS_TOKEN = TOKEN;
     for (const authorization of [undefined, 'Bearer wrong-token-0123456789', `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`, `Bearer ${TOKEN}x`]) {
-      const res = await api('GET', '/metrics', { headers: authorization ? { authorization } : {} });
+      const res = await metricsCall(TOKEN, authorization);
       expect(res.status, authorization).toBe(401);
       expect(res.body.error.type).toBe('unauthorized');
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     }
-    const ok = await api('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+    const ok = await metricsCall(TOKEN, `Bearer ${TOKEN}`);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(ok.body).toMatch(/^# HELP billing_http_requests_total /m);
     expect(ok.body).toMatch(/^process_cpu_user_seconds_total /m);
     expect(ok.body).toMatch(/^nodejs_eventloop_lag_seconds /m);
-    expect((await api('POST', '/metrics')).status).toBe(404);
+    expect((await withSettings({ METRICS_TOKEN: TOKEN }, () => api('POST', '/metrics'))).status).toBe(404);
 
-    process.env.METRICS_TOKEN = 'short';
-    expect((await api('GET', '/metrics', { headers: { authorization: 'Bearer short' } })).status).toBe(404);
+    expect((await metricsCall('short', 'Bearer short')).status).toBe(404);
   });
 });
 
@@ -74,7 +72,6 @@ describe('requests', () => {
   });
 
   it('write one access log line per request and count it by route pattern and status', async () => {
-    process.env.METRICS_TOKEN = TOKEN;
     const co = await newCompany(t);
     const before = await scrape();
     const cap = captureLogs();
@@ -108,14 +105,14 @@ describe('requests', () => {
     const labels = { method: 'GET', route: '/v1/accounts/{account_id}', status: '200' };
     expect((sample(after, 'billing_http_requests_total', labels) ?? 0) - (sample(before, 'billing_http_requests_total', labels) ?? 0)).toBe(2);
     expect((sample(after, 'billing_http_request_duration_seconds_count', labels) ?? 0) - (sample(before, 'billing_http_request_duration_seconds_count', labels) ?? 0)).toBe(2);
-    expect(sample(after, 'billing_http_requests_total', { route: '/v1/accounts/{account_id}', status: '401' })).toBeGreaterThanOrEqual(1);
+    const refused = { method: 'GET', route: '/v1/accounts/{account_id}', status: '401' };
+    expect((sample(after, 'billing_http_requests_total', refused) ?? 0) - (sample(before, 'billing_http_requests_total', refused) ?? 0)).toBe(1);
     expect(after).not.toContain(acct!);
   });
 });
 
 describe('events', () => {
   it('are counted where the event routes answer: recorded, refused with 402, and the size of each batch', async () => {
-    process.env.METRICS_TOKEN = TOKEN;
     const co = await newCompany(t);
     const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'A', email: 'a@x.io' } })).body.data.id;
     await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 2 } });
@@ -141,38 +138,84 @@ describe('events', () => {
 describe('the gauges read from the database', () => {
   let co: Awaited<ReturnType<typeof newCompany>>;
   beforeAll(async () => {
-    process.env.METRICS_TOKEN = TOKEN;
     co = await newCompany(t);
   });
 
   it('show the webhook backlog and its oldest delivery, pending charges and the oldest, each task’s lag, and the pool', async () => {
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'A', email: 'a@x.io' } })).body.data.id;
+    const { db } = t.database;
+    // Nothing of this file's earlier tests waits for the worker: every gauge starts at zero.
+    const idle = await scrape();
+    for (const state of ['due', 'scheduled', 'sending']) expect(sample(idle, 'billing_webhook_backlog', { state }), state).toBe(0);
+    expect(sample(idle, 'billing_webhook_oldest_waiting_seconds')).toBe(0);
+    expect(sample(idle, 'billing_charges_pending')).toBe(0);
+    const TASKS = ['jobs', 'expire-holds', 'reconcile-charges', 'plan-renewals', 'monthly-refills', 'webhook-deliveries'];
+    for (const task of TASKS) expect(sample(idle, 'billing_worker_lag_seconds', { task }), task).toBe(0);
+
+    // Work for every task, each due a known time ago (the gauges read the clock: real time here).
+    const start = Date.now();
+    const ago = (seconds: number) => new Date(start - seconds * 1000);
+    const plan = (await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Free', charge_amount: 0, balances: [{ amount: 10, denomination: 'credits' }] } })).body.data.id;
+    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'A', email: 'a@x.io', plan_id: plan } })).body.data.id;
     const hook = (await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } })).body.data.id;
     await co.call('POST', `/v1/companies/{company}/webhooks/${hook}/subscribe/balance_change`);
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 5 } });
-    await co.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 'q', cost_override_amount: 1, cost_override_denomination: 'credits', state: 'pending' } });
-    expect((await co.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data[0]?.status).toBe('pending');
-    const hourAgo = new Date(Date.now() - 3600_000);
-    await t.database.db.insert(charges).values({
-      id: newId('ch'), companyId: co.company.id, accountId: acct, amount: 500, reason: 'refill_monthly', description: 'x', status: 'pending', metadata: { effects: [] }, createdAt: hourAgo, updatedAt: hourAgo,
+    const hold = await co.call('POST', `/v1/accounts/${acct}/events`, { body: { type: 'q', cost_override_amount: 1, cost_override_denomination: 'credits', state: 'pending' } });
+    expect(hold.status).toBe(200);
+    // Balance changes of three balances: a delivery each.
+    for (const name of ['B', 'C', 'D']) {
+      const other = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name, email: `${name}@x.io` } })).body.data.id;
+      expect((await co.call('POST', `/v1/accounts/${other}/balance/credits`, { body: { amount: 5 } })).status).toBe(200);
+    }
+    const waiting = (await co.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data as { id: string; status: string }[];
+    expect(waiting.length).toBeGreaterThanOrEqual(3);
+    expect(waiting.every((d) => d.status === 'pending')).toBe(true);
+    const [retrying, ...due] = waiting.map((d) => d.id);
+    // One delivery waits two hours for a retry an hour from now; the others have been due for 5 minutes.
+    await query(db, sql`update webhook_deliveries set created_at = ${ago(7200).toISOString()}::timestamptz, next_attempt_at = ${ago(-3600).toISOString()}::timestamptz where id = ${retrying}`);
+    await query(db, sql`update webhook_deliveries set next_attempt_at = ${ago(300).toISOString()}::timestamptz where id <> ${retrying} and webhook_id = ${hook}`);
+    await query(db, sql`update events set expires_at = ${ago(600).toISOString()}::timestamptz where id = ${hold.body.data.id}`);
+    await query(db, sql`update accounts set next_plan_renewal = ${ago(900).toISOString()}::timestamptz where id = ${acct}`);
+    await query(db, sql`update balances set next_periodic_refill = ${ago(1200).toISOString()}::timestamptz where account_id = ${acct}`);
+    await db.insert(charges).values({
+      id: newId('ch'), companyId: co.company.id, accountId: acct, amount: 500, reason: 'refill_monthly', description: 'x', status: 'pending', metadata: { effects: [] }, createdAt: ago(3600), updatedAt: ago(3600),
     });
-    await enqueueJob(t.database.db, { kind: 'metrics_probe', payload: {}, runAt: new Date(Date.now() - 600_000) }, new Date(Date.now() - 600_000));
+    await enqueueJob(db, { kind: 'metrics_probe', payload: {}, runAt: ago(700) }, ago(700));
 
     const text = await scrape();
-    expect(sample(text, 'billing_webhook_backlog', { state: 'due' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'billing_webhook_backlog', { state: 'scheduled' })).toBeGreaterThanOrEqual(0);
+    const within = (value: number | undefined, seconds: number) => {
+      expect(value).toBeGreaterThanOrEqual(seconds);
+      // The scrape came after `start`: by as long as the calls in between took, never by minutes.
+      expect(value).toBeLessThan(seconds + 120);
+    };
+    expect(sample(text, 'billing_webhook_backlog', { state: 'due' })).toBe(due.length);
+    expect(sample(text, 'billing_webhook_backlog', { state: 'scheduled' })).toBe(1);
     expect(sample(text, 'billing_webhook_backlog', { state: 'sending' })).toBe(0);
-    expect(sample(text, 'billing_webhook_oldest_waiting_seconds')).toBeGreaterThanOrEqual(0);
-    expect(sample(text, 'billing_charges_pending')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'billing_charge_oldest_pending_seconds')).toBeGreaterThanOrEqual(3590);
-    expect(sample(text, 'billing_worker_lag_seconds', { task: 'jobs' })).toBeGreaterThanOrEqual(590);
-    for (const task of ['expire-holds', 'reconcile-charges', 'plan-renewals', 'monthly-refills', 'webhook-deliveries']) {
-      expect(sample(text, 'billing_worker_lag_seconds', { task }), task).toBeGreaterThanOrEqual(0);
-    }
+    within(sample(text, 'billing_webhook_oldest_waiting_seconds'), 7200);
+    expect(sample(text, 'billing_charges_pending')).toBe(1);
+    within(sample(text, 'billing_charge_oldest_pending_seconds'), 3600);
+    // Each task's oldest due work: a pending charge is first looked at a minute after it was made.
+    const lags: Record<string, number> = { jobs: 700, 'expire-holds': 600, 'reconcile-charges': 3540, 'plan-renewals': 900, 'monthly-refills': 1200, 'webhook-deliveries': 300 };
+    for (const task of TASKS) within(sample(text, 'billing_worker_lag_seconds', { task }), lags[task]);
     expect(sample(text, 'billing_db_pool_max')).toBe(t.kind === 'postgres' ? 20 : 1);
     if (t.kind === 'postgres') {
-      expect(sample(text, 'billing_db_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
-      expect(sample(text, 'billing_db_connections', { state: 'active' })).toBeGreaterThanOrEqual(0);
+      // PostgreSQL's own count of the connections to this database, other than the scrape's:
+      // one more held open idle, and one more busy for as long as the scrape takes.
+      const other = await openPostgres(t.url!, { max: 2, migrate: false });
+      try {
+        const before = await scrape();
+        const connections = (text: string, state: string) => sample(text, 'billing_db_connections', { state }) ?? -1;
+        await query(other.db, sql`select 1`);
+        const busy = query(other.db, sql`select pg_sleep(3)`);
+        let during = await scrape();
+        for (let i = 0; i < 20 && connections(during, 'active') === connections(before, 'active'); i++) during = await scrape();
+        expect(connections(during, 'active')).toBe(connections(before, 'active') + 1);
+        expect(connections(during, 'idle') + connections(during, 'active')).toBeGreaterThanOrEqual(connections(before, 'idle') + connections(before, 'active') + 1);
+        await busy;
+        const after = await scrape();
+        expect(connections(after, 'active')).toBe(connections(before, 'active'));
+        expect(connections(after, 'idle')).toBeGreaterThanOrEqual(1);
+      } finally {
+        await other.close();
+      }
     } else {
       expect(sample(text, 'billing_db_connections', { state: 'idle' })).toBeUndefined();
     }
@@ -186,11 +229,16 @@ describe('the gauges read from the database', () => {
       cap.stop();
     }
     const run = cap.lines.find((l) => l.task === 'jobs' && (l.items as number) > 0);
-    expect(run).toMatchObject({ level: 'info', items: expect.any(Number), duration_ms: expect.any(Number), msg: expect.stringMatching(/^worker task jobs: \d+ handled$/) });
+    expect(run).toMatchObject({ level: 'info', items: 1, duration_ms: expect.any(Number), msg: 'worker task jobs: 1 handled' });
     const later = await scrape();
-    expect(sample(later, 'billing_worker_lag_seconds', { task: 'jobs' })).toBe(0);
-    expect(sample(later, 'billing_worker_task_runs_total', { task: 'jobs', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
-    expect(sample(later, 'billing_worker_task_items_total', { task: 'jobs' })).toBeGreaterThanOrEqual(1);
-    expect(sample(later, 'billing_worker_task_duration_seconds_count', { task: 'jobs' })).toBeGreaterThanOrEqual(1);
+    const jobs = { task: 'jobs' };
+    const delta = (name: string, labels: Record<string, string> = jobs) => (sample(later, name, labels) ?? 0) - (sample(text, name, labels) ?? 0);
+    expect(sample(later, 'billing_worker_lag_seconds', jobs)).toBe(0);
+    // Every run is logged (debug when it found nothing), counted and timed; its items add up.
+    const runs = cap.lines.filter((l) => l.task === 'jobs');
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(delta('billing_worker_task_runs_total', { task: 'jobs', outcome: 'ok' })).toBe(runs.length);
+    expect(delta('billing_worker_task_duration_seconds_count')).toBe(runs.length);
+    expect(delta('billing_worker_task_items_total')).toBe(runs.reduce((n, l) => n + (l.items as number), 0));
   });
 });

@@ -128,6 +128,22 @@ function define(registry: Registry) {
       collect: collectFromDatabase,
       registers,
     }),
+    replicaUp: new Gauge({
+      name: 'billing_db_replica_up',
+      help: 'DATABASE_REPLICA_URL (hosts in `host`): 1 while it answers and takes the reads that may lag, 0 while they go to the primary. Absent without a replica.',
+      labelNames: ['host'] as const,
+      aggregator: 'min',
+      collect: collectFromDatabase,
+      registers,
+    }),
+    replicaLag: new Gauge({
+      name: 'billing_db_replica_lag_seconds',
+      help: "How far the replica's replay is behind the primary: 0 when it has replayed everything it received. Absent without a replica, or while it does not answer.",
+      labelNames: ['host'] as const,
+      aggregator: 'max',
+      collect: collectFromDatabase,
+      registers,
+    }),
     collectFailures: new Counter({
       name: 'billing_metrics_collect_failures_total',
       help: 'Scrapes whose database gauges could not be read in time, by source.',

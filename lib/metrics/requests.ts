@@ -10,7 +10,7 @@ export type Seen = { companyId?: string };
 
 // The paths next.config.mjs rewrites to /v1 (the API answers with or without the prefix); a
 // test checks the two lists agree on every route.
-const UNPREFIXED = /^\/(accounts|events|webhooks|companies|plans|test_clock|openapi\.json)(\/|$)/;
+const UNPREFIXED = /^\/(accounts|events|grants|webhooks|companies|plans|portal_links|test_clock|openapi\.json)(\/|$)/;
 
 function decode(segment: string): string {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientAddress } from './client-address';
+import { clientAddress, clientNetwork } from './client-address';
 
 const from = (forwarded?: string) => clientAddress(new Request('http://localhost/', { headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } }).headers);
 
@@ -37,5 +37,13 @@ describe('the client address', () => {
     expect(from('not-an-address')).toBeNull();
     expect(from('1.2.3.4, not-an-address')).toBeNull();
     expect(clientAddress({})).toBeNull();
+  });
+
+  it('puts an IPv6 /64 in its /48, and has no wider network for IPv4', () => {
+    expect(clientNetwork(from('2001:db8:1:2:3:4:5:6')!)).toBe('2001:db8:1::/48');
+    expect(clientNetwork(from('2001:db8:1:ff00::1')!)).toBe('2001:db8:1::/48');
+    expect(clientNetwork(from('2001:db8:2::1')!)).toBe('2001:db8:2::/48');
+    expect(clientNetwork(from('::1')!)).toBe('0:0:0::/48');
+    expect(clientNetwork(from('198.51.100.7')!)).toBeNull();
   });
 });

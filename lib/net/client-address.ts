@@ -28,6 +28,17 @@ export function clientAddress(headers: Headers | Record<string, string | string[
   return null;
 }
 
+/**
+ * The wider network an address from clientAddress belongs to, for a budget of its own beside the
+ * address's: an IPv6 /64's /48 (a site: a subscriber is often given a /56 or a /48, that is 256
+ * or 65,536 /64s, each of which would otherwise count as a client of its own). Null for IPv4,
+ * where one address is already what a subscriber has.
+ */
+export function clientNetwork(address: string): string | null {
+  const m = /^([0-9a-f]+:[0-9a-f]+:[0-9a-f]+):[0-9a-f]+::\/64$/.exec(address);
+  return m ? `${m[1]}::/48` : null;
+}
+
 /** The first four groups of an IPv6 address, written out (`2001:db8::1` → `2001:db8:0:0`). */
 function network64(address: string): string {
   const [head, tail] = address.toLowerCase().split('::');

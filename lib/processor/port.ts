@@ -59,6 +59,9 @@ export interface Processor {
   attachCard(args: { accountId: string; customer: string; token: string }): Promise<CardSummary>;
 }
 
+/** How a card token the processor refused is said to the API's callers, before the processor's own words. */
+export const TOKEN_REFUSED = 'The card token was refused by the payment processor';
+
 /** A decline in the card holder's words. */
 export function plainDecline(code: string | undefined | null): string {
   switch (code) {

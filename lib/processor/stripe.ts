@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { sha256 } from '../crypto';
 import { ApiError, invalid } from '../errors';
 import { setting } from '../env';
-import { plainDecline, type CardSummary, type PaymentLook, type PaymentOutcome, type PaymentRequest, type Processor } from './port';
+import { TOKEN_REFUSED, plainDecline, type CardSummary, type PaymentLook, type PaymentOutcome, type PaymentRequest, type Processor } from './port';
 
 // The Stripe adapter: the only module that calls the Stripe SDK. It maps Stripe's answers and
 // errors to the port's outcomes (port.ts), so the domain never reads an SDK error.
@@ -211,7 +211,7 @@ export function stripeProcessor(secretKey: string): Processor {
           // At the default step, a refusal naming the payment method is the card's; any other is the customer's.
           const aboutCard = err.param?.startsWith('invoice_settings') ?? false;
           if ((step === 'default' && !aboutCard) || (step === 'attach' && err.param === 'customer')) throw customerRefused();
-          throw new ApiError('invalid_request', `The card token was refused by the payment processor: ${err.message}`, 'token');
+          throw new ApiError('invalid_request', `${TOKEN_REFUSED}: ${err.message}`, 'token');
         }
         throw processorFailure(err);
       }

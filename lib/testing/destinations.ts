@@ -1,3 +1,5 @@
+import { withSettings } from '../env';
+
 /** Every spelling of an address inside the network that a URL can carry. */
 export const INTERNAL_URLS = [
   'http://127.0.0.1:5432/',
@@ -79,13 +81,6 @@ export const PUBLIC_URLS = [
 ];
 
 /** Runs `work` with the default rule (tests otherwise allow private destinations for their receivers). */
-export async function withoutPrivateDestinations<T>(work: () => Promise<T>): Promise<T> {
-  const before = process.env.WEBHOOK_ALLOW_PRIVATE;
-  delete process.env.WEBHOOK_ALLOW_PRIVATE;
-  try {
-    return await work();
-  } finally {
-    if (before === undefined) delete process.env.WEBHOOK_ALLOW_PRIVATE;
-    else process.env.WEBHOOK_ALLOW_PRIVATE = before;
-  }
+export function withoutPrivateDestinations<T>(work: () => Promise<T>): Promise<T> {
+  return withSettings({ WEBHOOK_ALLOW_PRIVATE: undefined }, work);
 }

@@ -97,8 +97,9 @@ export const ID_KINDS: Record<string, string> = {
   webhook_id: 'w',
   delivery_id: 'whd',
   key_id: 'key',
+  grant_id: 'cg',
 };
-const KINDS = ['c', 'a', 'p', 'ev', 'w', 'whd', 'key'];
+const KINDS = ['c', 'a', 'p', 'ev', 'w', 'whd', 'key', 'cg'];
 export const DENOMINATIONS = ['credits', 'tokens', 'seats', 'storage-GB', 'compute.minute'];
 const WORDS = ['query', 'chat', 'export', 'Ada', 'Pro', 'x', 'billing', 'render', 'upload'];
 const TOKENS = ['tok_visa', 'tok_mastercard', 'tok_chargeDeclined', 'tok_chargeDeclinedInsufficientFunds', 'tok_bogus', 'pm_card_visa'];

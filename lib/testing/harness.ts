@@ -1,34 +1,35 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import fs from 'node:fs';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { openEmbedded, openPostgres, setDatabase, type Database } from '../db/client';
 import { createCompany } from '../billing/companies/companies';
 import { registerBillingTasks } from '../billing/tasks';
 import { dispatch } from './router';
+import { clonePostgresTemplate, copyEmbeddedTemplate, databaseUrl } from './templates';
+import { setting, withSettings, type Settings } from '../env';
 
 export type TestDb = { database: Database; kind: 'embedded' | 'postgres'; url: string | null };
 
 /**
- * Gives the test file its own database on the project's engine (TEST_DB): an in-memory PGlite,
- * or a fresh database on the PostgreSQL cluster started by the global setup.
+ * Gives the test file its own database on the project's engine (TEST_DB), cloned from the
+ * migrated template its global setup made (lib/testing/templates.ts): a copy of the embedded
+ * data directory, or a database on the PostgreSQL cluster created with `TEMPLATE`.
  */
 export function useTestDatabase(): TestDb {
   const handle = {} as TestDb;
+  let dir: string | null = null;
   // As a server's boot does: the test clock's advance and the worker run the domain's tasks.
   registerBillingTasks();
   beforeAll(async () => {
     if (process.env.TEST_DB === 'postgres') {
-      const base = inject('postgresUrl');
-      const name = `t_${randomBytes(6).toString('hex')}`;
-      const admin = await openPostgres(base, { max: 1, migrate: false });
-      await admin.db.execute(sql.raw(`create database ${name}`));
-      await admin.close();
-      const url = base.replace(/\/[^/]*$/, `/${name}`);
+      const name = await clonePostgresTemplate(inject('postgresAdminUrl'));
+      const url = databaseUrl(inject('postgresUrl'), name);
       handle.database = await openPostgres(url, { max: 20 });
       handle.url = url;
       handle.kind = 'postgres';
     } else {
-      handle.database = await openEmbedded(null);
+      dir = copyEmbeddedTemplate(inject('embeddedTemplate'));
+      handle.database = await openEmbedded(dir);
       handle.url = null;
       handle.kind = 'embedded';
     }
@@ -36,6 +37,7 @@ export function useTestDatabase(): TestDb {
   });
   afterAll(async () => {
     await handle.database?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
   return handle;
 }
@@ -51,7 +53,7 @@ export async function api<T = any>(
   opts: { auth?: Auth; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
 ): Promise<ApiResult<T>> {
   const headers: Record<string, string> = { ...opts.headers };
-  if (opts.auth === 'admin') headers.authorization = `Bearer ${process.env.ADMIN_TOKEN}`;
+  if (opts.auth === 'admin') headers.authorization = `Bearer ${setting('ADMIN_TOKEN')}`;
   else if (opts.auth) headers.authorization = `Basic ${Buffer.from(`${opts.auth.companyId}:${opts.auth.apiKey}`).toString('base64')}`;
   let body: string | undefined = opts.raw;
   if (opts.body !== undefined) {
@@ -124,4 +126,12 @@ export async function newPayingCompany(db: TestDb) {
   const suffix = `${process.pid}_${Date.now()}_${keyCounter++}`;
   const co = await newCompany(db, { processor_key: `sk_test_${suffix}`, processor_publishable_key: `pk_test_${suffix}` });
   return { ...co, processorKey: `sk_test_${suffix}` };
+}
+
+/**
+ * A test body run with these settings in place of the environment's, for what it starts and
+ * nothing else (`withSettings`, lib/env.ts): `it('...', underSettings({ ADMIN_TOKEN: '...' }, async () => ...))`.
+ */
+export function underSettings<T>(values: Settings, fn: () => T): () => T {
+  return () => withSettings(values, fn);
 }

@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { inject } from 'vitest';
 import { openPostgres } from '../db/client';
 import { freePort, keepOutput } from './servers';
+import { databaseUrl } from './templates';
 
 /**
  * What the container image holds, without a container daemon: the Dockerfile's runtime stage is
@@ -176,14 +177,13 @@ export async function startServer(dir: string, env: Record<string, string>): Pro
   return { ...proc, url };
 }
 
-/** A new, empty database on the test cluster; returns its URL. */
+/** A new, empty database on the test cluster (nothing migrated); returns its URL. */
 export async function emptyPostgresDatabase(): Promise<string> {
-  const base = inject('postgresUrl');
   const name = `img_${randomBytes(6).toString('hex')}`;
-  const admin = await openPostgres(base, { max: 1, migrate: false });
+  const admin = await openPostgres(inject('postgresAdminUrl'), { max: 1, migrate: false });
   await admin.db.execute(sql.raw(`create database ${name}`));
   await admin.close();
-  return base.replace(/\/[^/]*$/, `/${name}`);
+  return databaseUrl(inject('postgresUrl'), name);
 }
 
 /** Stops a process with SIGTERM and returns its exit code. */

@@ -2,7 +2,7 @@ import { afterEach, expect } from 'vitest';
 import type { Db } from '../db/client';
 import { now } from '../clock';
 import { ledgerSums } from '../billing/balances/balances';
-import { api, newCompany } from './harness';
+import { api, newCompany, newPayingCompany } from './harness';
 import { startReceiver, type Receiver } from './webhook-receiver';
 
 /**
@@ -11,6 +11,8 @@ import { startReceiver, type Receiver } from './webhook-receiver';
  * scenario reads as the story it tells.
  */
 export type Co = Awaited<ReturnType<typeof newCompany>>;
+/** A company with a processor namespace of its own on the local Stripe server (newPayingCompany). */
+export type PayingCo = Awaited<ReturnType<typeof newPayingCompany>>;
 
 /** Moves the test clock; returns once every renewal, retry and delivery due by then was run. */
 export async function advance(seconds: number): Promise<Date> {
@@ -61,9 +63,56 @@ export async function spend(co: Co, account: string, amount: number | string, op
   return r;
 }
 
+export type Charge = { id: string; amount: number; status: string; reason: string; processor_payment_intent_id: string | null; created_at: string; [k: string]: unknown };
+
 /** The account's charges, newest first, all of them (GET /v1/accounts/{id}/charges). */
-export async function charges(co: Co, account: string): Promise<{ id: string; amount: number; status: string; [k: string]: unknown }[]> {
+export async function charges(co: Co, account: string): Promise<Charge[]> {
   const r = await co.call('GET', `/v1/accounts/${account}/charges?limit=1000`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+/** GET /v1/accounts/{id}: the account as the API shows it. */
+export async function getAccount(co: Co, account: string) {
+  const r = await co.call('GET', `/v1/accounts/${account}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+/** Adds `amount` units (credits unless said) to the account's balance, creating it if need be; the balance as answered. */
+export async function grant(co: Co, account: string, amount: number | string, denomination = 'credits') {
+  const r = await co.call('POST', `/v1/accounts/${account}/balance/${denomination}`, { body: { amount } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+/** One balance of the account (credits unless said), as the API shows it. */
+export async function balance(co: Co, account: string, denomination = 'credits') {
+  const r = await co.call('GET', `/v1/accounts/${account}/balance/${denomination}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+export type LedgerRow = { type: string; amount: number; denomination: string; charge_id: string | null; created_at: string; starting_balance: number; ending_balance: number; [k: string]: unknown };
+
+/** The account's ledger rows, newest first, all of them (GET /v1/accounts/{id}/transactions). */
+export async function ledger(co: Co, account: string): Promise<LedgerRow[]> {
+  const r = await co.call('GET', `/v1/accounts/${account}/transactions?limit=1000`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data;
+}
+
+/** A webhook on `url` (with Basic credentials if given) subscribed to `topics`. */
+export async function topicWebhook(co: Co, url: string, topics: string[], creds: { username?: string; password?: string } = {}) {
+  const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url, ...creds } });
+  expect(w.status, JSON.stringify(w.body)).toBe(200);
+  for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
+  return w.body.data as { id: string; secret: string };
+}
+
+/** A webhook's deliveries, newest first, as the API lists them. */
+export async function deliveries(co: Co, webhookId: string): Promise<any[]> {
+  const r = await co.call('GET', `/v1/companies/{company}/webhooks/${webhookId}/deliveries`);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
 }

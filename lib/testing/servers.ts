@@ -44,7 +44,9 @@ export async function startAppServer(env: Record<string, string>): Promise<AppSe
   if (!fs.existsSync(path.join(root, '.next/BUILD_ID'))) throw new Error('run `next build` first (npm test builds before the server tests)');
   const port = await freePort();
   let out = '';
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port)], {
+  // Idle keep-alive connections kept well past the test client's own idle timeout (4 s), so the
+  // server never closes one just as the client reuses it (a reset the client cannot retry).
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '--keepAliveTimeout', '65000'], {
     cwd: root,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

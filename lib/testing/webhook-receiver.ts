@@ -61,8 +61,8 @@ export async function startReceiver(answer: (n: number, req: Received) => Answer
     release() {
       for (const r of hanging.splice(0)) r();
     },
-    /** Waits until at least `n` requests arrived (real time). */
-    async waitFor(n: number, timeoutMs = 5000) {
+    /** Waits until at least `n` requests arrived (real time; generous, for a machine under load). */
+    async waitFor(n: number, timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       while (requests.length < n) {
         if (Date.now() > until) throw new Error(`receiver got ${requests.length} requests, expected ${n}`);

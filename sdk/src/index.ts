@@ -1,5 +1,5 @@
 import { BillingClient, type ClientOptions } from './client.js';
-import { Accounts, ApiKeys, Balances, Charges, Companies, Events, Plans, Refills, TestClock, Transactions, Webhooks } from './resources.js';
+import { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, TestClock, Transactions, Webhooks } from './resources.js';
 
 /**
  * The billing API client.
@@ -15,6 +15,7 @@ export class Billing extends BillingClient {
   readonly apiKeys = new ApiKeys(this);
   readonly accounts = new Accounts(this);
   readonly balances = new Balances(this);
+  readonly grants = new Grants(this);
   readonly transactions = new Transactions(this);
   readonly charges = new Charges(this);
   readonly refills = new Refills(this);
@@ -37,4 +38,4 @@ export type { CallOptions, HttpMethod, ListItem, ListPath, PathsFor, QueryParams
 export type * from './schema.js';
 // The document's \`operations\` interface, whose name the runtime map of operations holds.
 export type { operations as OperationTypes } from './schema.js';
-export { Accounts, ApiKeys, Balances, Charges, Companies, Events, Plans, Refills, TestClock, Transactions, Webhooks } from './resources.js';
+export { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, TestClock, Transactions, Webhooks } from './resources.js';

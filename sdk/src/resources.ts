@@ -71,9 +71,22 @@ export class Accounts extends Resource {
     return (await this.client.request('post', '/v1/accounts/{account_id}/card_collector', { ...options, path: { account_id: accountId } })).data;
   }
 
-  /** A link to the account's customer portal (balances, plan, charges, card form), for 24 hours. */
-  async createPortalLink(accountId: string, options?: CallOptions): Promise<S.PortalLink> {
-    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_link', { ...options, path: { account_id: accountId } })).data;
+  /**
+   * A link to the account's customer portal (balances, plan, charges, card form), for
+   * `expires_in` seconds (300 to 86,400; 24 hours by default). Keep its `id` to revoke it.
+   */
+  async createPortalLink(accountId: string, body?: Body<'PortalLinkCreate'>, options?: CallOptions): Promise<S.PortalLink> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_link', { ...options, path: { account_id: accountId }, body })).data;
+  }
+
+  /** Stops one portal link at once (its page and card form). */
+  async revokePortalLink(portalLinkId: string, options?: CallOptions): Promise<S.PortalLinkRecord> {
+    return (await this.client.request('delete', '/v1/portal_links/{portal_link_id}', { ...options, path: { portal_link_id: portalLinkId } })).data;
+  }
+
+  /** Stops every live portal link of the account at once; answers how many. */
+  async revokePortalLinks(accountId: string, options?: CallOptions): Promise<S.PortalLinksRevoked> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/portal_links/revoke', { ...options, path: { account_id: accountId } })).data;
   }
 
   /** An upgrade takes effect at once (with credit for unused time); a downgrade waits for the renewal. */
@@ -106,6 +119,29 @@ export class Balances extends Resource {
   /** Charges `amount_to_charge` cents to the card first (0: free), then adds `amount_to_deposit` units. */
   async deposit(accountId: string, body: Body<'DepositRequest'>, options?: CallOptions): Promise<S.Balance> {
     return (await this.client.request('post', '/v1/accounts/{account_id}/deposit', { ...options, path: { account_id: accountId }, body })).data;
+  }
+}
+
+/** Credit grants: the units added to a balance, drawn by priority, then soonest expiry, then oldest. */
+export class Grants extends Resource {
+  /** Grants units (promotional unless `category` says paid); send `idempotencyKey` to make a retry safe. */
+  async create(accountId: string, denomination: string, body: Body<'GrantCreate'>, options?: CallOptions): Promise<S.Grant> {
+    return (await this.client.request('post', '/v1/accounts/{account_id}/balance/{denomination}/grants', { ...options, path: { account_id: accountId, denomination }, body })).data;
+  }
+
+  /** The balance's grants, newest first (`status`: live by default, expired, voided or all); iterate it for every page. */
+  list(accountId: string, denomination: string, query?: QueryParams<'/v1/accounts/{account_id}/balance/{denomination}/grants'>, options?: CallOptions): ListPromise<S.Grant> {
+    return this.client.paginate('/v1/accounts/{account_id}/balance/{denomination}/grants', { ...options, path: { account_id: accountId, denomination }, query });
+  }
+
+  /** Takes away what is left of the grant; voiding a voided grant answers it unchanged. */
+  async void(grantId: string, options?: CallOptions): Promise<S.Grant> {
+    return (await this.client.request('post', '/v1/grants/{grant_id}/void', { ...options, path: { grant_id: grantId } })).data;
+  }
+
+  /** The company's credit per denomination over `[from, to)` (the last 30 days by default): granted, spent, expired, voided, expired_paid_cents. */
+  async report(query?: QueryParams<'/v1/companies/{company_id}/reports/credits'>, options?: CallOptions): Promise<S.CreditsReport> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/reports/credits', { ...options, query })).data;
   }
 }
 
@@ -242,7 +278,12 @@ export class Webhooks extends Resource {
     return (await this.client.request('get', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
   }
 
-  /** Sends the delivery again now and answers it with the new attempt logged. */
+  /** The delivery's attempts, newest first. */
+  listDeliveryAttempts(webhookId: string, deliveryId: string, query?: QueryParams<'/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts'>, options?: CallOptions): ListPromise<S.DeliveryAttempt> {
+    return this.client.paginate('/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId }, query });
+  }
+
+  /** Sends the delivery again now (at most 20 attempts per delivery in all) and answers it with the new attempt logged. */
   async retryDelivery(webhookId: string, deliveryId: string, options?: CallOptions): Promise<S.Delivery> {
     return (await this.client.request('post', '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', { ...options, path: { webhook_id: webhookId, delivery_id: deliveryId } })).data;
   }

@@ -245,10 +245,50 @@ export interface paths {
         put?: never;
         /**
          * New customer portal link
-         * @description A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page's card call then answers 410 `link_expired`).
+         * @description A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts; every card saved through it sends `card_changed`). The link carries a 256-bit token and works for `expires_in` seconds (300 to 86,400; 24 hours when left out) unless revoked first (`DELETE /v1/portal_links/{portal_link_id}` with the `id` answered here, or `POST /v1/accounts/{account_id}/portal_links/revoke` for all of the account's); only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page's card call then answers 410 `link_expired`).
          */
         post: operations["createPortalLink"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/portal_links/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke all portal links of an account
+         * @description Every portal link of the account that has neither expired nor been revoked stops working at once: its page says the link was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Links made afterwards work as usual.
+         */
+        post: operations["revokeAccountPortalLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal_links/{portal_link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a portal link
+         * @description The link stops working at once: its page says it was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Revoking a link again, or an expired one, changes nothing and answers it as it is.
+         */
+        delete: operations["revokePortalLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -367,6 +407,70 @@ export interface paths {
          * @description Every change to any balance of the account, newest first. For every balance, amount = sum of its entries.
          */
         get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/balance/{denomination}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List grants
+         * @description The balance's grants, newest first: `live` (the default), `expired`, `voided` or `all`.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        /**
+         * Grant units
+         * @description Adds units as a credit grant (the balance is made when missing): `promotional` by default, drawn by `priority` (0 first), then soonest `expires_at` (never-expiring last), then oldest. What is left at `expires_at` expires: a ledger entry of type `expire`, exactly at that time whether or not anything ran then. A balance below zero is paid first by the grant. At most 1,000 live grants per balance. Send an `Idempotency-Key` to make a retry safe.
+         */
+        post: operations["createGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/grants/{grant_id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a grant
+         * @description Takes away what is left of the grant (a ledger entry of type `void`). Voiding a voided grant answers it unchanged.
+         */
+        post: operations["voidGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{company_id}/reports/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credits report
+         * @description Per denomination, over `[from, to)` (by default the 30 days up to now, now included; at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.
+         */
+        get: operations["creditsReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -683,7 +787,7 @@ export interface paths {
         };
         /**
          * The delivery log
-         * @description Every notification to this webhook, newest first, each with all its attempts.
+         * @description Every notification to this webhook, newest first, each with its attempts (at most 20 per delivery; `.../deliveries/{delivery_id}/attempts` pages them).
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -711,6 +815,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt log of a delivery
+         * @description Every attempt to send this delivery, newest first, a page at a time.
+         */
+        get: operations["listDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {
         parameters: {
             query?: never;
@@ -722,7 +846,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send a delivery
-         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.
+         * @description Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409, and so is a delivery that has had 20 attempts (the 10 of the retry schedule and re-sends together): it is not sent again. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.
          */
         post: operations["retryDelivery"];
         delete?: never;
@@ -808,7 +932,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant A, by type)
-         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`. Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByType"];
         delete?: never;
@@ -828,7 +952,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant B, by topic)
-         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`. Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByTopic"];
         delete?: never;
@@ -905,6 +1029,10 @@ export interface components {
             /** @description Card token from the payment processor's client-side card element (tok_...); becomes the default payment method. */
             token: string;
         };
+        PortalLinkCreate: {
+            /** @description Seconds the link works, 300 (5 minutes) to 86400 (24 hours); 86400 when left out. Make it as short as the customer needs: anyone holding the link sees the account and can replace its card until then (or until it is revoked). */
+            expires_in?: number;
+        };
         PlanChange: {
             /** @description The new plan. A higher (or equal) period charge is an upgrade, at once and prorated; a cheaper plan is a downgrade scheduled for the next renewal. */
             plan_id: string;
@@ -941,6 +1069,44 @@ export interface components {
             amount_to_charge?: number | string;
             /** @description Why the units are granted; recorded on the ledger entry. */
             reason?: string;
+            /**
+             * Format: date-time
+             * @description When what is left of the deposited units expires (optional; never by default). Must be in the future.
+             */
+            expires_at?: string;
+            /** @description Draw priority of the deposited units, 0 to 100 (lower is spent first; default 50). */
+            priority?: number;
+        };
+        GrantCreate: {
+            /**
+             * @description Units to grant (greater than 0). Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.
+             * @example 10
+             * @example 0.5
+             */
+            amount: number | string;
+            /**
+             * @description promotional (the default: given) or paid (bought outside this service).
+             * @default promotional
+             * @enum {string}
+             */
+            category?: "paid" | "promotional";
+            /**
+             * @description 0 to 100; lower is spent first (default 50).
+             * @default 50
+             */
+            priority?: number;
+            /**
+             * Format: date-time
+             * @description When the units start to count (optional; now by default).
+             */
+            effective_at?: string;
+            /**
+             * Format: date-time
+             * @description When what is left expires (optional; never by default). Must be in the future and after effective_at.
+             */
+            expires_at?: string;
+            /** @description Shown on the grant and its ledger entry. */
+            reason?: string;
         };
         AutoRefillRequest: {
             /**
@@ -965,6 +1131,8 @@ export interface components {
              * @example 0.5
              */
             threshold?: number | string;
+            /** @description Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default). */
+            expires_after_days?: number;
         };
         RefillChangeRequest: {
             /** @description Balance whose monthly refill changes at its next refill. */
@@ -1175,7 +1343,7 @@ export interface components {
              * @description Event type to deliver; one url may be registered for several types.
              * @enum {string}
              */
-            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+            type: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
             /** @description Absolute http or https URL the service POSTs deliveries to, at most 2048 bytes (UTF-8), with a public host. */
             url: string;
         };
@@ -1290,10 +1458,22 @@ export interface components {
             last_periodic_refill: string | null;
             /** @description Next monthly refill (ISO 8601, UTC), or null. */
             next_periodic_refill: string | null;
+            /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
+            refill_expires_after_days: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
-            /** @description Plan that resets this balance at each renewal (starts with `p_`), or null. */
+            /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
             managed_by_plan_id: string | null;
+            /** @description The soonest expiry among the live grants with units left, or null when none expires. */
+            next_expiry: {
+                /**
+                 * Format: date-time
+                 * @description When the soonest of the live grants expires (ISO 8601, UTC).
+                 */
+                expires_at: string;
+                /** @description Units that expire then, if not spent first. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+            } | null;
             /**
              * Format: date-time
              * @description When the balance was created (ISO 8601, UTC).
@@ -1328,10 +1508,22 @@ export interface components {
             last_periodic_refill: string | null;
             /** @description Next monthly refill (ISO 8601, UTC), or null. */
             next_periodic_refill: string | null;
+            /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
+            refill_expires_after_days: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
-            /** @description Plan that resets this balance at each renewal (starts with `p_`), or null. */
+            /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
             managed_by_plan_id: string | null;
+            /** @description The soonest expiry among the live grants with units left, or null when none expires. */
+            next_expiry: {
+                /**
+                 * Format: date-time
+                 * @description When the soonest of the live grants expires (ISO 8601, UTC).
+                 */
+                expires_at: string;
+                /** @description Units that expire then, if not spent first. Units are JSON numbers rendered from exact decimals. */
+                amount: number;
+            } | null;
             /**
              * Format: date-time
              * @description When the balance was created (ISO 8601, UTC).
@@ -1394,11 +1586,111 @@ export interface components {
             event_id: string | null;
             /** @description Charge that paid for the change (starts with `ch_`), or null. */
             charge_id: string | null;
+            /** @description Credit grant the entry made, drew from, expired or voided (starts with `cg_`), or null. */
+            grant_id: string | null;
             /**
              * Format: date-time
              * @description When the entry was written (ISO 8601, UTC).
              */
             created_at: string;
+        };
+        /** @description Units added to a balance: drawn by priority, then soonest expiry (never-expiring last), then oldest. */
+        Grant: {
+            /** @description Credit grant id (starts with `cg_`). */
+            id: string;
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /** @description Balance the grant adds to. */
+            denomination: string;
+            /** @description Units granted. Units are JSON numbers rendered from exact decimals. */
+            amount: number;
+            /** @description Units not yet spent (0 once expired, voided or used up). Units are JSON numbers rendered from exact decimals. */
+            remaining: number;
+            /**
+             * @description paid (bought) or promotional (given).
+             * @enum {string}
+             */
+            category: "paid" | "promotional";
+            /**
+             * @description Where it came from: a plan period's allowance, a deposit, a refill, or the company.
+             * @enum {string}
+             */
+            source: "plan" | "deposit" | "refill" | "grant";
+            /** @description 0 to 100; lower is spent first. */
+            priority: number;
+            /**
+             * @description live (units left), scheduled (effective_at still to come), used (nothing left), expired, voided.
+             * @enum {string}
+             */
+            status: "live" | "scheduled" | "used" | "expired" | "voided";
+            /**
+             * Format: date-time
+             * @description When its units count (ISO 8601, UTC).
+             */
+            effective_at: string;
+            /** @description When what is left expires; null: never (ISO 8601, UTC), or null. */
+            expires_at: string | null;
+            /** @description USD cents paid per unit; null when nothing was paid for the units. */
+            cost_basis: number | null;
+            /** @description Charge that paid for it (starts with `ch_`), or null. */
+            charge_id: string | null;
+            /** @description Why it was made. */
+            description: string;
+            /** @description When it was voided (ISO 8601, UTC), or null. */
+            voided_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was made (ISO 8601, UTC).
+             */
+            created_at: string;
+        };
+        /** @description The company's credit over a window, per denomination. */
+        CreditsReport: {
+            /**
+             * Format: date-time
+             * @description Start of the window (included) (ISO 8601, UTC).
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window (excluded) (ISO 8601, UTC).
+             */
+            to: string;
+            /** @description One entry per denomination with any credit granted, spent, expired or voided in the window. */
+            denominations: {
+                /** @description Balance denomination. */
+                denomination: string;
+                /** @description Units granted, split by category. */
+                granted: {
+                    /** @description Units granted, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units granted, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units drawn from grants, split by category. */
+                spent: {
+                    /** @description Units drawn from grants, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units drawn from grants, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units that expired unspent, split by category. */
+                expired: {
+                    /** @description Units that expired unspent, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units that expired unspent, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description Units voided unspent, split by category. */
+                voided: {
+                    /** @description Units voided unspent, paid units. Units are JSON numbers rendered from exact decimals. */
+                    paid: number;
+                    /** @description Units voided unspent, promotional units. Units are JSON numbers rendered from exact decimals. */
+                    promotional: number;
+                };
+                /** @description What the paid units that expired had cost (units × cost basis, rounded half up): revenue of credit that will never be used. USD cents, a non-negative integer. */
+                expired_paid_cents: number;
+            }[];
         };
         /** @description A billable usage record. */
         Event: {
@@ -1668,7 +1960,7 @@ export interface components {
          * @description Webhook topic.
          * @enum {string}
          */
-        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+        Topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
         /** @description A registered webhook url. */
         Webhook: {
             /** @description Webhook id (starts with `w_`). */
@@ -1797,9 +2089,9 @@ export interface components {
             type: components["schemas"]["Topic"];
             /** @description Balance amount as a JSON number. */
             account_balance: number;
-            /** @description Balance denomination (USD for payment_failed). */
+            /** @description Balance denomination (USD for payment_failed and card_changed). */
             account_denomination: string;
-            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
+            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
             data?: {
                 [key: string]: unknown;
             };
@@ -1811,11 +2103,11 @@ export interface components {
             topic: components["schemas"]["Topic"];
             /** @description Account id (starts with `a_`). */
             account_id: string;
-            /** @description Balance denomination (USD for payment_failed). */
+            /** @description Balance denomination (USD for payment_failed and card_changed). */
             denomination: string;
             /** @description Balance amount as an exact decimal string. */
             balance: string;
-            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
+            /** @description Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id). */
             data?: {
                 [key: string]: unknown;
             };
@@ -1836,7 +2128,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "sending" | "succeeded" | "failed";
-            /** @description Attempts made so far. */
+            /** @description Attempts made so far: at most 20 per delivery, the 10 of the retry schedule and re-sends together. */
             attempts: number;
             /** @description Next attempt (ISO 8601, UTC), or null. */
             next_attempt_at: string | null;
@@ -1849,22 +2141,24 @@ export interface components {
             updated_at: string | null;
             /** @description What was sent last or, while waiting, what would be sent now. */
             payload: components["schemas"]["WebhookPayloadByType"] | components["schemas"]["WebhookPayloadByTopic"];
-            /** @description Every attempt, oldest first. */
-            attempts_log: {
-                /** @description Attempt id (starts with `wha_`). */
-                id: string;
-                /** @description HTTP status the receiver answered, or null when none. */
-                response_status: number | null;
-                /** @description Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered. */
-                error: string | null;
-                /** @description How long the attempt took. */
-                duration_ms: number | null;
-                /**
-                 * Format: date-time
-                 * @description When the attempt was made (ISO 8601, UTC).
-                 */
-                created_at: string;
-            }[];
+            /** @description Every attempt, oldest first (`GET .../deliveries/{delivery_id}/attempts` pages them). */
+            attempts_log: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description One attempt to send a delivery. */
+        DeliveryAttempt: {
+            /** @description Attempt id (starts with `wha_`). */
+            id: string;
+            /** @description HTTP status the receiver answered, or null when none. */
+            response_status: number | null;
+            /** @description Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered. */
+            error: string | null;
+            /** @description How long the attempt took. */
+            duration_ms: number | null;
+            /**
+             * Format: date-time
+             * @description When the attempt was made (ISO 8601, UTC).
+             */
+            created_at: string;
         };
         /** @description The card now on file. */
         CardAttached: {
@@ -1885,6 +2179,8 @@ export interface components {
         };
         /** @description A fresh customer portal link. */
         PortalLink: {
+            /** @description Portal link id: revokes it (DELETE /v1/portal_links/{portal_link_id}) (starts with `pl_`). */
+            id: string;
             /**
              * Format: uri
              * @description Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.
@@ -1892,9 +2188,35 @@ export interface components {
             url: string;
             /**
              * Format: date-time
-             * @description When the link stops working, 24 hours after it was made (ISO 8601, UTC).
+             * @description When the link stops working: expires_in seconds (24 hours by default) after it was made (ISO 8601, UTC).
              */
             expires_at: string;
+        };
+        /** @description A customer portal link, without its URL (only a hash of it is stored). */
+        PortalLinkRecord: {
+            /** @description Portal link id (starts with `pl_`). */
+            id: string;
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description When the link stops (or stopped) working (ISO 8601, UTC).
+             */
+            expires_at: string;
+            /** @description When it was revoked (ISO 8601, UTC), or null. */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was made (ISO 8601, UTC).
+             */
+            created_at: string;
+        };
+        /** @description The account's portal links revoked. */
+        PortalLinksRevoked: {
+            /** @description Account id (starts with `a_`). */
+            account_id: string;
+            /** @description How many live links were revoked (0 when there were none). */
+            revoked: number;
         };
         /** @description What a plan change would do now; nothing is changed. */
         PlanChangePreview: {
@@ -2050,7 +2372,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: over the company's request rate; retry after Retry-After seconds. Types: `rate_limited`. */
+        /** @description Rate limited: over the company's request rate or its requests in flight, or the address's budget of wrong credentials; retry after Retry-After seconds. Types: `rate_limited`. */
         RateLimited: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -2081,10 +2403,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not ready: the database does not answer, migrations are not applied, or the process is shutting down. Types: `service_unavailable`. */
+        /** @description Service unavailable: the database cannot be reached or is switching over to a standby (retry after Retry-After seconds; with the same Idempotency-Key a request is applied at most once), migrations are not applied, or the process is shutting down. Types: `service_unavailable`. */
         ServiceUnavailable: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -2141,10 +2464,20 @@ export interface components {
          */
         key_id: string;
         /**
+         * @description Credit grant id (`cg_...`).
+         * @example cg_01jq3v6c3d5e7f9g1h3j5k7m9p
+         */
+        grant_id: string;
+        /**
+         * @description Customer portal link id (`pl_...`), as answered when the link was made.
+         * @example pl_01jq3v6e5f7g9h1j3k5m7n9p1q
+         */
+        portal_link_id: string;
+        /**
          * @description Webhook topic.
          * @example pause_balance
          */
-        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed";
+        topic: "pause_balance" | "negative_balance" | "balance_change" | "auto_refill" | "threshold" | "refill_failed" | "payment_failed" | "card_changed";
     };
     requestBodies: never;
     headers: {
@@ -2349,6 +2682,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCompany: {
@@ -2414,6 +2748,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -2470,6 +2805,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -2528,6 +2864,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -2588,6 +2925,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAccounts: {
@@ -2678,6 +3016,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccount: {
@@ -2790,6 +3129,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccount: {
@@ -2863,6 +3203,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccount: {
@@ -2961,6 +3302,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     attachCard: {
@@ -3041,6 +3383,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCardCollectorLink: {
@@ -3095,6 +3438,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPortalLink: {
@@ -3118,9 +3462,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["PortalLinkCreate"];
+            };
+        };
         responses: {
-            /** @description The link and when it expires. */
+            /** @description The link, its id and when it expires. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -3131,6 +3484,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
+                     *         "id": "pl_01jq3v6e5f7g9h1j3k5m7n9p1q",
                      *         "url": "https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4",
                      *         "expires_at": "2026-03-02T09:30:00.000Z"
                      *       }
@@ -3149,6 +3503,118 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeAccountPortalLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many live links were revoked. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "revoked": 2
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalLinksRevoked"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Customer portal link id (`pl_...`), as answered when the link was made.
+                 * @example pl_01jq3v6e5f7g9h1j3k5m7n9p1q
+                 */
+                portal_link_id: components["parameters"]["portal_link_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link, with `revoked_at`. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "pl_01jq3v6e5f7g9h1j3k5m7n9p1q",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "expires_at": "2026-03-02T09:30:00.000Z",
+                     *         "revoked_at": "2026-03-01T10:02:00.000Z",
+                     *         "created_at": "2026-03-01T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalLinkRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     changePlan: {
@@ -3254,6 +3720,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewPlanChange: {
@@ -3339,6 +3806,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCharges: {
@@ -3402,6 +3870,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getBalance: {
@@ -3446,8 +3915,13 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3463,6 +3937,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createBalance: {
@@ -3526,8 +4001,10 @@ export interface operations {
                      *         "refill_on_day": "",
                      *         "last_periodic_refill": null,
                      *         "next_periodic_refill": null,
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": null,
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": null
                      *       }
@@ -3546,6 +4023,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBalances: {
@@ -3592,8 +4070,13 @@ export interface operations {
                      *           "refill_on_day": "10",
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *           "refill_expires_after_days": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
+                     *           "next_expiry": {
+                     *             "expires_at": "2027-04-10T00:00:00.000Z",
+                     *             "amount": 200
+                     *           },
                      *           "created_at": "2027-03-10T12:00:00.000Z",
                      *           "updated_at": "2027-03-10T12:05:00.000Z"
                      *         }
@@ -3613,6 +4096,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTransactions: {
@@ -3659,6 +4143,7 @@ export interface operations {
                      *           "ending_balance": 995.5,
                      *           "event_id": "ev_01jq3v7d4e6f8g0h2j4k6m8n0p",
                      *           "charge_id": null,
+                     *           "grant_id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
                      *           "created_at": "2027-03-10T12:05:00.000Z"
                      *         }
                      *       ],
@@ -3677,6 +4162,308 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGrants: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: "live" | "expired" | "voided" | "all";
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+                /**
+                 * @description Balance denomination.
+                 * @example credits
+                 */
+                denomination: components["parameters"]["denomination"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *           "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *           "denomination": "credits",
+                     *           "amount": 200,
+                     *           "remaining": 200,
+                     *           "category": "promotional",
+                     *           "source": "grant",
+                     *           "priority": 10,
+                     *           "status": "live",
+                     *           "effective_at": "2027-03-10T12:00:00.000Z",
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "cost_basis": null,
+                     *           "charge_id": null,
+                     *           "description": "Launch week bonus",
+                     *           "voided_at": null,
+                     *           "created_at": "2027-03-10T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"][];
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+                /**
+                 * @description Balance denomination.
+                 * @example credits
+                 */
+                denomination: components["parameters"]["denomination"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 200,
+                 *       "category": "promotional",
+                 *       "priority": 10,
+                 *       "expires_at": "2027-04-10T00:00:00Z",
+                 *       "reason": "Launch week bonus"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GrantCreate"];
+            };
+        };
+        responses: {
+            /** @description The grant. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "denomination": "credits",
+                     *         "amount": 200,
+                     *         "remaining": 200,
+                     *         "category": "promotional",
+                     *         "source": "grant",
+                     *         "priority": 10,
+                     *         "status": "live",
+                     *         "effective_at": "2027-03-10T12:00:00.000Z",
+                     *         "expires_at": "2027-04-10T00:00:00.000Z",
+                     *         "cost_basis": null,
+                     *         "charge_id": null,
+                     *         "description": "Launch week bonus",
+                     *         "voided_at": null,
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    voidGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Credit grant id (`cg_...`).
+                 * @example cg_01jq3v6c3d5e7f9g1h3j5k7m9p
+                 */
+                grant_id: components["parameters"]["grant_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grant, voided. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "cg_01jq3v6c3d5e7f9g1h3j5k7m9p",
+                     *         "account_id": "a_01jq3v6b2c4d6f8g0h2j4k6m8n",
+                     *         "denomination": "credits",
+                     *         "amount": 200,
+                     *         "remaining": 0,
+                     *         "category": "promotional",
+                     *         "source": "grant",
+                     *         "priority": 10,
+                     *         "status": "voided",
+                     *         "effective_at": "2027-03-10T12:00:00.000Z",
+                     *         "expires_at": "2027-04-10T00:00:00.000Z",
+                     *         "cost_basis": null,
+                     *         "charge_id": null,
+                     *         "description": "Launch week bonus",
+                     *         "voided_at": "2027-03-10T12:05:00.000Z",
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Grant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    creditsReport: {
+        parameters: {
+            query?: {
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
+                from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2027-02-08T12:00:00.000Z",
+                     *         "to": "2027-03-10T12:00:00.000Z",
+                     *         "denominations": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "granted": {
+                     *               "paid": 5000,
+                     *               "promotional": 200
+                     *             },
+                     *             "spent": {
+                     *               "paid": 3100,
+                     *               "promotional": 200
+                     *             },
+                     *             "expired": {
+                     *               "paid": 400,
+                     *               "promotional": 0
+                     *             },
+                     *             "voided": {
+                     *               "paid": 0,
+                     *               "promotional": 0
+                     *             },
+                     *             "expired_paid_cents": 1000
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditsReport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deposit: {
@@ -3736,8 +4523,13 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3767,6 +4559,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setAutoRefill: {
@@ -3831,8 +4624,13 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3862,6 +4660,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeAutoRefill: {
@@ -3915,8 +4714,13 @@ export interface operations {
                      *         "refill_on_day": "",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": null,
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z"
                      *       }
@@ -3933,6 +4737,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     scheduleRefillChange: {
@@ -4002,6 +4807,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     modifyMidMonth: {
@@ -4061,8 +4867,13 @@ export interface operations {
                      *         "refill_on_day": "10",
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *         "refill_expires_after_days": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
+                     *         "next_expiry": {
+                     *           "expires_at": "2027-04-10T00:00:00.000Z",
+                     *           "amount": 200
+                     *         },
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "updated_at": "2027-03-10T12:05:00.000Z",
                      *         "credit": 2489,
@@ -4094,6 +4905,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ProcessorError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordEvent: {
@@ -4175,8 +4987,13 @@ export interface operations {
                      *           "refill_on_day": "10",
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
+                     *           "refill_expires_after_days": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
+                     *           "next_expiry": {
+                     *             "expires_at": "2027-04-10T00:00:00.000Z",
+                     *             "amount": 200
+                     *           },
                      *           "created_at": "2027-03-10T12:00:00.000Z",
                      *           "updated_at": "2027-03-10T12:05:00.000Z"
                      *         }
@@ -4206,6 +5023,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordEvents: {
@@ -4312,6 +5130,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEvent: {
@@ -4369,6 +5188,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     transitionEvent: {
@@ -4447,6 +5267,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -4544,6 +5365,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPlans: {
@@ -4625,6 +5447,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPlan: {
@@ -4738,6 +5561,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPlan: {
@@ -4808,6 +5632,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCompanyWebhooks: {
@@ -4871,6 +5696,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -4944,6 +5770,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -5001,6 +5828,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -5069,6 +5897,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -5147,6 +5976,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     subscribeWebhook: {
@@ -5211,6 +6041,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unsubscribeWebhook: {
@@ -5274,6 +6105,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSubscriptions: {
@@ -5333,6 +6165,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDeliveries: {
@@ -5417,6 +6250,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDelivery: {
@@ -5493,6 +6327,74 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Page size: 1 to 1000, default 100 (more is 400). */
+                limit?: number;
+                /** @description Cursor: return items after (older than) this id, taken from the last item of the previous page or the Link header. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+                /**
+                 * @description Webhook id (`w_...`).
+                 * @example w_01jq3v8f6g8h0j2k4m6n8p0q2r
+                 */
+                webhook_id: components["parameters"]["webhook_id"];
+                /**
+                 * @description Delivery id (`whd_...`).
+                 * @example whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e
+                 */
+                delivery_id: components["parameters"]["delivery_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wha_01jq3v9h8j0k2m4n6p8q0r2s4t",
+                     *           "response_status": 200,
+                     *           "error": null,
+                     *           "duration_ms": 42,
+                     *           "created_at": "2027-03-10T12:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DeliveryAttempt"][];
+                        /** @description Whether more items follow this page: when true, the last item's id is the `starting_after` of the next page. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryDelivery: {
@@ -5588,6 +6490,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -5644,6 +6547,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     registerWebhookByType: {
@@ -5711,6 +6615,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTestClock: {
@@ -5745,6 +6650,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     advanceTestClock: {
@@ -5800,6 +6706,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhookByType: {
@@ -5899,9 +6806,11 @@ export type CompanyCreate = components["schemas"]["CompanyCreate"];
 export type AccountCreate = components["schemas"]["AccountCreate"];
 export type AccountUpdate = components["schemas"]["AccountUpdate"];
 export type CardAttach = components["schemas"]["CardAttach"];
+export type PortalLinkCreate = components["schemas"]["PortalLinkCreate"];
 export type PlanChange = components["schemas"]["PlanChange"];
 export type BalanceCreate = components["schemas"]["BalanceCreate"];
 export type DepositRequest = components["schemas"]["DepositRequest"];
+export type GrantCreate = components["schemas"]["GrantCreate"];
 export type AutoRefillRequest = components["schemas"]["AutoRefillRequest"];
 export type RefillChangeRequest = components["schemas"]["RefillChangeRequest"];
 export type MidMonthRequest = components["schemas"]["MidMonthRequest"];
@@ -5921,6 +6830,8 @@ export type MidMonthChange = components["schemas"]["MidMonthChange"];
 export type ScheduledRefillChange = components["schemas"]["ScheduledRefillChange"];
 export type ScheduledRefill = components["schemas"]["ScheduledRefill"];
 export type Transaction = components["schemas"]["Transaction"];
+export type Grant = components["schemas"]["Grant"];
+export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
 export type Plan = components["schemas"]["Plan"];
@@ -5939,9 +6850,12 @@ export type SubscriptionRecord = components["schemas"]["SubscriptionRecord"];
 export type WebhookPayloadByType = components["schemas"]["WebhookPayloadByType"];
 export type WebhookPayloadByTopic = components["schemas"]["WebhookPayloadByTopic"];
 export type Delivery = components["schemas"]["Delivery"];
+export type DeliveryAttempt = components["schemas"]["DeliveryAttempt"];
 export type CardAttached = components["schemas"]["CardAttached"];
 export type CardCollectorLink = components["schemas"]["CardCollectorLink"];
 export type PortalLink = components["schemas"]["PortalLink"];
+export type PortalLinkRecord = components["schemas"]["PortalLinkRecord"];
+export type PortalLinksRevoked = components["schemas"]["PortalLinksRevoked"];
 export type PlanChangePreview = components["schemas"]["PlanChangePreview"];
 export type TestClockState = components["schemas"]["TestClock"];
 export type Health = components["schemas"]["Health"];

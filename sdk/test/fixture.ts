@@ -1,13 +1,12 @@
-// What the SDK's tests run against: the built application started as a process (on the
-// project's database, TEST_DB), the local Stripe-compatible server, and companies registered
-// through the SDK itself with the operator token.
+// What the SDK's tests run against: the built application started as a process (on an embedded
+// database of its own: what the SDK sends and reads does not depend on the engine, whose own
+// tests run on both), the local Stripe-compatible server, and companies registered through the
+// SDK itself with the operator token. They run once, in the unit project.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { useTestDatabase } from '../../lib/testing/harness';
 import { startAppServer, type AppServer } from '../../lib/testing/servers';
+import { migratedDataDir } from '../../lib/testing/templates';
 import { startLocalStripe, type LocalStripeServer } from '../../lib/processor/local-stripe/server';
 import { Billing, type ClientOptions } from '../src/index';
 
@@ -27,11 +26,10 @@ export type SdkServer = {
 };
 
 /**
- * Starts, for this test file, the application on the project's database with the operator
- * token, the test clock, and webhooks allowed to reach 127.0.0.1, plus the local Stripe server.
+ * Starts, for this test file, the application with the operator token, the test clock, and
+ * webhooks allowed to reach 127.0.0.1, plus the local Stripe server.
  */
 export function useSdkServer(env: Record<string, string> = {}): SdkServer {
-  const db = useTestDatabase();
   const started: AppServer[] = [];
   const dirs: string[] = [];
   let stripe: LocalStripeServer | undefined;
@@ -45,13 +43,10 @@ export function useSdkServer(env: Record<string, string> = {}): SdkServer {
       APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789',
       WORKER_INTERVAL_MS: '200',
     };
-    if (db.kind === 'postgres') base.DATABASE_URL = db.url!;
-    else {
-      // The embedded database belongs to one process: another server gets a directory of its own.
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-'));
-      dirs.push(dir);
-      base.DATA_DIR = dir;
-    }
+    // The embedded database belongs to one process: another server gets a directory of its own.
+    const dir = await migratedDataDir('sdk-');
+    dirs.push(dir);
+    base.DATA_DIR = dir;
     const server = await startAppServer({ ...base, ...env, ...extra });
     started.push(server);
     return server;

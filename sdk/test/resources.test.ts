@@ -133,6 +133,13 @@ describe('the SDK against a started server', () => {
     const page = await fetch(portal.url.replace(/^https?:\/\/[^/]+/, server.url));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Recent charges');
+    const short = await billing.accounts.createPortalLink(account.id, { expires_in: 600 });
+    expect(new Date(short.expires_at).getTime() - Date.now()).toBeLessThanOrEqual(600_000);
+    const revoked = await billing.accounts.revokePortalLink(portal.id);
+    expect(revoked).toMatchObject({ id: portal.id, account_id: account.id, revoked_at: expect.any(String) });
+    expect(await billing.accounts.revokePortalLinks(account.id)).toEqual({ account_id: account.id, revoked: 1 });
+    const gone = await fetch(short.url.replace(/^https?:\/\/[^/]+/, server.url));
+    expect(await gone.text()).toContain('This link was revoked');
     const preview = await billing.accounts.previewPlanChange(account.id, { plan_id: plans.max.id });
     expect(preview).toMatchObject({ plan_id: plans.max.id, effective: 'now' });
     const upgraded = await billing.accounts.changePlan(account.id, { plan_id: plans.max.id });
@@ -163,6 +170,21 @@ describe('the SDK against a started server', () => {
     expect(ledger[0]).toMatchObject({ starting_balance: 2.5, ending_balance: 102.5, charge_id: charge.id });
     const declined = await billing.balances.deposit((await billing.accounts.create({ name: 'NoCard', email: 'nocard@example.com' })).id, { denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 100 }).catch((e: unknown) => e);
     expect(declined).toMatchObject({ status: 402, type: 'payment_method_required' });
+  });
+
+  it('grants: create with an expiry and a priority, list by status, void, and the credits report', async () => {
+    const soon = new Date(Date.parse((await billing.balances.get(account.id, 'credits')).created_at) + 7 * 86_400_000).toISOString();
+    const promo = await billing.grants.create(account.id, 'credits', { amount: 40, priority: 10, expires_at: soon, reason: 'Launch week' }, { idempotencyKey: 'sdk-grant-1' });
+    expect(promo).toMatchObject({ amount: 40, remaining: 40, category: 'promotional', source: 'grant', priority: 10, status: 'live', expires_at: soon });
+    expect(await billing.grants.create(account.id, 'credits', { amount: 40, priority: 10, expires_at: soon, reason: 'Launch week' }, { idempotencyKey: 'sdk-grant-1' })).toEqual(promo);
+    expect((await billing.balances.get(account.id, 'credits')).next_expiry).toEqual({ expires_at: soon, amount: 40 });
+    expect((await all(billing.grants.list(account.id, 'credits'))).map((g) => g.id)).toContain(promo.id);
+    const voided = await billing.grants.void(promo.id);
+    expect(voided).toMatchObject({ id: promo.id, status: 'voided', remaining: 0 });
+    expect((await all(billing.grants.list(account.id, 'credits', { status: 'voided' }))).map((g) => g.id)).toEqual([promo.id]);
+    const report = await billing.grants.report();
+    expect(report.denominations.find((d) => d.denomination === 'credits')).toMatchObject({ voided: { paid: 0, promotional: 40 } });
+    await expect(billing.grants.create(account.id, 'credits', { amount: 5, priority: 101 })).rejects.toMatchObject({ status: 400, param: 'priority' });
   });
 
   it('auto_refill: set monthly (refilled at once), schedule a change, increase mid-month, remove', async () => {
@@ -262,6 +284,8 @@ describe('the SDK against a started server', () => {
       expect(await billing.webhooks.getDelivery(hook.id, deliveries[0].id)).toMatchObject({ status: 'succeeded', attempts: 1 });
       const resent = await billing.webhooks.retryDelivery(hook.id, deliveries[0].id);
       expect(resent.attempts_log.length).toBe(2);
+      const attempts = await all(billing.webhooks.listDeliveryAttempts(hook.id, deliveries[0].id, { limit: 1 }));
+      expect(attempts.map((a) => a.id)).toEqual(resent.attempts_log.map((a) => a.id).reverse());
       const [, second] = await receiver.waitFor(2, 10_000);
       expect(second.headers['webhook-id']).toBe(delivery.headers['webhook-id']);
       expect(await verifyWebhook(second.body, second.headers, hook.secret)).toMatchObject({ topic: 'negative_balance' });

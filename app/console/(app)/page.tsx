@@ -1,7 +1,7 @@
 import Link from 'next/link';
 import { Suspense } from 'react';
 import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { amountFor, Decimal } from '@/lib/money';
 import { listEvents } from '@/lib/billing/events/events';
@@ -30,7 +30,7 @@ function countText(c: Count): string {
 }
 
 async function AccountStat({ companyId }: { companyId: string }) {
-  const { total, recent } = await accountTotals({ db: await getDb(), companyId, now: now() });
+  const { total, recent } = await accountTotals({ db: await getReadDb(), companyId, now: now() });
   return (
     <Stat
       label="Accounts"
@@ -47,7 +47,7 @@ async function AccountStat({ companyId }: { companyId: string }) {
 }
 
 async function Activity({ companyId }: { companyId: string }) {
-  const days = await dailyTotals({ db: await getDb(), companyId, now: now() });
+  const days = await dailyTotals({ db: await getReadDb(), companyId, now: now() });
   const today = days[days.length - 1];
   const sum = (f: (d: (typeof days)[number]) => number) => days.reduce((s, d) => s + f(d), 0);
   const events = sum((d) => d.events);
@@ -103,7 +103,7 @@ async function Activity({ companyId }: { companyId: string }) {
 }
 
 async function RecentEvents({ companyId }: { companyId: string }) {
-  const db = await getDb();
+  const db = await getReadDb();
   const at = now();
   const page = await listEvents({ db, companyId, q: { limit: 8 }, now: at });
   const names = await accountNames({ db, companyId, ids: page.items.map((e) => e.accountId) });

@@ -13,6 +13,7 @@ const PROBLEMS = {
   unknown: () => 'This link is not valid. Ask the company that sent it for a new one.',
   expired: (company?: string) => `This link has expired. Ask ${company ?? 'the company that sent it'} for a new link.`,
   spent: (company?: string) => `This link can no longer be used: too many card attempts through it failed. Ask ${company ?? 'the company that sent it'} for a new link.`,
+  revoked: (company?: string) => `This link was revoked by ${company ?? 'the company that sent it'}. Ask them for a new link.`,
 };
 
 const PLAN_STATUS: Record<string, { text: string; className: string }> = {
@@ -64,6 +65,25 @@ function Balances({ view }: { view: PortalView }) {
             <dt>Pending</dt>
             <dd className="text-right tabular-nums">{formatUnits(b.pending)}</dd>
           </dl>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Grants({ view }: { view: PortalView }) {
+  if (!view.grants.length) return <p className="mt-2 text-slate-700">No credit to use right now.</p>;
+  return (
+    <ul className="mt-3 divide-y divide-slate-200" aria-label="Credit grants, soonest expiry first">
+      {view.grants.map((g) => (
+        <li key={g.id} className="flex flex-wrap items-baseline justify-between gap-x-4 gap-y-1 py-3">
+          <div className="min-w-0">
+            <p className="font-medium">
+              {formatUnits(g.remaining)} {g.denomination}
+            </p>
+            <p className="text-sm text-slate-700">{g.category === 'paid' ? 'Purchased' : 'Promotional'}</p>
+          </div>
+          <p className={g.expiresAt ? 'font-medium text-amber-900' : 'text-slate-700'}>{g.expiresAt ? `Expires ${day(g.expiresAt)}, ${g.expiresAt.toISOString().slice(11, 16)} UTC` : 'Never expires'}</p>
         </li>
       ))}
     </ul>
@@ -154,6 +174,10 @@ export default async function PortalPage({ params }: { params: Promise<{ token: 
       <Card title="Balances" id="balances">
         <p className="mt-1 text-sm text-slate-700">Pending is held by work still under way; available is what you can use now.</p>
         <Balances view={view} />
+      </Card>
+      <Card title="Credit" id="grants">
+        <p className="mt-1 text-sm text-slate-700">What you can still use, and when each part expires.</p>
+        <Grants view={view} />
       </Card>
       <Card title="Plan" id="plan">
         <Plan view={view} />

@@ -34,13 +34,13 @@ const STATUS_WORDS: Record<number, string> = {
   402: 'Payment needed or refused.',
   404: 'No such resource for this company (other companies\' ids are 404 too).',
   409: 'Conflict: an illegal state transition, or an Idempotency-Key reused with a different body. With `Retry-After`, the work it conflicts with is still under way (a request with the same Idempotency-Key, or a renewal or another plan change of the account): retry after that many seconds.',
-  410: 'Gone: a card collector or customer portal link that expired, or was spent by 5 failed card attempts; a new link must be made.',
+  410: 'Gone: a card collector or customer portal link that expired, was revoked, or was spent by 5 failed card attempts; a new link must be made.',
   413: 'Payload too large: a body over 1 MiB (64 KiB on unauthenticated calls), or a batch over 1000 events.',
   415: 'Unsupported media type: send JSON with Content-Type: application/json.',
-  429: 'Rate limited: over the company\'s request rate; retry after Retry-After seconds.',
+  429: 'Rate limited: over the company\'s request rate or its requests in flight, or the address\'s budget of wrong credentials; retry after Retry-After seconds.',
   500: 'Internal error: never with a stack trace or SQL text; quote the request id.',
   502: 'The payment processor failed or timed out; nothing was charged twice.',
-  503: 'Not ready: the database does not answer, migrations are not applied, or the process is shutting down.',
+  503: 'Service unavailable: the database cannot be reached or is switching over to a standby (retry after Retry-After seconds; with the same Idempotency-Key a request is applied at most once), migrations are not applied, or the process is shutting down.',
 };
 
 const TYPES_BY_STATUS = new Map<number, ErrorType[]>();
@@ -55,6 +55,8 @@ const PATH_PARAMS: Record<string, { description: string; schema: Json; example: 
   webhook_id: { description: 'Webhook id (`w_...`).', schema: { type: 'string' }, example: IDS.webhook },
   delivery_id: { description: 'Delivery id (`whd_...`).', schema: { type: 'string' }, example: IDS.delivery },
   key_id: { description: 'API key id (`key_...`).', schema: { type: 'string' }, example: IDS.key },
+  grant_id: { description: 'Credit grant id (`cg_...`).', schema: { type: 'string' }, example: IDS.grant },
+  portal_link_id: { description: 'Customer portal link id (`pl_...`), as answered when the link was made.', schema: { type: 'string' }, example: IDS.portalLink },
   topic: { description: 'Webhook topic.', schema: {}, example: 'pause_balance' },
 };
 
@@ -127,6 +129,9 @@ export function errorTypesOf(op: Operation): ErrorType[] {
   const types = new Set<ErrorType>();
   const mutating = op.method !== 'get';
   const readsBody = op.method === 'post' || op.method === 'put' || op.method === 'patch';
+  // Every authenticated call reads the database, which can be switching over to a standby: 503
+  // with Retry-After. (The public probes list it themselves; liveness and the document need none.)
+  if (op.auth !== 'public') types.add('service_unavailable');
   if (op.auth === 'company') {
     for (const t of ['invalid_request', 'unauthorized', 'rate_limited', 'internal'] as const) types.add(t);
     if (op.path.includes('{')) types.add('not_found');
@@ -149,7 +154,7 @@ export function errorTypesOf(op: Operation): ErrorType[] {
 const errorHeaders = (status: number): Json => ({
   'Request-Id': { $ref: '#/components/headers/RequestId' },
   ...(status === 401 && { 'WWW-Authenticate': { $ref: '#/components/headers/WWWAuthenticate' } }),
-  ...((status === 429 || status === 409) && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+  ...((status === 429 || status === 409 || status === 503) && { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
 });
 
 function errorResponse(status: number, types: ErrorType[]): Json {
@@ -324,11 +329,22 @@ tokens): a new link must be made with \`POST /v1/accounts/{account_id}/card_coll
 
 The customer portal page (\`/portal/...\`, made with \`POST /v1/accounts/{account_id}/portal_link\`)
 and its own card call are not part of this API either. The page shows one account to its end
-customer without sign-in for 24 hours: balances, plan and next renewal, the last 20 charges,
-and a form to replace the card (a past-due renewal is retried at once with the new card). Its
-card call keeps the collector's rules: 64 KiB bodies, the per-address limit, and 410
-\`link_expired\` once the link has expired or 5 card attempts through it failed.
+customer without sign-in for \`expires_in\` seconds (24 hours by default): balances, plan and
+next renewal, the last 20 charges, and a form to replace the card (a past-due renewal is
+retried at once with the new card). A link stops at once when revoked, alone
+(\`DELETE /v1/portal_links/{portal_link_id}\`) or with all of its account's
+(\`POST /v1/accounts/{account_id}/portal_links/revoke\`). Every card saved through a collector
+or portal link sends \`card_changed\`. The card call keeps the collector's rules: 64 KiB
+bodies, the per-address limit, and 410 \`link_expired\` once the link has expired, was revoked,
+or 5 card attempts through it failed.
 `.trim();
+
+const cardChangedData = {
+  source: 'portal',
+  link_id: IDS.portalLink,
+  payment_method: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030 },
+  previous_payment_method: { brand: 'mastercard', last4: '4444', exp_month: 3, exp_year: 2028 },
+};
 
 function webhookOperation(kind: 'type' | 'topic'): Json {
   const schema = kind === 'type' ? 'WebhookPayloadByType' : 'WebhookPayloadByTopic';
@@ -342,7 +358,7 @@ function webhookOperation(kind: 'type' | 'topic'): Json {
       operationId: kind === 'type' ? 'webhookByType' : 'webhookByTopic',
       tags: ['Webhooks'],
       summary: kind === 'type' ? 'Balance notification (variant A, by type)' : 'Balance notification (variant B, by topic)',
-      description: `${registered} Topics: \`pause_balance\` and \`negative_balance\` when a balance's available drops below zero (\`pause_balance\` also when a gated event is refused), \`balance_change\` (may be coalesced; carries the balance at send time), \`auto_refill\` on refills and plan renewals, \`threshold\` when a plan's threshold_alert_percentage or a refill threshold is crossed, \`refill_failed\`, \`payment_failed\`. Crossing topics fire once per crossing. Verify \`webhook-signature\` (HMAC-SHA256 over \`webhook-id.webhook-timestamp.body\` with the webhook secret); \`webhook-timestamp\` is real wall-clock time even under the test clock.`,
+      description: `${registered} Topics: \`pause_balance\` and \`negative_balance\` when a balance's available drops below zero (\`pause_balance\` also when a gated event is refused), \`balance_change\` (may be coalesced; carries the balance at send time), \`auto_refill\` on refills and plan renewals, \`threshold\` when a plan's threshold_alert_percentage or a refill threshold is crossed, \`refill_failed\`, \`payment_failed\`, \`card_changed\` when a card is saved through a hosted page (the card collector or a customer portal link: \`data\` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify \`webhook-signature\` (HMAC-SHA256 over \`webhook-id.webhook-timestamp.body\` with the webhook secret); \`webhook-timestamp\` is real wall-clock time even under the test clock.`,
       security: [{}, { webhookBasicAuth: [] }],
       parameters: [
         { name: 'webhook-id', in: 'header', required: true, description: 'The delivery id (`whd_...`), the same on every attempt that carries the same message: deduplicate on it. A `balance_change` retried with a newer balance than its attempt before is a new message: `<delivery id>_r<attempt>` (the delivery endpoints take that form too).', schema: { type: 'string' }, example: IDS.delivery },
@@ -362,6 +378,13 @@ function webhookOperation(kind: 'type' | 'topic'): Json {
                   kind === 'type'
                     ? { ...example, type: 'payment_failed', account_balance: 0, account_denomination: 'USD', data: { charge_id: IDS.charge, amount: 4900, reason: 'plan_renewal', failure_code: 'card_declined' } }
                     : { ...example, topic: 'payment_failed', balance: '0', denomination: 'USD', data: { charge_id: IDS.charge, amount: 4900, reason: 'plan_renewal', failure_code: 'card_declined' } },
+              },
+              card_changed: {
+                summary: 'A card was saved through a hosted page (the new card and the one it replaced under data)',
+                value:
+                  kind === 'type'
+                    ? { ...example, type: 'card_changed', account_balance: 0, account_denomination: 'USD', data: cardChangedData }
+                    : { ...example, topic: 'card_changed', balance: '0', denomination: 'USD', data: cardChangedData },
               },
             },
           },

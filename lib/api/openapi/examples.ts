@@ -13,8 +13,10 @@ export const IDS = {
   event: 'ev_01jq3v7d4e6f8g0h2j4k6m8n0p',
   event2: 'ev_01jq3v7d4e6f8g0h2j4k6m8n0q',
   transaction: 'tx_01jq3v7e5f7g9h1j3k5m7n9p1q',
+  grant: 'cg_01jq3v6c3d5e7f9g1h3j5k7m9p',
   charge: 'ch_01jq3v6d4e6f8g0h2j4k6m8n0p',
   key: 'key_01jq3v5zq8x7m2k4n6p8r0t2v5',
+  portalLink: 'pl_01jq3v6e5f7g9h1j3k5m7n9p1q',
   webhook: 'w_01jq3v8f6g8h0j2k4m6n8p0q2r',
   delivery: 'whd_01jq3v9g7h9j1k3m5n7p9q1r3s_5f3a9c1e',
   attempt: 'wha_01jq3v9h8j0k2m4n6p8q0r2s4t',
@@ -73,8 +75,10 @@ export const balanceExample = {
   refill_on_day: '10',
   last_periodic_refill: T0,
   next_periodic_refill: '2027-04-10T00:00:00.000Z',
+  refill_expires_after_days: null,
   scheduled_refill_change: null,
   managed_by_plan_id: null,
+  next_expiry: { expires_at: '2027-04-10T00:00:00.000Z', amount: 200 },
   created_at: T0,
   updated_at: T1,
 };
@@ -89,6 +93,8 @@ export const newBalanceExample = {
   refill_on_day: '',
   last_periodic_refill: null,
   next_periodic_refill: null,
+  refill_expires_after_days: null,
+  next_expiry: null,
   updated_at: null,
 };
 
@@ -103,7 +109,27 @@ export const transactionExample = {
   ending_balance: 995.5,
   event_id: IDS.event,
   charge_id: null,
+  grant_id: IDS.grant,
   created_at: T1,
+};
+
+export const grantExample = {
+  id: IDS.grant,
+  account_id: IDS.account,
+  denomination: 'credits',
+  amount: 200,
+  remaining: 200,
+  category: 'promotional',
+  source: 'grant',
+  priority: 10,
+  status: 'live',
+  effective_at: T0,
+  expires_at: '2027-04-10T00:00:00.000Z',
+  cost_basis: null,
+  charge_id: null,
+  description: 'Launch week bonus',
+  voided_at: null,
+  created_at: T0,
 };
 
 export const eventExample = {
@@ -259,7 +285,7 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
     error: { type: 'conflict', message: 'This Idempotency-Key was already used with a different request.', param: null },
   },
   link_expired: {
-    summary: 'A card collector or portal link that expired or was spent by 5 failed card attempts (those pages only)',
+    summary: 'A card collector or portal link that expired, was revoked, or was spent by 5 failed card attempts (those pages only)',
     error: { type: 'link_expired', message: 'This link can no longer be used: 5 card attempts through it failed. Ask Acme AI for a new link.', param: null },
   },
   payload_too_large: {

@@ -23,6 +23,8 @@ export const FIELD_DOCS: Record<string, string> = {
   username: 'HTTP Basic username sent with every delivery (no colon); null for none.',
   password: 'HTTP Basic password sent with every delivery; needs a username; null for none.',
 
+  'PortalLinkCreate.expires_in': 'Seconds the link works, 300 (5 minutes) to 86400 (24 hours); 86400 when left out. Make it as short as the customer needs: anyone holding the link sees the account and can replace its card until then (or until it is revoked).',
+
   'AccountCreate.name': 'Name of the customer.',
   'AccountCreate.email': 'Email address of the customer.',
   'AccountCreate.processor_id': 'Existing payment processor customer id (cus_...). If omitted, the service creates a processor customer.',
@@ -40,6 +42,15 @@ export const FIELD_DOCS: Record<string, string> = {
   'DepositRequest.denomination': 'Balance to credit.',
   'DepositRequest.charge_against_denomination': 'Synonym of denomination.',
   'DepositRequest.amount_to_deposit': 'Units to add.',
+  'DepositRequest.expires_at': 'When what is left of the deposited units expires (optional; never by default). Must be in the future.',
+  'DepositRequest.priority': 'Draw priority of the deposited units, 0 to 100 (lower is spent first; default 50).',
+
+  'GrantCreate.amount': 'Units to grant (greater than 0).',
+  'GrantCreate.category': 'promotional (the default: given) or paid (bought outside this service).',
+  'GrantCreate.priority': '0 to 100; lower is spent first (default 50).',
+  'GrantCreate.effective_at': 'When the units start to count (optional; now by default).',
+  'GrantCreate.expires_at': 'When what is left expires (optional; never by default). Must be in the future and after effective_at.',
+  'GrantCreate.reason': 'Shown on the grant and its ledger entry.',
   'DepositRequest.amount_to_charge': 'USD cents charged to the card first; 0 (the default) makes a free grant. Otherwise at least 50 (the smallest card payment).',
 
   'AutoRefillRequest.amount': 'Units added per refill.',
@@ -47,6 +58,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'AutoRefillRequest.refill_period':
     'monthly: refill on the same day each month from today (after the 28th: the 1st of the second following month, then the 1st); the first refill happens at once.',
   'AutoRefillRequest.threshold': 'Refill each time the balance drops below this.',
+  'AutoRefillRequest.expires_after_days': 'Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default).',
 
   'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
   'RefillChangeRequest.amount': 'Units per refill from the next refill on.',
@@ -116,6 +128,10 @@ export const QUERY_DOCS: Record<string, string> = {
   created_gte: 'Only events created at or after this time (ISO 8601 with offset).',
   created_lt: 'Only events created before this time (ISO 8601 with offset).',
   status: 'Only deliveries in this status.',
+  from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
+  to: 'End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from.',
+  granularity: 'Size of each bucket: hour, day (default) or month, in UTC.',
+  group_by: 'type (default): one row per event type; property:<name>: one row per value of that property (null for events without it).',
 };
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */

@@ -364,7 +364,12 @@ describe('real responses match the document', () => {
     await call('POST', `/v1/accounts/${ids.plain}/card`, { body: { token: 'tok_chargeDeclined' } });
     await call('POST', `/v1/accounts/${ids.account}/card`, { body: { token: 'tok_mastercard' } });
     await call('POST', `/v1/accounts/${ids.account}/card_collector`);
+    const portal = (await call('POST', `/v1/accounts/${ids.account}/portal_link`, { body: { expires_in: 600 } })).data;
     await call('POST', `/v1/accounts/${ids.account}/portal_link`);
+    await call('POST', `/v1/accounts/${ids.account}/portal_link`, { body: { expires_in: 299 } }, 400);
+    await call('DELETE', `/v1/portal_links/${portal.id}`);
+    await call('DELETE', '/v1/portal_links/pl_doesnotexist', {}, 404);
+    await call('POST', `/v1/accounts/${ids.account}/portal_links/revoke`);
     await call('POST', `/v1/accounts/${ids.account}/changeplan/preview`, { body: { plan_id: ids.lite } });
     await call('POST', `/v1/accounts/${ids.plain}/changeplan/preview`, { body: { plan_id: ids.pro } });
     await call('POST', `/v1/accounts/${ids.account}/changeplan`, { body: { plan_id: ids.lite } });
@@ -392,7 +397,19 @@ describe('real responses match the document', () => {
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { account_id: ids.account, denomination: 'tokens', amount: 300, usd_charge: 2400 } });
     await call('PUT', `/v1/accounts/${ids.account}/modifymidmonth`, { body: { denomination: 'tokens', amount: 1, usd_charge: 1 } }, 400);
     await call('DELETE', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`);
-    await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5 } });
+    await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5, expires_after_days: 30 } });
+    await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5, expires_after_days: 0 } }, 400);
+    await call('POST', `/v1/accounts/${ids.account}/deposit`, { body: { denomination: 'tokens', amount_to_deposit: 10, amount_to_charge: 500, expires_at: '2099-01-01T00:00:00Z', priority: 20 } });
+
+    const g = await call('POST', `/v1/accounts/${ids.plain}/balance/credits/grants`, { body: { amount: 5, category: 'promotional', priority: 10, expires_at: '2099-01-01T00:00:00Z', reason: 'Launch offer' }, headers: { 'Idempotency-Key': 'cg-1' } });
+    await call('POST', `/v1/accounts/${ids.plain}/balance/credits/grants`, { body: { amount: 0 } }, 400);
+    await call('GET', `/v1/accounts/${ids.plain}/balance/credits/grants`);
+    await call('GET', `/v1/accounts/${ids.plain}/balance/credits/grants?status=all&limit=2`);
+    await call('GET', `/v1/accounts/${ids.plain}/balance/credits/grants?status=gone`, {}, 400);
+    await call('POST', `/v1/grants/${g.data.id}/void`);
+    await call('POST', '/v1/grants/cg_doesnotexist/void', {}, 404);
+    await call('GET', '/v1/companies/{company}/reports/credits');
+    await call('GET', '/v1/companies/{company}/reports/credits?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z', {}, 400);
     await call('GET', `/v1/accounts/${ids.account}/charges?limit=3`);
     await call('GET', `/v1/accounts/${ids.plain}/charges`);
     await call('GET', `/v1/accounts/${ids.account}/transactions?limit=2`);
@@ -419,6 +436,12 @@ describe('real responses match the document', () => {
     await call('POST', '/v1/events', { body: Array.from({ length: 1001 }, () => ({ account_id: ids.account, type: 'q' })) }, 413);
     await call('GET', `/v1/companies/{company}/events?limit=2&state=rejected&account_id=${ids.plain}`);
     await call('GET', '/v1/companies/{company}/events?limit=1000');
+    const usage = await call('GET', `/v1/accounts/${ids.account}/usage?granularity=hour`);
+    expect(usage.data.length).toBeGreaterThan(0);
+    await call('GET', `/v1/accounts/${ids.account}/usage?group_by=week`, {}, 400);
+    await call('GET', `/v1/accounts/a_notmine/usage`, {}, 404);
+    await call('GET', `/v1/companies/{company}/usage?group_by=property:model&account_id=${ids.account}&granularity=month`);
+    await call('GET', '/v1/companies/{company}/usage?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z', {}, 400);
   });
 
   it('webhooks and deliveries', async () => {
@@ -442,6 +465,8 @@ describe('real responses match the document', () => {
     await call('GET', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}`);
     const retried = await call('POST', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}/retry`);
     expect(retried.data.attempts_log.length).toBeGreaterThan(0);
+    const attempts = await call('GET', `/v1/companies/{company}/webhooks/${w}/deliveries/${d}/attempts?limit=1`);
+    expect(attempts.data).toEqual([retried.data.attempts_log.at(-1)]);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}/subscribe/balance_change`);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}/subscribe/balance_change`, {}, 404);
     await call('DELETE', `/v1/companies/{company}/webhooks/${w}`);

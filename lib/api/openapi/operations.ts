@@ -4,6 +4,8 @@ import { listQuery } from '../pagination';
 import { accountCreate, accountListQuery, accountUpdate } from '../schemas/accounts';
 import { balanceCreate, deposit, ledgerQuery } from '../schemas/balances';
 import { cardAttach } from '../schemas/cards';
+import { grantCreate, grantListQuery, reportWindow } from '../schemas/grants';
+import { portalLinkCreate } from '../schemas/portal';
 import { changePlan } from '../schemas/changeplan';
 import { companyCreate } from '../schemas/companies';
 import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } from '../schemas/events';
@@ -24,9 +26,11 @@ export const REQUEST_SCHEMAS = {
   AccountCreate: accountCreate,
   AccountUpdate: accountUpdate,
   CardAttach: cardAttach,
+  PortalLinkCreate: portalLinkCreate,
   PlanChange: changePlan,
   BalanceCreate: balanceCreate,
   DepositRequest: deposit,
+  GrantCreate: grantCreate,
   AutoRefillRequest: autoRefill,
   RefillChangeRequest: scheduledRefill,
   MidMonthRequest: modifyMidMonth,
@@ -199,8 +203,23 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/portal_link', operationId: 'createPortalLink', tag: 'Accounts', auth: 'company',
     summary: 'New customer portal link',
     description:
-      'A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts). The link carries a 256-bit token and works for 24 hours; only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page\'s card call then answers 410 `link_expired`).',
-    response: { schema: 'PortalLink', description: 'The link and when it expires.', example: { url: 'https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4', expires_at: '2026-03-02T09:30:00.000Z' } },
+      'A link to a page for the end customer of this account, without sign-in: balances (amount, pending, available), plan and next renewal, the last 20 charges with status and amount, and a form to replace the card on file (a past-due renewal is retried at once with the new card; a plan waiting for a card starts; every card saved through it sends `card_changed`). The link carries a 256-bit token and works for `expires_in` seconds (300 to 86,400; 24 hours when left out) unless revoked first (`DELETE /v1/portal_links/{portal_link_id}` with the `id` answered here, or `POST /v1/accounts/{account_id}/portal_links/revoke` for all of the account\'s); only its hash is stored, so the URL is shown only in this answer. 5 failed card attempts through it spend it (the page\'s card call then answers 410 `link_expired`).',
+    body: { schema: 'PortalLinkCreate', optional: true, example: { expires_in: 3600 } },
+    response: { schema: 'PortalLink', description: 'The link, its id and when it expires.', example: { id: ex.IDS.portalLink, url: 'https://billing.example.com/portal/Xq2Vw9RtYb3NmZ8pLd4HfJ5xKq2Vw9RtYb3NmZ8pLd4', expires_at: '2026-03-02T09:30:00.000Z' } },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/portal_links/revoke', operationId: 'revokeAccountPortalLinks', tag: 'Accounts', auth: 'company',
+    summary: 'Revoke all portal links of an account',
+    description:
+      'Every portal link of the account that has neither expired nor been revoked stops working at once: its page says the link was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Links made afterwards work as usual.',
+    response: { schema: 'PortalLinksRevoked', description: 'How many live links were revoked.', example: { account_id: ex.IDS.account, revoked: 2 } },
+  },
+  {
+    method: 'delete', path: '/v1/portal_links/{portal_link_id}', operationId: 'revokePortalLink', tag: 'Accounts', auth: 'company',
+    summary: 'Revoke a portal link',
+    description:
+      'The link stops working at once: its page says it was revoked and its card call answers 410 `link_expired` (a card submission already under way finishes). Revoking a link again, or an expired one, changes nothing and answers it as it is.',
+    response: { schema: 'PortalLinkRecord', description: 'The link, with `revoked_at`.', example: { id: ex.IDS.portalLink, account_id: ex.IDS.account, expires_at: '2026-03-02T09:30:00.000Z', revoked_at: '2026-03-01T10:02:00.000Z', created_at: '2026-03-01T09:30:00.000Z' } },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/changeplan', operationId: 'changePlan', tag: 'Accounts', auth: 'company',
@@ -253,6 +272,42 @@ const CANONICAL: Operation[] = [
     description: 'Every change to any balance of the account, newest first. For every balance, amount = sum of its entries.',
     query: ledgerQuery,
     response: { schema: 'Transaction', list: 'paged', description: 'Ledger entries.', example: [ex.transactionExample] },
+  },
+  {
+    method: 'post', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', operationId: 'createGrant', tag: 'Balances', auth: 'company',
+    summary: 'Grant units',
+    description:
+      'Adds units as a credit grant (the balance is made when missing): `promotional` by default, drawn by `priority` (0 first), then soonest `expires_at` (never-expiring last), then oldest. What is left at `expires_at` expires: a ledger entry of type `expire`, exactly at that time whether or not anything ran then. A balance below zero is paid first by the grant. At most 1,000 live grants per balance. Send an `Idempotency-Key` to make a retry safe.',
+    body: { schema: 'GrantCreate', example: { amount: 200, category: 'promotional', priority: 10, expires_at: '2027-04-10T00:00:00Z', reason: 'Launch week bonus' } },
+    response: { schema: 'Grant', description: 'The grant.', example: ex.grantExample },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/balance/{denomination}/grants', operationId: 'listGrants', tag: 'Balances', auth: 'company',
+    summary: 'List grants',
+    description: 'The balance\'s grants, newest first: `live` (the default), `expired`, `voided` or `all`.',
+    query: grantListQuery,
+    response: { schema: 'Grant', list: 'paged', description: 'The grants.', example: [ex.grantExample] },
+  },
+  {
+    method: 'post', path: '/v1/grants/{grant_id}/void', operationId: 'voidGrant', tag: 'Balances', auth: 'company',
+    summary: 'Void a grant',
+    description: 'Takes away what is left of the grant (a ledger entry of type `void`). Voiding a voided grant answers it unchanged.',
+    response: { schema: 'Grant', description: 'The grant, voided.', example: { ...ex.grantExample, remaining: 0, status: 'voided', voided_at: '2027-03-10T12:05:00.000Z' } },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/reports/credits', operationId: 'creditsReport', tag: 'Balances', auth: 'company',
+    summary: 'Credits report',
+    description: 'Per denomination, over `[from, to)` (by default the 30 days up to now, now included; at most 400 days): units granted, spent, expired and voided, each split paid / promotional, and `expired_paid_cents`.',
+    query: reportWindow,
+    response: {
+      schema: 'CreditsReport',
+      description: 'The report.',
+      example: {
+        from: '2027-02-08T12:00:00.000Z',
+        to: '2027-03-10T12:00:00.000Z',
+        denominations: [{ denomination: 'credits', granted: { paid: 5000, promotional: 200 }, spent: { paid: 3100, promotional: 200 }, expired: { paid: 400, promotional: 0 }, voided: { paid: 0, promotional: 0 }, expired_paid_cents: 1000 }],
+      },
+    },
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/deposit', operationId: 'deposit', tag: 'Balances', auth: 'company',
@@ -440,7 +495,7 @@ const CANONICAL: Operation[] = [
   },
   {
     method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries', operationId: 'listDeliveries', tag: 'Webhooks', auth: 'company',
-    summary: 'The delivery log', description: 'Every notification to this webhook, newest first, each with all its attempts.',
+    summary: 'The delivery log', description: 'Every notification to this webhook, newest first, each with its attempts (at most 20 per delivery; `.../deliveries/{delivery_id}/attempts` pages them).',
     query: deliveryListQuery,
     response: { schema: 'Delivery', list: 'paged', description: 'The deliveries.', example: [ex.deliveryExample] },
   },
@@ -450,9 +505,15 @@ const CANONICAL: Operation[] = [
     response: { schema: 'Delivery', description: 'The delivery.', example: ex.deliveryExample },
   },
   {
+    method: 'get', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', operationId: 'listDeliveryAttempts', tag: 'Webhooks', auth: 'company',
+    summary: 'The attempt log of a delivery', description: 'Every attempt to send this delivery, newest first, a page at a time.',
+    query: listQuery,
+    response: { schema: 'DeliveryAttempt', list: 'paged', description: 'The attempts.', example: ex.deliveryExample.attempts_log },
+  },
+  {
     method: 'post', path: '/v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', operationId: 'retryDelivery', tag: 'Webhooks', auth: 'company',
     summary: 'Re-send a delivery',
-    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.',
+    description: 'Sends it now, whatever its state (a replay of a succeeded one included), and returns it with the new attempt logged. When the attempt fails, a delivery that had succeeded stays succeeded; any other goes back on its retry schedule (or stays failed once the schedule is used up). One in flight right now is 409, and so is a delivery that has had 20 attempts (the 10 of the retry schedule and re-sends together): it is not sent again. A re-send takes one of the send slots background sends take (per webhook and per company): while none is free, 429 with `Retry-After`.',
     response: {
       schema: 'Delivery', description: 'The delivery with the new attempt.',
       example: { ...ex.deliveryExample, attempts: 2, attempts_log: [...ex.deliveryExample.attempts_log, { ...ex.deliveryExample.attempts_log[0], id: 'wha_01jq3vah9k1m3n5p7q9r1s3t5v' }] },

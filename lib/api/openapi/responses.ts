@@ -86,8 +86,13 @@ const balanceFields = {
   refill_on_day: z.string().describe('Day of month of the monthly refill ("1" to "28", "10", ...); empty when there is none.'),
   last_periodic_refill: maybeTimestamp('Last monthly refill'),
   next_periodic_refill: maybeTimestamp('Next monthly refill'),
+  refill_expires_after_days: z.number().int().nullable().describe('Days after each refill that the paid grant it makes expires; null: those grants never expire.'),
   scheduled_refill_change: scheduledRefillChange.nullable().describe('A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null.'),
-  managed_by_plan_id: maybePrefixed('p', 'Plan that resets this balance at each renewal'),
+  managed_by_plan_id: maybePrefixed('p', 'Plan whose allowance this balance holds: it expires at each period end and the next one is granted'),
+  next_expiry: z
+    .strictObject({ expires_at: timestamp('When the soonest of the live grants expires'), amount: unitsNumber('Units that expire then, if not spent first.') })
+    .nullable()
+    .describe('The soonest expiry among the live grants with units left, or null when none expires.'),
   created_at: timestamp('When the balance was created'),
   updated_at: maybeTimestamp('Last change'),
 };
@@ -123,9 +128,53 @@ export const transaction = z
     ending_balance: unitsNumber('Balance after (starting_balance + amount).'),
     event_id: maybePrefixed('ev', 'Event that caused the change'),
     charge_id: maybePrefixed('ch', 'Charge that paid for the change'),
+    grant_id: maybePrefixed('cg', 'Credit grant the entry made, drew from, expired or voided'),
     created_at: timestamp('When the entry was written'),
   })
   .describe('One ledger entry. For every balance, amount equals the sum of its entries.');
+
+export const grant = z
+  .strictObject({
+    id: prefixed('cg', 'Credit grant id'),
+    account_id: prefixed('a', 'Account id'),
+    denomination: z.string().describe('Balance the grant adds to.'),
+    amount: unitsNumber('Units granted.'),
+    remaining: unitsNumber('Units not yet spent (0 once expired, voided or used up).'),
+    category: z.enum(['paid', 'promotional']).describe('paid (bought) or promotional (given).'),
+    source: z.enum(['plan', 'deposit', 'refill', 'grant']).describe("Where it came from: a plan period's allowance, a deposit, a refill, or the company."),
+    priority: z.number().int().describe('0 to 100; lower is spent first.'),
+    status: z.enum(['live', 'scheduled', 'used', 'expired', 'voided']).describe('live (units left), scheduled (effective_at still to come), used (nothing left), expired, voided.'),
+    effective_at: timestamp('When its units count'),
+    expires_at: maybeTimestamp('When what is left expires; null: never'),
+    cost_basis: z.number().nullable().describe('USD cents paid per unit; null when nothing was paid for the units.'),
+    charge_id: maybePrefixed('ch', 'Charge that paid for it'),
+    description: z.string().describe('Why it was made.'),
+    voided_at: maybeTimestamp('When it was voided'),
+    created_at: timestamp('When it was made'),
+  })
+  .describe('Units added to a balance: drawn by priority, then soonest expiry (never-expiring last), then oldest.');
+
+const split = (what: string) =>
+  z.strictObject({ paid: unitsNumber(`${what}, paid units.`), promotional: unitsNumber(`${what}, promotional units.`) }).describe(`${what}, split by category.`);
+
+export const creditsReport = z
+  .strictObject({
+    from: timestamp('Start of the window (included)'),
+    to: timestamp('End of the window (excluded)'),
+    denominations: z
+      .array(
+      z.strictObject({
+        denomination: z.string().describe('Balance denomination.'),
+        granted: split('Units granted'),
+        spent: split('Units drawn from grants'),
+        expired: split('Units that expired unspent'),
+        voided: split('Units voided unspent'),
+        expired_paid_cents: usdCents('What the paid units that expired had cost (units × cost basis, rounded half up): revenue of credit that will never be used.'),
+      }),
+      )
+      .describe('One entry per denomination with any credit granted, spent, expired or voided in the window.'),
+  })
+  .describe("The company's credit over a window, per denomination.");
 
 export const event = z
   .strictObject({
@@ -270,7 +319,7 @@ export const subscriptionRecord = z
 const payloadData = z
   .record(z.string(), z.unknown())
   .optional()
-  .describe('Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id).');
+  .describe('Extra facts when there are any: the failed charge (charge_id, amount, failure_code), the card saved through a hosted page (source: collector or portal, link_id, payment_method, previous_payment_method), the threshold crossed (reason, threshold, threshold_alert_percentage, included_amount), the plan refilled (reason, plan_id), the refill (amount, usd_charge, charge_id).');
 
 export const webhookPayloadByType = z
   .strictObject({
@@ -279,7 +328,7 @@ export const webhookPayloadByType = z
     account_id: prefixed('a', 'Account id'),
     type: topicEnum.describe('Event type.'),
     account_balance: z.number().describe('Balance amount as a JSON number.'),
-    account_denomination: z.string().describe('Balance denomination (USD for payment_failed).'),
+    account_denomination: z.string().describe('Balance denomination (USD for payment_failed and card_changed).'),
     data: payloadData,
   })
   .describe('Variant A payload: sent to webhooks registered with POST /v1/webhooks (type + url).');
@@ -289,11 +338,21 @@ export const webhookPayloadByTopic = z
     webhook_id: prefixed('w', 'Webhook id'),
     topic: topicEnum,
     account_id: prefixed('a', 'Account id'),
-    denomination: z.string().describe('Balance denomination (USD for payment_failed).'),
+    denomination: z.string().describe('Balance denomination (USD for payment_failed and card_changed).'),
     balance: z.string().describe('Balance amount as an exact decimal string.'),
     data: payloadData,
   })
   .describe('Variant B payload: sent to webhooks registered with POST /v1/companies/{company_id}/webhooks and subscribed to topics.');
+
+export const deliveryAttempt = z
+  .strictObject({
+    id: prefixed('wha', 'Attempt id'),
+    response_status: z.int().nullable().describe('HTTP status the receiver answered, or null when none.'),
+    error: z.string().nullable().describe('Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered.'),
+    duration_ms: z.int().nullable().describe('How long the attempt took.'),
+    created_at: timestamp('When the attempt was made'),
+  })
+  .describe('One attempt to send a delivery.');
 
 export const delivery = z
   .strictObject({
@@ -303,22 +362,12 @@ export const delivery = z
     account_id: maybePrefixed('a', 'Account id'),
     denomination: z.string().nullable().describe('Balance denomination.'),
     status: z.enum(['pending', 'sending', 'succeeded', 'failed']).describe('pending: waiting (or retrying later); sending: in flight; succeeded: a 2xx came back; failed: retries exhausted.'),
-    attempts: z.int().nonnegative().describe('Attempts made so far.'),
+    attempts: z.int().nonnegative().describe('Attempts made so far: at most 20 per delivery, the 10 of the retry schedule and re-sends together.'),
     next_attempt_at: maybeTimestamp('Next attempt'),
     created_at: timestamp('When the notification was queued'),
     updated_at: maybeTimestamp('Last change'),
     payload: z.union([webhookPayloadByType, webhookPayloadByTopic]).describe('What was sent last or, while waiting, what would be sent now.'),
-    attempts_log: z
-      .array(
-        z.strictObject({
-          id: prefixed('wha', 'Attempt id'),
-          response_status: z.int().nullable().describe('HTTP status the receiver answered, or null when none.'),
-          error: z.string().nullable().describe('Why no status came back: timeout, connection_failed, dns_failed, tls_failed or destination_not_allowed (a host inside the network); null when the receiver answered.'),
-          duration_ms: z.int().nullable().describe('How long the attempt took.'),
-          created_at: timestamp('When the attempt was made'),
-        }),
-      )
-      .describe('Every attempt, oldest first.'),
+    attempts_log: z.array(deliveryAttempt).describe('Every attempt, oldest first (`GET .../deliveries/{delivery_id}/attempts` pages them).'),
   })
   .describe('One notification to one webhook, with its attempts.');
 
@@ -332,10 +381,25 @@ export const cardCollectorLink = z
 
 export const portalLink = z
   .strictObject({
+    id: prefixed('pl', 'Portal link id: revokes it (DELETE /v1/portal_links/{portal_link_id})'),
     url: z.url().describe('Link to the customer portal page of this account, to send to the end customer. Shown only here: only a hash of it is stored.'),
-    expires_at: timestamp('When the link stops working, 24 hours after it was made'),
+    expires_at: timestamp('When the link stops working: expires_in seconds (24 hours by default) after it was made'),
   })
   .describe('A fresh customer portal link.');
+
+export const portalLinkRecord = z
+  .strictObject({
+    id: prefixed('pl', 'Portal link id'),
+    account_id: prefixed('a', 'Account id'),
+    expires_at: timestamp('When the link stops (or stopped) working'),
+    revoked_at: maybeTimestamp('When it was revoked'),
+    created_at: timestamp('When it was made'),
+  })
+  .describe('A customer portal link, without its URL (only a hash of it is stored).');
+
+export const portalLinksRevoked = z
+  .strictObject({ account_id: prefixed('a', 'Account id'), revoked: z.int().nonnegative().describe('How many live links were revoked (0 when there were none).') })
+  .describe('The account\'s portal links revoked.');
 
 export const testClock = z.strictObject({ now: timestamp('The test clock time') }).describe('The service clock.');
 
@@ -398,6 +462,8 @@ export const RESPONSE_SCHEMAS = {
   ScheduledRefillChange: scheduledRefillChange,
   ScheduledRefill: scheduledRefill,
   Transaction: transaction,
+  Grant: grant,
+  CreditsReport: creditsReport,
   Event: event,
   EventWithBalance: eventWithBalance,
   UsageRow: usageRow,
@@ -417,9 +483,12 @@ export const RESPONSE_SCHEMAS = {
   WebhookPayloadByType: webhookPayloadByType,
   WebhookPayloadByTopic: webhookPayloadByTopic,
   Delivery: delivery,
+  DeliveryAttempt: deliveryAttempt,
   CardAttached: cardAttached,
   CardCollectorLink: cardCollectorLink,
   PortalLink: portalLink,
+  PortalLinkRecord: portalLinkRecord,
+  PortalLinksRevoked: portalLinksRevoked,
   PlanChangePreview: planChangePreview,
   TestClock: testClock,
   Health: health,

@@ -2,13 +2,16 @@ import type { z } from 'zod';
 import type { ExactNumber } from '../../money';
 import type { serializeAccount } from '../../billing/accounts/accounts';
 import type { serializePaymentMethod } from '../../billing/accounts/cards';
+import type { serializePortalLink } from '../../billing/accounts/portal';
 import type { serializeBalance, serializeTransaction } from '../../billing/balances/balances';
+import type { serializeGrant } from '../../billing/balances/grants';
 import type { serializeCharge } from '../../billing/charges/charges';
 import type { serializeApiKey, serializeCompany } from '../../billing/companies/companies';
 import type { serializeEvent } from '../../billing/events/events';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
 import type { serializePlan } from '../../billing/plans/plans';
-import type { serializeDelivery } from '../../billing/webhooks/delivery';
+import type { serializeUsageRow } from '../../billing/usage/usage';
+import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/delivery';
 import type { serializeWebhook } from '../../billing/webhooks/webhooks';
 import type * as documented from './responses';
 
@@ -57,15 +60,19 @@ type Record_<S extends z.ZodType> = z.output<S>;
 export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializeAccount>, Record_<typeof documented.account>>>,
   Expect<Conforms<Answer<typeof serializePaymentMethod>, Record_<typeof documented.cardAttached>>>,
+  Expect<Conforms<Answer<typeof serializePortalLink>, Record_<typeof documented.portalLinkRecord>>>,
   Expect<Conforms<Answer<typeof serializeBalance>, Record_<typeof documented.balance>>>,
   Expect<Conforms<Answer<typeof serializeTransaction>, Record_<typeof documented.transaction>>>,
+  Expect<Conforms<Answer<typeof serializeGrant>, Record_<typeof documented.grant>>>,
   Expect<Conforms<Answer<typeof serializeCharge>, Record_<typeof documented.charge>>>,
   Expect<Conforms<Answer<typeof serializeCompany>, Record_<typeof documented.company>>>,
   Expect<Conforms<Answer<typeof serializeApiKey>, Record_<typeof documented.apiKey>>>,
   Expect<Conforms<Answer<typeof serializeEvent>, Record_<typeof documented.event>>>,
   Expect<Conforms<Answer<typeof serializePlan>, Record_<typeof documented.plan>>>,
   Expect<Conforms<Answer<typeof serializePlanChangePreview>, Record_<typeof documented.planChangePreview>>>,
+  Expect<Conforms<Answer<typeof serializeUsageRow>, Record_<typeof documented.usageRow>>>,
   Expect<Conforms<Answer<typeof serializeDelivery>, Record_<typeof documented.delivery>>>,
+  Expect<Conforms<Answer<typeof serializeAttempt>, Record_<typeof documented.deliveryAttempt>>>,
   // The signing secret is in the answer of the call that created the webhook only.
   Expect<Conforms<Answer<typeof serializeWebhook>, Record_<typeof documented.webhook> | Record_<typeof documented.webhookWithSecret>>>,
 ];

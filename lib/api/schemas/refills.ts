@@ -11,6 +11,8 @@ export const autoRefill = z
     refill_period: refillPeriod.optional(),
     // A refill_threshold of 0 reads as "no threshold refill" (interface.md), so a threshold is above 0.
     threshold: positiveUnits.optional(),
+    // The paid grants the refills make expire this many days after each refill (left out: never).
+    expires_after_days: z.number({ error: 'must be a whole number of days from 1 to 3650' }).int('must be a whole number of days from 1 to 3650').min(1, 'must be at least 1').max(3650, 'must be at most 3650').optional(),
   })
   .refine((v) => v.refill_period !== undefined || v.threshold !== undefined, {
     message: 'Send refill_period: "monthly" for a time-based refill or threshold for a threshold refill.',

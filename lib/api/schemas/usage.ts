@@ -9,8 +9,8 @@ export const usageQuery = z.strictObject({
   from: iso.optional(),
   to: iso.optional(),
   granularity: granularity.default('day'),
-  // type or property:<name>; read by parseGroupBy, which names the parameter in its 400.
-  group_by: z.string().optional(),
+  // Read by parseGroupBy (lib/billing/usage), which names the parameter in its 400.
+  group_by: z.string().regex(/^(type|property:.{1,100})$/, 'must be type or property:<name> (a name of 1 to 100 characters)').optional(),
 });
 export type UsageQuery = z.infer<typeof usageQuery>;
 

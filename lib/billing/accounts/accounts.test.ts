@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { createAccount, getAccount, type Co } from '../../testing/scenario';
 
 const t = useTestDatabase();
 
 describe('accounts', () => {
-  let co: Awaited<ReturnType<typeof newCompany>>;
+  let co: Co;
   beforeAll(async () => {
     co = await newCompany(t);
   });
@@ -47,7 +48,7 @@ describe('accounts', () => {
       expect([400, 404], JSON.stringify(body)).toContain(r.status);
       expect(r.body.error.param, JSON.stringify(body)).toBe(param);
     }
-    const a = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'A', email: 'a@b.io' } })).body.data;
+    const a = await getAccount(co, await createAccount(co, { name: 'A', email: 'a@b.io' }));
     expect((await co.call('PATCH', `/v1/accounts/${a.id}`, { body: {} })).status).toBe(400);
     expect((await co.call('PATCH', `/v1/accounts/${a.id}`, { body: { email: 'bad' } })).body.error.param).toBe('email');
     expect((await co.call('PATCH', `/v1/accounts/${a.id}`, { body: { plan_id: 'p_x' } })).body.error.param).toBe('plan_id');
@@ -60,7 +61,7 @@ describe('accounts', () => {
 });
 
 describe("external_id: the company's own id for an account", () => {
-  let co: Awaited<ReturnType<typeof newCompany>>;
+  let co: Co;
   beforeAll(async () => {
     co = await newCompany(t);
   });

@@ -8,7 +8,7 @@ import { ApiError } from '../../errors';
 import type { Processor } from '../../processor/port';
 import { processorFor } from '../../processor/processors';
 import type { Company } from '../companies/companies';
-import type { Account } from '../../db/schema';
+import type { Account, PaymentMethodSummary } from '../../db/schema';
 
 export function requireProcessor(company: Pick<Company, 'processorKeyEnc'>): Processor {
   const processor = processorFor(company);
@@ -18,8 +18,12 @@ export function requireProcessor(company: Pick<Company, 'processorKeyEnc'>): Pro
   return processor;
 }
 
-/** POST /accounts/{account_id}/card: creates the processor customer if needed, then attaches. */
-export async function attachCard({ db, company, account, token }: { db: Db; company: Company; account: Account; token: string }) {
+/**
+ * POST /accounts/{account_id}/card: creates the processor customer if needed, then attaches.
+ * `onSaved` runs in the transaction that records the new card (a notification written there is
+ * sent if and only if the card is on file).
+ */
+export async function attachCard({ db, company, account, token, onSaved }: { db: Db; company: Company; account: Account; token: string; onSaved?: (tx: Db, previous: PaymentMethodSummary | null, account: Account) => Promise<void> }) {
   const processor = requireProcessor(company);
   let customer = account.processorId;
   if (!customer) {
@@ -27,7 +31,13 @@ export async function attachCard({ db, company, account, token }: { db: Db; comp
     await db.update(accounts).set({ processorId: customer }).where(eq(accounts.id, account.id));
   }
   const summary = await processor.attachCard({ accountId: account.id, customer, token });
-  const [updated] = await db.update(accounts).set({ paymentMethod: summary }).where(eq(accounts.id, account.id)).returning();
+  const [updated] = onSaved
+    ? await db.transaction(async (tx) => {
+        const [saved] = await tx.update(accounts).set({ paymentMethod: summary }).where(eq(accounts.id, account.id)).returning();
+        await onSaved(tx, account.paymentMethod, saved);
+        return [saved];
+      })
+    : await db.update(accounts).set({ paymentMethod: summary }).where(eq(accounts.id, account.id)).returning();
   if (updated.planStatus === 'PAST_DUE') {
     // A new card is the usual answer to a failed renewal: try it now, not at the next retry slot.
     // Its outcome shows on the account and its charges; the card itself is attached either way.

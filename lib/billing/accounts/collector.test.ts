@@ -5,7 +5,7 @@ import { collectorLinks } from '../../db/schema';
 import { query } from '../../db/client';
 import { sha256 } from '../../crypto';
 import { viewCollector } from './collector';
-import { advance, charges as listCharges, createPlan } from '../../testing/scenario';
+import { advance, charges, createPlan, type PayingCo } from '../../testing/scenario';
 import { now } from '../../clock';
 import { reconcileCharges } from '../settlement';
 
@@ -14,13 +14,12 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
 let addresses = 0;
 /** Each scenario submits from an address of its own, so the per-address limit does not mix them up. */
 const newAddress = () => `198.51.100.${++addresses}`;
 
-async function pendingAccount(co: Co) {
+async function pendingAccount(co: PayingCo) {
   const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
   // The collector link is in the creation answer only.
   const created = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, enable_card_collector: true } });
@@ -32,7 +31,7 @@ const submit = (path: string, token: string, address: string) => api('POST', `${
 const tokenOf = (path: string) => path.split('/').pop()!;
 
 /** The account's charge statuses, newest first. */
-const charges = async (co: Co, id: string) => (await listCharges(co, id)).map((c) => c.status);
+const chargeStatuses = async (co: PayingCo, id: string) => (await charges(co, id)).map((c) => c.status);
 
 describe('a card collector link', () => {
   it('takes only a card token made by Stripe.js, as do the portal\'s card calls: a payment method id is refused before anything is asked', async () => {
@@ -51,6 +50,22 @@ describe('a card collector link', () => {
     expect((await local.control(`state?key=${co.processorKey}`)).account).toEqual(before);
     // None of it counted against the link: it still works.
     expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(200);
+  });
+
+  it("tells the card holder, on the collector and the portal, of a refused card in plain words, never the processor's own", async () => {
+    const co = await newPayingCompany(t);
+    const a = await pendingAccount(co);
+    const portal = await co.call('POST', `/v1/accounts/${a.id}/portal_link`);
+    for (const path of [`${a.path}/submit`, `${new URL(portal.body.data.url).pathname}/card`]) {
+      const r = await api('POST', path, { body: { token: 'tok_no_such_token' }, headers: { 'x-forwarded-for': newAddress() } });
+      expect(r.status, path).toBe(400);
+      expect(r.body.error, path).toMatchObject({ type: 'invalid_request', param: 'token', message: 'The card was refused by the payment processor. Check its details, or try another card.' });
+      expect(r.body.error.message).not.toContain('tok_no_such_token');
+    }
+    // The company's own API call keeps the processor's words, for its developers.
+    const own = await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_no_such_token' } });
+    expect(own.status).toBe(400);
+    expect(own.body.error.message).toMatch(/^The card token was refused by the payment processor: .*tok_no_such_token/);
   });
 
   it('is spent after 5 failed card attempts (declines and refused tokens): later submits are 410 link_expired, and a new link works', async () => {
@@ -75,7 +90,7 @@ describe('a card collector link', () => {
     expect(good.body.error.message).toContain('5 card attempts');
     expect(Object.keys(good.body.error).sort()).toEqual(['message', 'param', 'request_id', 'type']);
     // Nothing was tried with the good card: no charge, no card, the plan still waits.
-    expect(await charges(co, a.id)).toEqual(['failed', 'failed', 'failed']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['failed', 'failed', 'failed']);
     expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data).toMatchObject({ plan_status: 'PENDING_PAYMENT_METHOD' });
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'spent', companyName: 'Acme' });
 
@@ -84,7 +99,7 @@ describe('a card collector link', () => {
     const again = await submit(new URL(fresh.body.data.card_collector_url).pathname, 'tok_visa', from);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.data.plan_status).toBe('ACTIVE');
-    expect(await charges(co, a.id)).toEqual(['succeeded', 'failed', 'failed', 'failed']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['succeeded', 'failed', 'failed', 'failed']);
   });
 
   it("does not count a refusal of the account's processor customer against the link, nor name it to the card holder", async () => {
@@ -135,7 +150,7 @@ describe('a card collector link', () => {
     expect(good.status, JSON.stringify(good.body)).toBe(200);
     expect(good.body.data.plan_status).toBe('ACTIVE');
     expect(await linkRow(path)).toMatchObject({ usedAt: expect.any(Date) });
-    expect((await listCharges(co, id))[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
+    expect((await charges(co, id))[0]).toMatchObject({ reason: 'plan_renewal', status: 'succeeded', amount: 2500 });
   });
 
   it('does not count failures that say nothing about the card, and starts the plan with a good one', async () => {
@@ -160,7 +175,7 @@ describe('a card collector link', () => {
     const r = await submit(a.path, 'tok_visa', newAddress());
     expect(r.status).toBe(410);
     expect(r.body.error.type).toBe('link_expired');
-    expect(await charges(co, a.id)).toEqual([]);
+    expect(await chargeStatuses(co, a.id)).toEqual([]);
   });
 
   it('whose submission died mid-way is free again after the lease, not left used', async () => {
@@ -174,7 +189,7 @@ describe('a card collector link', () => {
     const meanwhile = await submit(a.path, 'tok_visa', newAddress());
     expect(meanwhile.status).toBe(409);
     expect(meanwhile.body.error.message).toBe('A card is being saved through this link; wait a moment and reload the page.');
-    expect(await charges(co, a.id)).toEqual([]);
+    expect(await chargeStatuses(co, a.id)).toEqual([]);
 
     // The lease runs out.
     await t.database.db.update(collectorLinks).set({ busyUntil: new Date(now().getTime() - 1) }).where(eq(collectorLinks.id, row.id));
@@ -186,7 +201,7 @@ describe('a card collector link', () => {
     expect(again.status).toBe(409);
     expect(again.body.error.message).toBe('This link was already used.');
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
-    expect(await charges(co, a.id)).toEqual(['succeeded']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['succeeded']);
   });
 
   it('charges only the plan start the page showed: after the company changed the plan, a stale page saves and charges nothing', async () => {
@@ -202,7 +217,7 @@ describe('a card collector link', () => {
     const stale = await send({ plan_id: shown!.id, charge: shown!.charge });
     expect(stale.status, JSON.stringify(stale.body)).toBe(409);
     expect(stale.body.error).toMatchObject({ type: 'conflict', param: 'quote', message: expect.stringMatching(/nothing was saved or charged\. Reload the page/) });
-    expect(await charges(co, a.id)).toEqual([]);
+    expect(await chargeStatuses(co, a.id)).toEqual([]);
     expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data).toMatchObject({ plan_id: max.id, plan_status: 'PENDING_PAYMENT_METHOD', payment_method: null });
     expect(await linkRow(a.path)).toMatchObject({ usedAt: null, busyUntil: null, failedAttempts: 0 });
     // Reloaded: the page shows the new price, and the card is charged that.
@@ -211,7 +226,7 @@ describe('a card collector link', () => {
     expect(now).toMatchObject({ id: max.id, charge: 5000 });
     const ok = await send({ plan_id: now!.id, charge: now!.charge });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect((await listCharges(co, a.id)).map((c) => [c.amount, c.status])).toEqual([[5000, 'succeeded']]);
+    expect((await charges(co, a.id)).map((c) => [c.amount, c.status])).toEqual([[5000, 'succeeded']]);
     // A quote that is not one is refused on its field.
     const bad = await send({ plan_id: max.id, charge: '50' });
     expect(bad.status).toBe(400);
@@ -232,16 +247,16 @@ describe('a card collector link', () => {
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
     expect((await submit(a.path, 'tok_mastercard', newAddress())).status).toBe(409);
     // The processor declines it in the end: the plan still waits, and the same link takes another card.
-    const [pending] = await listCharges(co, a.id);
+    const [pending] = await charges(co, a.id);
     await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
     await advance(120);
     await reconcileCharges(t.database.db, now());
-    expect(await charges(co, a.id)).toEqual(['failed']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['failed']);
     expect('view' in (await viewCollector({ db: t.database.db, token: tokenOf(a.path) }))).toBe(true);
     const second = await submit(a.path, 'tok_visa', newAddress());
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     expect(second.body.data.plan_status).toBe('ACTIVE');
-    expect(await charges(co, a.id)).toEqual(['succeeded', 'failed']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['succeeded', 'failed']);
     expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date) });
     // Started: used for good.
     expect(await viewCollector({ db: t.database.db, token: tokenOf(a.path) })).toEqual({ problem: 'used' });
@@ -253,7 +268,7 @@ describe('a card collector link', () => {
     const sibling = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
     await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
     expect((await submit(a.path, 'tok_visa', newAddress())).status).toBe(502);
-    const [pending] = await listCharges(co, a.id);
+    const [pending] = await charges(co, a.id);
     await fetch(`${local.url}/__control/payment_intents/${pending.processor_payment_intent_id}/complete`, { method: 'POST' });
     await advance(120);
     await reconcileCharges(t.database.db, now());
@@ -272,7 +287,7 @@ describe('a card collector link', () => {
     const a = await pendingAccount(co);
     const both = await Promise.all([submit(a.path, 'tok_visa', newAddress()), submit(a.path, 'tok_mastercard', newAddress())]);
     expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.body))).toEqual([200, 409]);
-    expect(await charges(co, a.id)).toEqual(['succeeded']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['succeeded']);
     expect(await linkRow(a.path)).toMatchObject({ usedAt: expect.any(Date), busyUntil: null });
   });
 
@@ -297,7 +312,7 @@ describe('a card collector link', () => {
     const second = new URL((await co.call('POST', `/v1/accounts/${a.id}/card_collector`)).body.data.card_collector_url).pathname;
     const [one, two] = await Promise.all([submit(a.path, 'tok_visa', newAddress()), submit(second, 'tok_mastercard', newAddress())]);
     expect([one.status, two.status].filter((s) => s === 200).length, JSON.stringify([one.body, two.body])).toBeGreaterThanOrEqual(1);
-    expect(await charges(co, a.id)).toEqual(['succeeded']);
+    expect(await chargeStatuses(co, a.id)).toEqual(['succeeded']);
     expect((await co.call('GET', `/v1/accounts/${a.id}`)).body.data.plan_status).toBe('ACTIVE');
   });
 

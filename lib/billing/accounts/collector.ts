@@ -8,7 +8,8 @@ import { now as clockNow } from '../../clock';
 import { ApiError, conflict, notFound } from '../../errors';
 import { splitForCard } from '../../money';
 import { attachCard } from './cards';
-import type { Account } from '../../db/schema';
+import type { Account, PaymentMethodSummary } from '../../db/schema';
+import { enqueueNotifications } from '../webhooks/outbox';
 import type { Company } from '../companies/companies';
 import { withAccountLease } from './lease';
 import { claimSubmission, submissionBusyError, isFailedCardAttempt, isSpent, linkSpentError, recordFailedAttempt } from './link-attempts';
@@ -17,7 +18,7 @@ import { pendingPlanCharge } from '../plans/renewals';
 import { decidePendingPlanStart } from './creation-decision';
 import { startChargeFor } from '../plans/plans';
 import { setting } from '../../env';
-import { plainDecline } from '../../processor/port';
+import { TOKEN_REFUSED, plainDecline } from '../../processor/port';
 
 
 /** A one-time link to the hosted card collector. Only its hash is stored; the URL is shown once. */
@@ -82,7 +83,7 @@ async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<Over
   const [last] = await db.select().from(charges).where(eq(charges.accountId, accountId)).orderBy(desc(charges.id)).limit(1);
   const tried = last && last.createdAt.getTime() >= at.getTime() && last.status === 'failed';
   if (tried && last.failureCode !== 'processor_error' && last.failureCode !== 'payment_method_required') {
-    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${last.failureMessage ?? plainDecline(last.failureCode)}`, null, {
+    throw new ApiError('card_declined', `Your new card is saved, but the overdue payment with it was declined. ${plainDecline(last.failureCode)}`, null, {
       decline_code: last.failureCode,
     });
   }
@@ -95,7 +96,7 @@ async function overdueOutcome(db: Db, accountId: string, at: Date): Promise<Over
  * past-due renewal the new card was declined for is a 402 like a declined card (the card stays
  * saved; the holder may try another).
  */
-export async function saveCard({ db, company, account, cardToken, at, quote }: { db: Db; company: Company; account: Account; cardToken: string; at: Date; quote?: PlanQuote }): Promise<{ account: Account; renewal: OverdueRenewal }> {
+export async function saveCard({ db, company, account, cardToken, at, quote, page }: { db: Db; company: Company; account: Account; cardToken: string; at: Date; quote?: PlanQuote; page: HostedPage }): Promise<{ account: Account; renewal: OverdueRenewal }> {
   const before = account.planStatus;
   // A page loaded before the company changed the waiting plan: nothing is saved or charged.
   if (quote && account.planId && account.planStatus === 'PENDING_PAYMENT_METHOD') {
@@ -103,7 +104,7 @@ export async function saveCard({ db, company, account, cardToken, at, quote }: {
     const decision = decidePendingPlanStart({ account, plan: plan ?? null });
     if (decision.kind === 'start' && !matchesQuote(decision, quote)) throw priceChanged(false);
   }
-  const attached = await attachCard({ db, company, account, token: cardToken });
+  const attached = await attachCard({ db, company, account, token: cardToken, onSaved: (tx, previous, saved) => notifyCardChanged(tx, saved, previous, page, at) });
   if (attached.planId && attached.planStatus === 'PENDING_PAYMENT_METHOD') {
     // Under the account's plan lease: another link of the same account may be submitted at once.
     await withAccountLease(db, attached.id, at, async (fresh) => {
@@ -118,6 +119,20 @@ export async function saveCard({ db, company, account, cardToken, at, quote }: {
   const [fresh] = await db.select().from(accounts).where(eq(accounts.id, attached.id));
   if (before !== 'PAST_DUE') return { account: fresh, renewal: null };
   return { account: fresh, renewal: fresh.planStatus === 'PAST_DUE' ? await overdueOutcome(db, fresh.id, at) : { status: 'paid' } };
+}
+
+/** The hosted page a card was saved through, and its link. */
+export type HostedPage = { kind: 'collector' | 'portal'; linkId: string };
+
+/**
+ * `card_changed`: a card saved through a hosted page, which anyone holding its link can use, so
+ * the company hears of every one (a forwarded link could replace a good card with a stolen one,
+ * or with one that will decline). Written with the card, in its transaction.
+ */
+async function notifyCardChanged(db: Db, account: Account, previous: PaymentMethodSummary | null, page: HostedPage, at: Date): Promise<void> {
+  const card = (pm: PaymentMethodSummary | null) => pm && { brand: pm.brand, last4: pm.last4, exp_month: pm.exp_month, exp_year: pm.exp_year };
+  const detail = { source: page.kind, link_id: page.linkId, payment_method: card(account.paymentMethod), previous_payment_method: card(previous) };
+  await enqueueNotifications(db, account.companyId, [{ accountId: account.id, denomination: 'USD', topic: 'card_changed', balance: '0', detail }], at);
 }
 
 /** What a hosted page showed a plan start would charge: the plan, and the cents saving a card charges. */
@@ -141,6 +156,21 @@ function priceChanged(saved: boolean): ApiError {
  * A plan charge still unknown, said to the card holder on a hosted page: the API's message names
  * the account and charge and advises a retry under an Idempotency-Key, which is for the company.
  */
+/**
+ * A failure as a hosted page's visitor is told it: in plain words only, never the processor's own
+ * text (which can name its ids and is not written for a card holder). Declines already are plain
+ * words (plainDecline); a token the processor refused and a request it refused are said so here.
+ */
+export function inPlainWords<E>(err: E): E | ApiError {
+  if (!(err instanceof ApiError)) return err;
+  const plain = (message: string) => new ApiError(err.type, message, err.param, err.extra, err.headers);
+  if (err.type === 'invalid_request' && err.param === 'token' && err.message.startsWith(TOKEN_REFUSED)) {
+    return plain('The card was refused by the payment processor. Check its details, or try another card.');
+  }
+  if (err.type === 'processor_error') return plain('The payment processor could not complete this. Please try again in a few minutes.');
+  return err;
+}
+
 export function forCardHolder(err: ApiError): ApiError {
   return new ApiError(err.type, 'Your card is saved. Its payment is still being confirmed; check back in a few minutes.', err.param, err.extra, err.headers);
 }
@@ -182,7 +212,7 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
       );
   let account;
   try {
-    ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote }));
+    ({ account } = await saveCard({ db, company: row.company, account: row.account, cardToken, at, quote, page: { kind: 'collector', linkId: row.link.id } }));
   } catch (err) {
     // The card was saved and only the plan's charge is still unknown: the link has done its job,
     // unless that charge is declined: then the plan still waits for a card, and the link serves
@@ -192,9 +222,9 @@ export async function completeCollector({ db, token, cardToken, quote }: { db: D
       throw forCardHolder(err);
     }
     // Any other failure frees it for another card.
-    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, err, issuer, { busyUntil: null });
+    if (isFailedCardAttempt(err)) throw await recordFailedAttempt(db, collectorLinks, row.link.id, inPlainWords(err), issuer, { busyUntil: null });
     await db.update(collectorLinks).set({ busyUntil: null }).where(eq(collectorLinks.id, row.link.id));
-    throw err;
+    throw inPlainWords(err);
   }
   await used();
   return account;

@@ -5,14 +5,13 @@ process.env.STRIPE_TIMEOUT_MS = '1500';
 import { describe, expect, it } from 'vitest';
 import { query, sql } from '../../db/client';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, charges, createPlan } from '../../testing/scenario';
+import { advance, charges, createPlan, type PayingCo } from '../../testing/scenario';
 
 // Nothing a charge pays for is deleted while the charge is or may be paid.
 
 const t = useTestDatabase();
 const local = useLocalStripe();
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
+const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
 describe('deletions that would leave a paid charge without its credit', () => {
   it('an account whose first plan charge is declined stays while a deposit on it is pending, and the deposit is credited', async () => {

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client';
 import { now as clockNow } from '../../clock';
 import { getAccount } from './accounts';
 import { findBalance, type Balance } from '../balances/balances';
-import { createOrGrantBalance } from '../balances/grants';
+import { checkGrantRoom, checkGrantTimes, createOrGrantBalance } from '../balances/grants';
 import { checkDenomination } from '../balances/denomination';
 import type { Company } from '../companies/companies';
 import { chargeFor } from '../settlement';
@@ -21,16 +21,19 @@ export async function depositUnits({
   db: Db;
   company: Company;
   accountId: string;
-  input: { denomination: string; amount: string; charge: number; reason?: string };
+  input: { denomination: string; amount: string; charge: number; reason?: string; expiresAt?: Date; priority?: number };
   idempotencyKey?: string | null;
 }): Promise<Balance> {
   const now = clockNow();
   checkDenomination(input.denomination);
   const account = await getAccount({ db, companyId: company.id, accountId });
   const description = input.reason ?? `Deposit of ${input.amount} ${input.denomination}`;
+  // Refused before anything is charged.
+  checkGrantTimes({ expiresAt: input.expiresAt }, now);
   if (input.charge === 0) {
-    return createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: input.denomination, amount: input.amount, reason: description, now });
+    return createOrGrantBalance({ db, companyId: company.id, accountId: account.id, denomination: input.denomination, amount: input.amount, reason: description, expiresAt: input.expiresAt, priority: input.priority, now });
   }
+  await checkGrantRoom(db, account.id, input.denomination);
   const outcome = await chargeFor({
     db,
     company,
@@ -38,7 +41,7 @@ export async function depositUnits({
     amount: input.charge,
     reason: 'deposit',
     description,
-    effects: [{ kind: 'grant', denomination: input.denomination, amount: input.amount, type: 'deposit', description }],
+    effects: [{ kind: 'grant', denomination: input.denomination, amount: input.amount, type: 'deposit', description, expires_at: input.expiresAt?.toISOString() ?? null, priority: input.priority }],
     now,
     idempotencyKey,
   });

@@ -1,20 +1,21 @@
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
-import { eq } from 'drizzle-orm';
+import { eq, isNull } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { idempotencyKeys, portalLinks } from '../../db/schema';
 import { sha256 } from '../../crypto';
 import { now } from '../../clock';
 import { viewPortal } from './portal';
+import { claimSubmission } from './link-attempts';
 import { reconcileCharges } from '../settlement';
-import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
+import { advance, charges, createAccount, createPlan, spend, useWebhookRecorder, type PayingCo } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
+const startReceiver = useWebhookRecorder();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
 let addresses = 0;
 /** Each scenario submits from an address of its own, so the per-address limit does not mix them up. */
@@ -23,17 +24,17 @@ const newAddress = () => `198.51.100.${100 + ++addresses}`;
 const tokenOf = (url: string) => new URL(url).pathname.split('/').pop()!;
 const submit = (url: string, token: string, address = newAddress()) => api('POST', `${new URL(url).pathname}/card`, { body: { token }, headers: { 'x-forwarded-for': address } });
 
-async function ok(co: Co, method: string, path: string, body?: unknown) {
+async function ok(co: PayingCo, method: string, path: string, body?: unknown) {
   const r = await co.call(method, path, body === undefined ? {} : { body });
   expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(200);
   return r.body.data;
 }
 
-async function portalLink(co: Co, accountId: string) {
-  return (await ok(co, 'POST', `/v1/accounts/${accountId}/portal_link`)) as { url: string; expires_at: string };
+async function portalLink(co: PayingCo, accountId: string, body?: { expires_in: number }) {
+  return (await ok(co, 'POST', `/v1/accounts/${accountId}/portal_link`, body)) as { id: string; url: string; expires_at: string };
 }
 
-async function activeAccount(co: Co) {
+async function activeAccount(co: PayingCo) {
   const plan = await createPlan(co, { name: 'Pro', charge_amount: 2500, balances: [{ amount: 1000, denomination: 'tokens' }] });
   // The portal shows the account's name and email: these are asserted below.
   const id = await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: plan.id, token: 'tok_visa' });
@@ -41,7 +42,7 @@ async function activeAccount(co: Co) {
 }
 
 /** An account whose renewal was declined: the card starts declining, then the clock passes the renewal. */
-async function pastDueAccount(co: Co) {
+async function pastDueAccount(co: PayingCo) {
   const { account } = await activeAccount(co);
   await ok(co, 'POST', `/v1/accounts/${account.id}/card`, { token: 'tok_chargeDeclined' });
   await advance(Math.ceil((new Date(account.next_plan_renewal).getTime() - now().getTime()) / 1000));
@@ -55,7 +56,8 @@ describe('POST /v1/accounts/{account_id}/portal_link', () => {
     const co = await newPayingCompany(t);
     const { account } = await activeAccount(co);
     const link = await portalLink(co, account.id);
-    expect(Object.keys(link).sort()).toEqual(['expires_at', 'url']);
+    expect(Object.keys(link).sort()).toEqual(['expires_at', 'id', 'url']);
+    expect(link.id).toMatch(/^pl_[0-9a-z]{26}$/);
     expect(link.url).toMatch(/^http:\/\/localhost:\d+\/portal\/[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(tokenOf(link.url), 'base64url').length).toBe(32);
     expect(new Date(link.expires_at).getTime()).toBe(now().getTime() + 24 * 3600_000);
@@ -125,6 +127,34 @@ describe('the customer portal', () => {
     expect(view.charges.map((c) => c.amount)).toEqual(Array.from({ length: 20 }, (_, i) => 121 - i));
     expect(view.charges.every((c) => c.status === 'succeeded')).toBe(true);
     expect(view.charges.some((c) => c.amount === 777)).toBe(false);
+  });
+
+  it('shows the live grants with units left, soonest expiry first, and nothing spent, expired or voided', async () => {
+    const co = await newPayingCompany(t);
+    const account = await createAccount(co, { name: 'Bo', email: 'bo@x.io', token: 'tok_visa' });
+    const at = now().getTime();
+    const inDays = (d: number) => new Date(at + d * 86_400_000).toISOString();
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/credits/grants`, { amount: 40, expires_at: inDays(10) });
+    await ok(co, 'POST', `/v1/accounts/${account}/deposit`, { denomination: 'credits', amount_to_deposit: 100, amount_to_charge: 500 });
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/credits/grants`, { amount: 5, expires_at: inDays(1), priority: 0 });
+    const voided = await ok(co, 'POST', `/v1/accounts/${account}/balance/tokens/grants`, { amount: 7 });
+    await ok(co, 'POST', `/v1/grants/${voided.id}/void`);
+    await ok(co, 'POST', `/v1/accounts/${account}/balance/tokens/grants`, { amount: 3, expires_at: inDays(3) });
+    await spend(co, account, 2);
+    const link = await portalLink(co, account);
+    const result = await viewPortal({ db: t.database.db, token: tokenOf(link.url) });
+    if (!('view' in result)) throw new Error(JSON.stringify(result));
+    expect(result.view.grants.map((g) => [g.denomination, g.category, g.remaining, g.expiresAt?.toISOString() ?? null])).toEqual([
+      ['credits', 'promotional', '3', inDays(1)],
+      ['tokens', 'promotional', '3', inDays(3)],
+      ['credits', 'promotional', '40', inDays(10)],
+      ['credits', 'paid', '100', null],
+    ]);
+    // Past the first expiry the portal no longer shows it, whether or not the expiry was written.
+    await advance(2 * 86_400);
+    const later = await viewPortal({ db: t.database.db, token: tokenOf((await portalLink(co, account)).url) });
+    if (!('view' in later)) throw new Error(JSON.stringify(later));
+    expect(later.view.grants.map((g) => g.remaining)).toEqual(['3', '40', '100']);
   });
 
   it('replaces the card on file through its card call (public, 64 KiB), and stays usable', async () => {
@@ -273,5 +303,126 @@ describe('the customer portal', () => {
     expect(r.status).toBe(409);
     expect(r.body.error.type).toBe('conflict');
     expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'visa' });
+  });
+});
+
+describe('portal links: how long they work, and revoking them', () => {
+  it('work for expires_in seconds, 300 to 86,400; anything else is a 400 naming expires_in and stores nothing', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const short = await portalLink(co, account.id, { expires_in: 300 });
+    expect(new Date(short.expires_at).getTime()).toBe(now().getTime() + 300_000);
+    const day = await portalLink(co, account.id, { expires_in: 86_400 });
+    expect(new Date(day.expires_at).getTime()).toBe(now().getTime() + 86_400_000);
+    for (const expires_in of [299, 86_401, 0, -5, 600.5, '600', null]) {
+      const r = await co.call('POST', `/v1/accounts/${account.id}/portal_link`, { body: { expires_in } });
+      expect(r.status, JSON.stringify(expires_in)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request', param: 'expires_in' });
+    }
+    expect(await t.database.db.select().from(portalLinks).where(eq(portalLinks.accountId, account.id))).toHaveLength(2);
+    await advance(300);
+    expect(await viewPortal({ db: t.database.db, token: tokenOf(short.url) })).toEqual({ problem: 'expired', companyName: 'Acme' });
+    expect((await submit(short.url, 'tok_mastercard')).status).toBe(410);
+    expect('view' in (await viewPortal({ db: t.database.db, token: tokenOf(day.url) }))).toBe(true);
+  });
+
+  it('DELETE /v1/portal_links/{id} stops one link at once: the page says it was revoked, its card call answers 410, other links still work', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const leaked = await portalLink(co, account.id);
+    const kept = await portalLink(co, account.id);
+    const revoked = await co.call('DELETE', `/v1/portal_links/${leaked.id}`);
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body.data).toEqual({ id: leaked.id, account_id: account.id, expires_at: leaked.expires_at, revoked_at: now().toISOString(), created_at: expect.any(String) });
+    expect(await viewPortal({ db: t.database.db, token: tokenOf(leaked.url) })).toEqual({ problem: 'revoked', companyName: 'Acme' });
+    const refused = await submit(leaked.url, 'tok_mastercard');
+    expect(refused.status).toBe(410);
+    expect(refused.body.error).toMatchObject({ type: 'link_expired', message: 'This link was revoked by Acme. Ask them for a new link.' });
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'visa' });
+    expect((await submit(kept.url, 'tok_mastercard')).status).toBe(200);
+    // Again: nothing changes, and it answers the link as it is.
+    await advance(60);
+    const again = await co.call('DELETE', `/v1/portal_links/${leaked.id}`);
+    expect(again.status).toBe(200);
+    expect(again.body.data.revoked_at).toBe(revoked.body.data.revoked_at);
+  });
+
+  it('revoking another company\'s link, or one that does not exist, is 404 and revokes nothing', async () => {
+    const co = await newPayingCompany(t);
+    const other = await newCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    const foreign = await other.call('DELETE', `/v1/portal_links/${link.id}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error).toMatchObject({ type: 'not_found', param: 'portal_link_id' });
+    expect((await other.call('POST', `/v1/accounts/${account.id}/portal_links/revoke`)).status).toBe(404);
+    expect((await co.call('DELETE', '/v1/portal_links/pl_nothere')).status).toBe(404);
+    expect((await api('DELETE', `/v1/portal_links/${link.id}`)).status).toBe(401);
+    expect('view' in (await viewPortal({ db: t.database.db, token: tokenOf(link.url) }))).toBe(true);
+  });
+
+  it('POST .../portal_links/revoke stops every live link of the account, counts them, and leaves other accounts\' and later links working', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const neighbour = await createAccount(co, { name: 'Neighbour', email: 'n@x.io', token: 'tok_visa' });
+    const expired = await portalLink(co, account.id, { expires_in: 300 });
+    await advance(301);
+    const links = [await portalLink(co, account.id), await portalLink(co, account.id), await portalLink(co, account.id)];
+    expect((await co.call('DELETE', `/v1/portal_links/${links[2].id}`)).status).toBe(200);
+    const theirs = await portalLink(co, neighbour);
+    const r = await co.call('POST', `/v1/accounts/${account.id}/portal_links/revoke`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toEqual({ account_id: account.id, revoked: 2 });
+    for (const link of [...links, expired]) expect((await submit(link.url, 'tok_mastercard')).status).toBe(410);
+    expect((await viewPortal({ db: t.database.db, token: tokenOf(links[0].url) })) as unknown).toEqual({ problem: 'revoked', companyName: 'Acme' });
+    expect((await viewPortal({ db: t.database.db, token: tokenOf(expired.url) })) as unknown).toEqual({ problem: 'expired', companyName: 'Acme' });
+    expect((await submit(theirs.url, 'tok_mastercard')).status).toBe(200);
+    expect((await co.call('POST', `/v1/accounts/${account.id}/portal_links/revoke`)).body.data.revoked).toBe(0);
+    const fresh = await portalLink(co, account.id);
+    expect((await submit(fresh.url, 'tok_mastercard')).status).toBe(200);
+  });
+
+  it('a card submission cannot start once its link is revoked, even when it read the link before', async () => {
+    const co = await newPayingCompany(t);
+    const { account } = await activeAccount(co);
+    const link = await portalLink(co, account.id);
+    // Revoked between the submission's read of the link and its claim: the claim is refused.
+    const [row] = await t.database.db.select().from(portalLinks).where(eq(portalLinks.id, link.id));
+    await t.database.db.update(portalLinks).set({ revokedAt: now() }).where(eq(portalLinks.id, link.id));
+    expect(await claimSubmission(t.database.db, portalLinks, row.id, now(), isNull(portalLinks.revokedAt))).toBe(false);
+    expect((await submit(link.url, 'tok_mastercard')).status).toBe(410);
+    expect((await ok(co, 'GET', `/v1/accounts/${account.id}`)).payment_method).toMatchObject({ brand: 'visa' });
+  });
+});
+
+describe('card_changed', () => {
+  it('is sent whenever a hosted page saves a card: the portal and the collector, with the new card and the one it replaced; not for the API\'s own card call', async () => {
+    const co = await newPayingCompany(t);
+    const receiver = await startReceiver();
+    const hook = await ok(co, 'POST', '/v1/companies/{company}/webhooks', { url: receiver.url });
+    await ok(co, 'POST', `/v1/companies/{company}/webhooks/${hook.id}/subscribe/card_changed`);
+    const { account } = await activeAccount(co);
+    // The company's own card call is not a hosted page: no card_changed.
+    await ok(co, 'POST', `/v1/accounts/${account.id}/card`, { token: 'tok_visa' });
+    const link = await portalLink(co, account.id);
+    expect((await submit(link.url, 'tok_mastercard')).status).toBe(200);
+    const collector = await ok(co, 'POST', `/v1/accounts/${account.id}/card_collector`);
+    const collected = await api('POST', `${new URL(collector.card_collector_url).pathname}/submit`, { body: { token: 'tok_amex' }, headers: { 'x-forwarded-for': newAddress() } });
+    expect(collected.status, JSON.stringify(collected.body)).toBe(200);
+    // A declined card is not saved: nothing is sent for it.
+    expect((await submit(link.url, 'tok_no_such_token')).status).toBe(400);
+    await advance(0);
+    // Sent side by side: in the order of their pages here.
+    const sent = receiver.requests.map((r) => r.json).sort((a, b) => String(a.data.source).localeCompare(String(b.data.source)));
+    expect(sent).toEqual([
+      {
+        webhook_id: hook.id, topic: 'card_changed', account_id: account.id, denomination: 'USD', balance: '0',
+        data: { source: 'collector', link_id: expect.stringMatching(/^cl_/), payment_method: expect.objectContaining({ brand: 'amex' }), previous_payment_method: expect.objectContaining({ brand: 'mastercard', last4: '4444' }) },
+      },
+      {
+        webhook_id: hook.id, topic: 'card_changed', account_id: account.id, denomination: 'USD', balance: '0',
+        data: { source: 'portal', link_id: link.id, payment_method: { brand: 'mastercard', last4: '4444', exp_month: expect.any(Number), exp_year: expect.any(Number) }, previous_payment_method: { brand: 'visa', last4: '4242', exp_month: expect.any(Number), exp_year: expect.any(Number) } },
+      },
+    ]);
   });
 });

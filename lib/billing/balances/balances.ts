@@ -1,16 +1,18 @@
 import { asc, eq } from 'drizzle-orm';
 import { query, sql, textArray, type Db } from '../../db/client';
-import { balances, transactions, type StoredRefillChange } from '../../db/schema';
+import { balances, transactions, type GrantCategory, type GrantSource, type StoredRefillChange } from '../../db/schema';
 import { newId } from '../../ids';
 import { notFound } from '../../errors';
-import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { add, cmp, Decimal, sub, unitsOut, type Units } from '../../money';
 import { movedBalance, notifyMoves } from './crossings';
-import { decideMove, type MoveOp, type MovePlan, type PlanAlert } from './move-decision';
-import { insertLedgerRows, lockBalances, setBalanceAmounts, type LockedBalance } from '../../db/sql/balance-move';
+import { decideMove, needsGrants, type Facts, type GrantFact, type MoveOp, type MovePlan, type MoveRow, type PlanAlert } from './move-decision';
+import { insertLedgerRows, lockBalances, nextExpirySql, openGrants, setBalances, writeGrants, type GrantInsert, type LockedBalance, type OpenGrant } from '../../db/sql/balance-move';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 
 export type BalanceRow = typeof balances.$inferSelect;
-export type Balance = BalanceRow & { pending: Units };
+/** When the soonest of a balance's live grants expires, and how many units expire then. */
+export type NextExpiry = { expires_at: string; amount: string };
+export type Balance = BalanceRow & { pending: Units; nextExpiry: NextExpiry | null };
 export type LedgerRow = typeof transactions.$inferSelect;
 
 export function serializeBalance(b: Balance) {
@@ -27,9 +29,11 @@ export function serializeBalance(b: Balance) {
     refill_on_day: b.refillOnDay ?? '',
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
+    refill_expires_after_days: b.refillExpiresAfterDays ?? null,
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
     scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
+    next_expiry: b.nextExpiry ? { expires_at: b.nextExpiry.expires_at, amount: unitsOut(b.nextExpiry.amount) } : null,
     created_at: b.createdAt.toISOString(),
     updated_at: b.updatedAt?.toISOString() ?? null,
   };
@@ -47,6 +51,7 @@ export function serializeTransaction(t: LedgerRow) {
     ending_balance: unitsOut(t.endingBalance),
     event_id: t.eventId,
     charge_id: t.chargeId,
+    grant_id: t.grantId,
     created_at: t.createdAt.toISOString(),
   };
 }
@@ -73,16 +78,21 @@ export function balanceFromRow(r: Record<string, unknown>): Balance {
     lastPeriodicRefill: d(r.last_periodic_refill),
     nextPeriodicRefill: d(r.next_periodic_refill),
     scheduledRefill: (r.scheduled_refill as StoredRefillChange | null) ?? null,
+    refillExpiresAfterDays: r.refill_expires_after_days === null || r.refill_expires_after_days === undefined ? null : Number(r.refill_expires_after_days),
     managedByPlanId: (r.managed_by_plan_id as string | null) ?? null,
     includedAmount: (r.included_amount as string | null) ?? null,
+    headGrantId: (r.head_grant_id as string | null) ?? null,
+    headRemaining: r.head_remaining === null || r.head_remaining === undefined ? null : String(r.head_remaining),
+    grantsDueAt: d(r.grants_due_at),
     createdAt: new Date(r.created_at as string),
     updatedAt: d(r.updated_at),
     pending: String(r.pending),
+    nextExpiry: r.next_expiry ? (typeof r.next_expiry === 'string' ? JSON.parse(r.next_expiry) : r.next_expiry) as NextExpiry : null,
   };
 }
 
 export async function findBalance({ db, accountId, denomination, now }: { db: Db; accountId: string; denomination: string; now: Date }) {
-  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending, ${nextExpirySql(sql`b`, sql`${now.toISOString()}::timestamptz`)} as next_expiry from balances b where b.account_id = ${accountId} and b.denomination = ${denomination}`);
   return rows[0] ? balanceFromRow(rows[0]) : null;
 }
 
@@ -93,7 +103,7 @@ export async function getBalance(args: { db: Db; accountId: string; denomination
 }
 
 export async function listBalances({ db, accountId, now }: { db: Db; accountId: string; now: Date }) {
-  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending from balances b where b.account_id = ${accountId} order by b.denomination`);
+  const rows = await query(db, sql`select b.*, ${livePending(now)} as pending, ${nextExpirySql(sql`b`, sql`${now.toISOString()}::timestamptz`)} as next_expiry from balances b where b.account_id = ${accountId} order by b.denomination`);
   return rows.map(balanceFromRow);
 }
 
@@ -121,30 +131,35 @@ export async function ensureBalances(db: Db, items: { accountId: string; company
 /** A ledger row's own fields: what the move is, as the ledger shows it. */
 export type LedgerFields = { type: LedgerRow['type']; description: string; eventId?: string | null; chargeId?: string | null };
 
-export type Change = { accountId: string; companyId: string; denomination: string; amount: Units } & LedgerFields;
+/** What a grant is beyond its amount and times (its decision's part is in the op). */
+export type GrantFields = { category: GrantCategory; source: GrantSource; costBasis: Units | null };
 
 /**
  * A move of one balance: its ops in order (move-decision.ts), each op that writes a ledger row
- * with its row's fields. Ops `release` and `complete_hold` are holds whose events this
- * transaction already flipped: the holds read under the lock no longer count them, so the move
- * starts from that read plus their cost.
+ * with its row's fields, a `grant` op with what its grant is. Ops `release` and `complete_hold`
+ * are holds whose events this transaction already flipped: the holds read under the lock no
+ * longer count them, so the move starts from that read plus their cost. `order` places an op's
+ * ledger rows among all the moves' rows (request order in a batch); by default, move by move.
  */
 export type BalanceMove = {
   accountId: string;
   denomination: string;
-  ops: { op: MoveOp; ledger?: LedgerFields }[];
+  ops: { op: MoveOp; ledger?: LedgerFields; grant?: GrantFields; order?: number }[];
   /** When a rise took effect, if before now (holds that lapsed earlier). */
   raisedAt?: Date;
+  /** Holds this transaction placed before the lock that the ops place again (a batch's early rows). */
+  ownHolds?: Units;
 };
 
 export type MoveResult = { balanceId: string; plan: MovePlan; rows: LedgerRow[] };
 
 /**
  * The general balance writer: locks the balances in (account, denomination) order, reads what
- * each move decides from (amount, live holds, refill threshold, plan alert, whether it is in a
- * notification state) after the locks are held, decides each move (move-decision.ts), and writes
- * what it decided: the ledger rows, the new amounts, the notifications and crossing states, a
- * threshold refill's job. Inside the caller's transaction; balances are created when missing.
+ * each move decides from after the locks are held (amount, live holds, refill threshold, plan
+ * alert, notification states, the head grant, and the open grants when the move needs them),
+ * decides each move (move-decision.ts), and writes what it decided: the grants made and changed,
+ * the ledger rows, the balances, the notifications and crossing states, a threshold refill's
+ * job. Inside the caller's transaction; balances are created when missing.
  */
 export async function moveBalances(db: Db, companyId: string, moves: BalanceMove[], now: Date): Promise<MoveResult[]> {
   if (!moves.length) return [];
@@ -158,30 +173,128 @@ export async function moveBalances(db: Db, companyId: string, moves: BalanceMove
     await ensureBalances(db, moves.map((m) => ({ accountId: m.accountId, companyId, denomination: m.denomination })), now);
     facts = new Map((await lockBalances(db, pairs, now)).map((b) => [pairKey(b.account_id, b.denomination), b]));
   }
-  const decided = moves.map((m) => {
+  const before = moves.map((m) => {
     const b = facts.get(pairKey(m.accountId, m.denomination))!;
     const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.cost) : sum), '0');
-    const planAlert = planAlertOf(b);
-    const plan = decideMove({ amount: b.amount, pending: add(b.pending, flipped), threshold: b.refill_threshold, planAlert }, m.ops.map((o) => o.op));
-    return { m, b, plan, planAlert };
+    return { m, b, facts: { ...factsOf(b, now), pending: sub(add(b.pending, flipped), m.ownHolds ?? '0') } };
   });
+  // The open grants, read for the moves that need them.
+  const need = before.filter(({ m, facts: f }) => needsGrants(f, m.ops.map((o) => o.op)));
+  const grants = await openGrants(db, need.map(({ b }) => b.id));
+  const byBalance = new Map<string, OpenGrant[]>();
+  for (const g of grants) byBalance.set(g.balance_id, [...(byBalance.get(g.balance_id) ?? []), g]);
+  // What a row of a grant's own time names: the grants read, and the grants the moves make.
+  const loaded = new Map<string, Pick<OpenGrant, 'id' | 'description' | 'source' | 'charge_id'>>(grants.map((g) => [g.id, g]));
+  for (const m of moves)
+    for (const o of m.ops) if (o.op.kind === 'grant' && o.grant && o.ledger) loaded.set(o.op.grant.id, { id: o.op.grant.id, description: o.ledger.description, source: o.grant.source, charge_id: o.ledger.chargeId ?? null });
+  const decided = before.map(({ m, b, facts: f }) => {
+    const withGrants = need.some((n) => n.b.id === b.id) ? { ...f, grants: (byBalance.get(b.id) ?? []).map(grantFactOf) } : f;
+    return { m, b, plan: decideMove(withGrants, m.ops.map((o) => o.op)), known: withGrants.grants !== undefined };
+  });
+
+  const made: GrantInsert[] = [];
+  const changed: { id: string; remaining: string; active: boolean; closedAt: Date | null; voided: boolean }[] = [];
+  for (const { m, b, plan } of decided) {
+    for (const g of plan.grants) {
+      if (!g.made) {
+        changed.push(g);
+        continue;
+      }
+      const i = m.ops.findIndex((o) => o.op.kind === 'grant' && o.op.grant.id === g.id);
+      const { op, grant, ledger } = m.ops[i] as { op: Extract<MoveOp, { kind: 'grant' }>; grant: GrantFields; ledger: LedgerFields };
+      made.push({
+        id: g.id,
+        accountId: m.accountId,
+        balanceId: b.id,
+        denomination: m.denomination,
+        amount: op.grant.amount,
+        remaining: g.remaining,
+        category: grant.category,
+        source: grant.source,
+        priority: op.grant.priority,
+        effectiveAt: op.grant.effectiveAt,
+        expiresAt: op.grant.expiresAt,
+        costBasis: grant.costBasis,
+        active: g.active,
+        closedAt: g.closedAt,
+        chargeId: ledger.chargeId ?? null,
+        description: ledger.description,
+      });
+    }
+  }
+  await writeGrants(db, { companyId, now }, made, changed);
+
   const ledger = decided.flatMap(({ m, b, plan }) =>
-    plan.rows.map((r) => {
-      const fields = m.ops[r.op].ledger!;
-      return { accountId: m.accountId, balanceId: b.id, denomination: m.denomination, type: fields.type, description: fields.description, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: fields.eventId ?? null, chargeId: fields.chargeId ?? null };
+    plan.rows.map((r, n) => {
+      const fields = ledgerFieldsOf(r, m, loaded);
+      const order = r.op === null ? -1 : (m.ops[r.op].order ?? null);
+      return {
+        order,
+        n,
+        row: { accountId: m.accountId, balanceId: b.id, denomination: m.denomination, type: fields.type, description: fields.description, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: fields.eventId ?? null, chargeId: fields.chargeId ?? null, grantId: r.grantId, createdAt: r.at },
+      };
     }),
   );
-  const written = ledger.length ? await insertLedgerRows(db, { companyId, now }, ledger) : [];
-  const moved = decided.filter(({ plan }) => cmp(plan.amount, plan.start.amount) !== 0).map(({ b, plan }) => ({ id: b.id, amount: plan.amount }));
-  if (moved.length) await setBalanceAmounts(db, moved, now);
+  // Rows in the order their ops were given across the moves, when the caller said (a batch's request order).
+  if (ledger.some((l) => l.order !== null)) ledger.sort((x, y) => (x.order ?? 0) - (y.order ?? 0) || x.n - y.n);
+  const written = ledger.length ? await insertLedgerRows(db, { companyId, now }, ledger.map((l) => l.row)) : [];
+  const rowsById = new Map(written.map((w) => [w, ledgerRowFromRaw(w)]));
+  const moved = decided
+    .filter(({ plan, known, b }) => cmp(plan.amount, plan.start.amount) !== 0 || known || (plan.head?.remaining ?? null) !== b.head_remaining)
+    .map(({ b, plan, known }) => ({ id: b.id, amount: plan.amount, headGrantId: plan.head?.id ?? null, headRemaining: plan.head?.remaining ?? null, grantsDueAt: plan.dueAt, grantsKnown: known }));
+  if (moved.length) await setBalances(db, moved, now);
   await notifyMoves(
     db,
     companyId,
-    decided.map(({ m, b, plan, planAlert }) => movedBalance({ accountId: m.accountId, denomination: m.denomination, id: b.id, threshold: b.refill_threshold, planAlert, raisedAt: m.raisedAt, hasStates: b.has_states }, plan)),
+    decided.map(({ m, b, plan }) => movedBalance({ accountId: m.accountId, denomination: m.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), raisedAt: m.raisedAt, hasStates: b.has_states }, plan)),
     now,
   );
-  let next = 0;
-  return decided.map(({ b, plan }) => ({ balanceId: b.id, plan, rows: plan.rows.map(() => ledgerRowFromRaw(written[next++])) }));
+  // Each move's rows, in its own order.
+  const ownRows = new Map<string, LedgerRow[]>();
+  for (const [i, l] of ledger.entries()) ownRows.set(l.row.balanceId, [...(ownRows.get(l.row.balanceId) ?? []), rowsById.get(written[i])!]);
+  return decided.map(({ b, plan }) => ({ balanceId: b.id, plan, rows: (ownRows.get(b.id) ?? []).sort((x, y) => (x.id < y.id ? -1 : 1)) }));
+}
+
+/** A locked balance as the move decides from it (without its grants). */
+function factsOf(b: LockedBalance, now: Date): Facts {
+  return {
+    amount: b.amount,
+    pending: b.pending,
+    threshold: b.refill_threshold,
+    planAlert: planAlertOf(b),
+    head: b.head_grant_id && b.head_remaining !== null ? { id: b.head_grant_id, remaining: b.head_remaining } : null,
+    dueAt: b.grants_due_at ? new Date(b.grants_due_at) : null,
+    now,
+  };
+}
+
+function grantFactOf(g: OpenGrant): GrantFact {
+  return {
+    id: g.id,
+    amount: g.amount,
+    remaining: g.remaining,
+    priority: g.priority,
+    effectiveAt: new Date(g.effective_at),
+    expiresAt: g.expires_at ? new Date(g.expires_at) : null,
+    createdAt: new Date(g.created_at),
+    active: g.active,
+    source: g.source,
+  };
+}
+
+/** The ledger type a grant's row has when it takes effect later than it was made, by where it came from. */
+const TYPE_OF_SOURCE: Record<string, LedgerRow['type']> = { plan: 'plan_grant', deposit: 'deposit', refill: 'refill', grant: 'grant' };
+
+/** A decided row's ledger fields: its op's, or, for what a grant's own time did, the grant's. */
+function ledgerFieldsOf(r: MoveRow, m: BalanceMove, loaded: Map<string, Pick<OpenGrant, 'id' | 'description' | 'source' | 'charge_id'>>): LedgerFields {
+  if (r.op !== null) {
+    const fields = m.ops[r.op].ledger;
+    if (!fields) throw new Error(`a ${m.ops[r.op].op.kind} op that writes a ledger row needs its ledger fields`);
+    return fields;
+  }
+  const g = loaded.get(r.grantId!)!;
+  if (r.kind === 'expire') return { type: 'expire', description: `Expiry of grant ${g.id} (${g.description})`, chargeId: g.charge_id };
+  return { type: TYPE_OF_SOURCE[g.source] ?? 'grant', description: g.description, chargeId: g.charge_id };
 }
 
 /** The plan alert inputs of a balance read under its lock; null when no plan that alerts manages it. */
@@ -189,39 +302,52 @@ export function planAlertOf(b: Pick<LockedBalance, 'included' | 'pct' | 'period'
   return b.included !== null && b.pct !== null && b.period !== null && cmp(b.included, '0') > 0 ? { included: b.included, pct: b.pct, period: new Date(b.period) } : null;
 }
 
-/** Moves one balance by one change (a grant, a deposit, a refill) with its ledger row. */
-export async function moveBalance(db: Db, change: Change, now: Date): Promise<LedgerRow> {
-  return (await moveBalanceInSteps(db, [change], now))[0];
+/** A grant to make: its units, what they are, and when they count. */
+export type GrantInput = {
+  companyId: string;
+  accountId: string;
+  denomination: string;
+  amount: Units;
+  category: GrantCategory;
+  source: GrantSource;
+  costBasis?: Units | null;
+  priority?: number;
+  effectiveAt?: Date;
+  expiresAt?: Date | null;
+  id?: string;
+} & LedgerFields;
+
+/** Makes a credit grant on a balance (created when missing): one ledger row, when it takes effect. */
+export async function grantUnits(db: Db, input: GrantInput, now: Date): Promise<{ grantId: string; row: LedgerRow | null; balanceId: string }> {
+  const { companyId, accountId, denomination, amount, category, source, costBasis = null, priority = DEFAULT_PRIORITY, effectiveAt = now, expiresAt = null, id = newId('cg'), ...ledger } = input;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'grant', grant: { id, amount, priority, effectiveAt, expiresAt } }, ledger, grant: { category, source, costBasis } }] }], now);
+  return { grantId: id, row: r.rows[0] ?? null, balanceId: r.balanceId };
 }
 
-/**
- * One move of a balance written as several ledger rows (a mid-month change: the remaining units
- * cancelled, then the new ones granted). Crossings and balance_change are judged from before the
- * first row to after the last, as for any single move: the dip in between is no drop the
- * customer ever saw.
- */
-export async function moveBalanceInSteps(db: Db, steps: [Change, ...Change[]], now: Date): Promise<LedgerRow[]> {
-  const [first] = steps;
-  const [r] = await moveBalances(db, first.companyId, [{ accountId: first.accountId, denomination: first.denomination, ops: steps.map(({ amount, ...fields }) => ({ op: { kind: 'change', amount }, ledger: fields })) }], now);
-  return r.rows;
-}
-
-/**
- * Sets a balance to an exact level (plan grants and resets), recording the difference as one
- * ledger row. It is a balance change like any other: `balance_change`, and crossings re-armed
- * (a reset is no usage, so no plan threshold alert).
- */
-export async function setLevel(db: Db, change: Omit<Change, 'amount'> & { level: Units; measured?: Units }, now: Date): Promise<LedgerRow | null> {
-  const { level, measured, accountId, companyId, denomination, ...fields } = change;
-  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'level', level, measured }, ledger: fields }] }], now);
+/** Takes away what is left of an open grant now: a plan period's allowance at its end (`expire`), or a void. */
+export async function closeGrant(db: Db, at: { companyId: string; accountId: string; denomination: string; grantId: string; how: 'expire' | 'void' } & Pick<LedgerFields, 'description' | 'chargeId'>, now: Date): Promise<LedgerRow | null> {
+  const { companyId, accountId, denomination, grantId, how, ...fields } = at;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'close', grantId, how }, ledger: { type: how, ...fields } }] }], now);
   return r.rows[0] ?? null;
 }
 
-/** A hold completed (its event already flipped in this transaction): its cost is taken from the amount. */
-export async function completeHold(db: Db, hold: { companyId: string; accountId: string; denomination: string; cost: Units } & LedgerFields, now: Date): Promise<LedgerRow> {
+/** Draws units from a balance with a ledger row of their own (not an event). */
+export async function drawUnits(db: Db, at: { companyId: string; accountId: string; denomination: string; amount: Units } & LedgerFields, now: Date): Promise<LedgerRow[]> {
+  const { companyId, accountId, denomination, amount, ...fields } = at;
+  const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'draw', amount }, ledger: fields }] }], now);
+  return r.rows;
+}
+
+/** Writes what the grants' own times did (expiries, grants taking effect) on a balance, now. */
+export async function settleGrants(db: Db, companyId: string, balances: { accountId: string; denomination: string }[], now: Date): Promise<void> {
+  await moveBalances(db, companyId, balances.map((b) => ({ ...b, ops: [] })), now);
+}
+
+/** A hold completed (its event already flipped in this transaction): its cost is drawn. */
+export async function completeHold(db: Db, hold: { companyId: string; accountId: string; denomination: string; cost: Units } & LedgerFields, now: Date): Promise<LedgerRow[]> {
   const { companyId, accountId, denomination, cost, ...fields } = hold;
   const [r] = await moveBalances(db, companyId, [{ accountId, denomination, ops: [{ op: { kind: 'complete_hold', cost }, ledger: fields }] }], now);
-  return r.rows[0];
+  return r.rows;
 }
 
 /**
@@ -278,6 +404,15 @@ function ledgerRowFromRaw(r: Record<string, unknown>): LedgerRow {
     endingBalance: String(r.ending_balance),
     eventId: (r.event_id as string | null) ?? null,
     chargeId: (r.charge_id as string | null) ?? null,
+    grantId: (r.grant_id as string | null) ?? null,
     createdAt: new Date(r.created_at as string),
   };
 }
+
+/** What a paid grant's units cost: the charge's cents per unit (to 12 decimals); null for none. */
+export function costBasisOf(cents: number, units: Units): Units | null {
+  return cmp(units, '0') > 0 ? new Decimal(cents).div(units).toDecimalPlaces(12).toFixed() : null;
+}
+
+/** A grant's priority unless the caller names one (0 is drawn first). */
+export const DEFAULT_PRIORITY = 50;

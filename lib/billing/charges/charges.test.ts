@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { purgeIdempotencyKeys } from '../../db/retention';
 import { charges as chargeRows, idempotencyKeys, type ChargeReason } from '../../db/schema';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
+import { charges, ledger, type PayingCo } from '../../testing/scenario';
 import { captureLogs } from '../../testing/log-capture';
 import { chargeFor, reconcileCharges } from '../settlement';
 
@@ -10,19 +11,18 @@ const t = useTestDatabase();
 const local = useLocalStripe();
 process.env.STRIPE_TIMEOUT_MS = '700';
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
-async function account(co: Co, extra: Record<string, unknown> = {}) {
+async function account(co: PayingCo, extra: Record<string, unknown> = {}) {
   const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Grace Hopper', email: 'grace@navy.mil', ...extra } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
 }
 
-const counts = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account;
+const counts = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the processor holds `n` PaymentIntents for the company (a late request landing). */
-async function untilIntents(co: Co, n: number) {
+async function untilIntents(co: PayingCo, n: number) {
   for (let i = 0; i < 100 && (await counts(co)).payment_intents < n; i++) await sleep(50);
   expect((await counts(co)).payment_intents).toBe(n);
 }
@@ -32,16 +32,15 @@ async function reconcileAfter(seconds: number) {
   return reconcileCharges(t.database.db, new Date(Date.now() + seconds * 1000));
 }
 
-const deposit = (co: Co, accountId: string, units: number, cents: number, headers?: Record<string, string>) =>
+const deposit = (co: PayingCo, accountId: string, units: number, cents: number, headers?: Record<string, string>) =>
   co.call('POST', `/v1/accounts/${accountId}/deposit`, { body: { denomination: 'credits', amount_to_deposit: units, amount_to_charge: cents }, headers });
-const chargesOf = async (co: Co, accountId: string) => (await co.call('GET', `/v1/accounts/${accountId}/charges`)).body.data;
-const creditsOf = async (co: Co, accountId: string) => {
+const creditsOf = async (co: PayingCo, accountId: string) => {
   const r = await co.call('GET', `/v1/accounts/${accountId}/balance/credits`);
   return r.status === 404 ? null : r.body.data.amount;
 };
 
 /** A direct chargeAccount request for one account's card, granting `units` credits on success. */
-async function chargeRequest(co: Co, accountId: string, cents: number, units: string, extra: { reason?: ChargeReason; description?: string; workKey?: string; idempotencyKey?: string } = {}) {
+async function chargeRequest(co: PayingCo, accountId: string, cents: number, units: string, extra: { reason?: ChargeReason; description?: string; workKey?: string; idempotencyKey?: string } = {}) {
   const { getAccount } = await import('../accounts/accounts');
   const description = extra.description ?? 'direct charge';
   const type = extra.reason === 'refill_monthly' ? 'refill' : 'deposit';
@@ -60,7 +59,7 @@ async function chargeRequest(co: Co, accountId: string, cents: number, units: st
 }
 
 describe('processor customers and cards', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });
@@ -106,7 +105,7 @@ describe('processor customers and cards', () => {
 });
 
 describe('charges', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });
@@ -116,13 +115,12 @@ describe('charges', () => {
     const r = await co.call('POST', `/v1/accounts/${a.id}/deposit`, { body: { denomination: 'credits', amount_to_deposit: 100, amount_to_charge: 1999 } });
     expect(r.status).toBe(200);
     expect(r.body.data.amount).toBe(100);
-    const charges = (await co.call('GET', `/v1/accounts/${a.id}/charges`)).body.data;
-    expect(charges).toHaveLength(1);
-    expect(charges[0]).toMatchObject({ amount: 1999, currency: 'usd', reason: 'deposit', status: 'succeeded', failure_code: null });
-    const pi = await local.stripe(co.processorKey).paymentIntents.retrieve(charges[0].processor_payment_intent_id);
-    expect(pi).toMatchObject({ amount: 1999, currency: 'usd', status: 'succeeded', customer: a.processor_id, metadata: { charge_id: charges[0].id } });
-    const ledger = (await co.call('GET', `/v1/accounts/${a.id}/transactions`)).body.data;
-    expect(ledger[0]).toMatchObject({ type: 'deposit', amount: 100, charge_id: charges[0].id });
+    const made = await charges(co, a.id);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ amount: 1999, currency: 'usd', reason: 'deposit', status: 'succeeded', failure_code: null });
+    const pi = await local.stripe(co.processorKey).paymentIntents.retrieve(made[0].processor_payment_intent_id!);
+    expect(pi).toMatchObject({ amount: 1999, currency: 'usd', status: 'succeeded', customer: a.processor_id, metadata: { charge_id: made[0].id } });
+    expect((await ledger(co, a.id))[0]).toMatchObject({ type: 'deposit', amount: 100, charge_id: made[0].id });
   });
 
   it('records a decline, grants nothing and answers 402 card_declined', async () => {
@@ -163,12 +161,12 @@ describe('charges', () => {
     await local.control('fail', { status: 500, count: 2, path_prefix: '/v1/payment_intents' });
     const r = await deposit(fresh, a.id, 5, 300);
     expect(r.status).toBe(502);
-    const [charge] = await chargesOf(fresh, a.id);
+    const [charge] = await charges(fresh, a.id);
     expect(charge.status).toBe('pending');
     expect((await counts(fresh)).payment_intents).toBe(0);
     // Nothing at the processor: created again with the same idempotency key, so it is made now, once.
     await reconcileAfter(120);
-    const [after] = await chargesOf(fresh, a.id);
+    const [after] = await charges(fresh, a.id);
     expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(5);
     expect((await counts(fresh)).payment_intents).toBe(1);
@@ -231,7 +229,7 @@ describe('charges whose outcome is unknown', () => {
     const r = await deposit(fresh, a.id, 9, 900);
     expect(r.status).toBe(502);
     expect(r.body.error).toMatchObject({ type: 'processor_error', charge_pending: true });
-    const [charge] = await chargesOf(fresh, a.id);
+    const [charge] = await charges(fresh, a.id);
     expect(charge).toMatchObject({ status: 'pending', failure_code: null });
     expect(await creditsOf(fresh, a.id)).toBeNull();
     await untilIntents(fresh, 1);
@@ -239,7 +237,7 @@ describe('charges whose outcome is unknown', () => {
     // answers with the payment it already made.
     await local.control('fail', { status: 500, count: 1, path_prefix: '/v1/payment_intents', method: 'GET' });
     await reconcileAfter(120);
-    const [after] = await chargesOf(fresh, a.id);
+    const [after] = await charges(fresh, a.id);
     expect(after).toMatchObject({ id: charge.id, status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(9);
     expect((await counts(fresh)).payment_intents).toBe(1);
@@ -255,20 +253,20 @@ describe('charges whose outcome is unknown', () => {
       expect(r.status).toBe(502);
       expect(r.body.error.charge_pending).toBe(true);
     }
-    const [goodCharge] = await chargesOf(fresh, good.id);
-    const [badCharge] = await chargesOf(fresh, bad.id);
+    const [goodCharge] = await charges(fresh, good.id);
+    const [badCharge] = await charges(fresh, bad.id);
     for (const c of [goodCharge, badCharge]) expect(c).toMatchObject({ status: 'pending', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     await reconcileAfter(120);
-    expect((await chargesOf(fresh, good.id))[0].status).toBe('pending');
-    expect((await chargesOf(fresh, bad.id))[0].status).toBe('pending');
+    expect((await charges(fresh, good.id))[0].status).toBe('pending');
+    expect((await charges(fresh, bad.id))[0].status).toBe('pending');
     for (const c of [goodCharge, badCharge]) {
       const res = await fetch(`${local.url}/__control/payment_intents/${c.processor_payment_intent_id}/complete`, { method: 'POST' });
       expect(res.status).toBe(200);
     }
     await reconcileAfter(300);
-    expect((await chargesOf(fresh, good.id))[0]).toMatchObject({ id: goodCharge.id, status: 'succeeded' });
+    expect((await charges(fresh, good.id))[0]).toMatchObject({ id: goodCharge.id, status: 'succeeded' });
     expect(await creditsOf(fresh, good.id)).toBe(4);
-    expect((await chargesOf(fresh, bad.id))[0]).toMatchObject({ id: badCharge.id, status: 'failed', failure_code: 'generic_decline' });
+    expect((await charges(fresh, bad.id))[0]).toMatchObject({ id: badCharge.id, status: 'failed', failure_code: 'generic_decline' });
     expect(await creditsOf(fresh, bad.id)).toBeNull();
     expect((await counts(fresh)).payment_intents).toBe(2);
   });
@@ -284,10 +282,10 @@ describe('charges whose outcome is unknown', () => {
     expect(set.status).toBe(502);
     const topics = async () => (await fresh.call('GET', `/v1/companies/{company}/webhooks/${hook}/deliveries`)).body.data.map((d: { topic: string }) => d.topic).sort();
     expect(await topics()).toEqual([]);
-    const [charge] = await chargesOf(fresh, bad.id);
+    const [charge] = await charges(fresh, bad.id);
     await fetch(`${local.url}/__control/payment_intents/${charge.processor_payment_intent_id}/complete`, { method: 'POST' });
     await reconcileAfter(300);
-    expect((await chargesOf(fresh, bad.id))[0]).toMatchObject({ id: charge.id, status: 'failed' });
+    expect((await charges(fresh, bad.id))[0]).toMatchObject({ id: charge.id, status: 'failed' });
     expect(await topics()).toEqual(['payment_failed', 'refill_failed']);
     expect(await creditsOf(fresh, bad.id)).toBe(3);
   });
@@ -306,10 +304,9 @@ describe('charges whose outcome is unknown', () => {
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.data.amount).toBe(8);
     expect((await counts(fresh)).payment_intents).toBe(1);
-    const list = await chargesOf(fresh, a.id);
+    const list = await charges(fresh, a.id);
     expect(list.map((c: { status: string }) => c.status)).toEqual(['succeeded']);
-    const ledger = (await fresh.call('GET', `/v1/accounts/${a.id}/transactions`)).body.data;
-    expect(ledger.filter((row: { type: string }) => row.type === 'deposit')).toHaveLength(1);
+    expect((await ledger(fresh, a.id)).filter((row) => row.type === 'deposit')).toHaveLength(1);
     // The answer is remembered now: a third try replays it.
     const again = await deposit(fresh, a.id, 8, 800, headers);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -341,7 +338,7 @@ describe('charges whose outcome is unknown', () => {
     const retry = await deposit(fresh, a.id, 8, 800, headers);
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(await creditsOf(fresh, a.id)).toBe(8);
-    expect((await chargesOf(fresh, a.id)).map((c: { amount: number; status: string }) => [c.amount, c.status])).toEqual([[800, 'succeeded']]);
+    expect((await charges(fresh, a.id)).map((c: { amount: number; status: string }) => [c.amount, c.status])).toEqual([[800, 'succeeded']]);
     expect((await counts(fresh)).payment_intents).toBe(1);
   });
 
@@ -353,14 +350,14 @@ describe('charges whose outcome is unknown', () => {
     expect((await deposit(fresh, a.id, 3, 300, headers)).status).toBe(502);
     // The processor answers 409 idempotency_key_in_use: not a failure.
     const second = await deposit(fresh, a.id, 3, 300, headers);
-    expect((await chargesOf(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['pending']);
+    expect((await charges(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['pending']);
     expect(second.status).toBe(502);
     expect(second.body.error.charge_pending).toBe(true);
     await untilIntents(fresh, 1);
     const third = await deposit(fresh, a.id, 3, 300, headers);
     expect(third.status, JSON.stringify(third.body)).toBe(200);
     expect(third.body.data.amount).toBe(3);
-    expect((await chargesOf(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['succeeded']);
+    expect((await charges(fresh, a.id)).map((c: { status: string }) => c.status)).toEqual(['succeeded']);
     expect((await counts(fresh)).payment_intents).toBe(1);
   });
 
@@ -416,8 +413,7 @@ describe('charges whose outcome is unknown', () => {
     await untilIntents(fresh, 26);
     // Seen only after the 23 hours in which it would be given up if nothing were found.
     await reconcileAfter(23.5 * 3600);
-    const charges = await chargesOf(fresh, a.id);
-    const first = charges.find((c: { amount: number }) => c.amount === 700);
+    const first = (await charges(fresh, a.id)).find((c) => c.amount === 700);
     expect(first).toMatchObject({ status: 'succeeded', processor_payment_intent_id: expect.stringMatching(/^pi_/) });
     expect(await creditsOf(fresh, a.id)).toBe(7 + 25);
     expect((await counts(fresh)).payment_intents).toBe(26);

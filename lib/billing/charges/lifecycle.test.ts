@@ -5,7 +5,7 @@ process.env.STRIPE_TIMEOUT_MS = '1500';
 import { describe, expect, it } from 'vitest';
 import { replaceWallClock } from '../../clock';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, charges, createAccount } from '../../testing/scenario';
+import { advance, charges, createAccount, type PayingCo } from '../../testing/scenario';
 
 // A charge's life at a processor that holds requests, loses answers and refuses keys, seen from
 // outside: the API, the test clock, and the local Stripe server's failure controls.
@@ -13,22 +13,21 @@ import { advance, charges, createAccount } from '../../testing/scenario';
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-const counts = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account;
+const counts = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const deposit = (co: Co, account: string, units: number, cents: number, key?: string) =>
+const deposit = (co: PayingCo, account: string, units: number, cents: number, key?: string) =>
   co.call('POST', `/v1/accounts/${account}/deposit`, {
     body: { denomination: 'credits', amount_to_deposit: units, amount_to_charge: cents },
     headers: key ? { 'Idempotency-Key': key } : undefined,
   });
-const credits = async (co: Co, account: string) => {
+const credits = async (co: PayingCo, account: string) => {
   const r = await co.call('GET', `/v1/accounts/${account}/balance/credits`);
   return r.status === 404 ? null : (r.body.data.amount as number);
 };
-const deposits = async (co: Co, account: string) =>
+const deposits = async (co: PayingCo, account: string) =>
   ((await co.call('GET', `/v1/accounts/${account}/transactions?limit=1000`)).body.data as { type: string }[]).filter((row) => row.type === 'deposit').length;
 
-async function untilIntents(co: Co, n: number) {
+async function untilIntents(co: PayingCo, n: number) {
   for (let i = 0; i < 200 && (await counts(co)).payment_intents < n; i++) await sleep(50);
   expect((await counts(co)).payment_intents).toBe(n);
 }

@@ -3,13 +3,12 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 import { describe, expect, it } from 'vitest';
 import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, charges, createAccount, createPlan, spend } from '../../testing/scenario';
+import { advance, charges, createAccount, createPlan, spend, type PayingCo } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
+const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
 describe('amounts below the smallest card payment ($0.50)', () => {
   it('are refused where a company sets them, with the field named', async () => {

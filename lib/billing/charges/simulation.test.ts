@@ -9,6 +9,7 @@ import { replaceProcessors } from '../../processor/processors';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { ScriptedProcessor, SimulatedCrash, type Fault } from '../../testing/scripted-processor';
 import { chargeFor, reconcileCharges } from '../settlement';
+import { NO_RETRY } from '../../testing/retry';
 
 /**
  * A deterministic simulation of the charge lifecycle: the real domain code (requests that charge,
@@ -29,7 +30,7 @@ import { chargeFor, reconcileCharges } from '../settlement';
  * within an hour (SEND_SETTLED_MS). A process frozen for a day between deciding to send and
  * sending is outside it.
  *
- * SIM_SEEDS=n runs n seeds (1,000 on the embedded database, fewer on PostgreSQL), from SIM_START
+ * SIM_SEEDS=n runs n seeds (1,000 on the embedded database, 250 on PostgreSQL), from SIM_START
  * (random, printed); SIM_SEED=s replays one seed, printing its steps.
  */
 
@@ -37,7 +38,9 @@ const t = useTestDatabase();
 
 const postgres = process.env.TEST_DB === 'postgres';
 const pooled = process.env.DATABASE_PREPARE === '0';
-const SEEDS = Number(process.env.SIM_SEEDS ?? (pooled ? 50 : postgres ? 200 : 1000));
+// 250 on PostgreSQL: the 200 it ran there and the 50 it ran through PgBouncer, where nothing of a
+// charge's SQL depends on the session (vitest.config.ts runs it on the two databases only).
+const SEEDS = Number(process.env.SIM_SEEDS ?? (pooled ? 50 : postgres ? 250 : 1000));
 const ONLY = process.env.SIM_SEED ? Number(process.env.SIM_SEED) : null;
 const START = ONLY ?? Number(process.env.SIM_START ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -260,7 +263,7 @@ async function runSeed(db: Db, company: Awaited<ReturnType<typeof newCompany>>['
 /** What the seeds did, added up: a run that never pays, fails or dies tests nothing. */
 const tally = { paid: 0, failed: 0, died: 0, late: 0 };
 
-describe('the charge lifecycle under processor faults, crashes and clock jumps', () => {
+describe('the charge lifecycle under processor faults, crashes and clock jumps', NO_RETRY, () => {
   let company: Awaited<ReturnType<typeof newCompany>>['company'];
   beforeAll(async () => {
     ({ company } = await newCompany(t, { processor_key: 'sk_test_simulation' }));
@@ -268,8 +271,13 @@ describe('the charge lifecycle under processor faults, crashes and clock jumps',
 
   it(`holds its invariants for every seed (${ONLY !== null ? `seed ${ONLY}` : `${SEEDS} seeds from ${START}`})`, async () => {
     const began = Date.now();
-    const count = ONLY !== null ? 1 : SEEDS;
-    for (let i = 0; i < count; i++) {
+    // A run of few seeds may by chance reach none of one kind (a held request carried out late
+    // comes about once in 40 seeds): then more seeds run, up to eight times as many, until each
+    // kind was reached.
+    const covered = () => Math.min(tally.paid, tally.failed, tally.died, tally.late) > 0;
+    const planned = ONLY !== null ? 1 : SEEDS;
+    let count = 0;
+    for (let i = 0; i < planned || (ONLY === null && !covered() && i < SEEDS * 8); i++, count++) {
       const seed = (START + i) >>> 0;
       const { broken, steps } = await runSeed(t.database.db, company, seed);
       if (ONLY !== null) console.log(steps.join('\n'));
@@ -279,5 +287,5 @@ describe('the charge lifecycle under processor faults, crashes and clock jumps',
     }
     console.log(`charge simulation: ${count} seeds from ${START} in ${((Date.now() - began) / 1000).toFixed(1)} s on ${t.kind}: ${tally.paid} charges paid, ${tally.failed} failed, ${tally.died} processes died, ${tally.late} requests carried out late`);
     if (ONLY === null) expect(Math.min(tally.paid, tally.failed, tally.died, tally.late)).toBeGreaterThan(0);
-  }, Math.max(120_000, SEEDS * 250));
+  }, Math.max(120_000, SEEDS * 8 * 250));
 });

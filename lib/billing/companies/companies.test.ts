@@ -1,23 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { api, newCompany, underSettings, useTestDatabase } from '../../testing/harness';
+import { withSettings } from '../../env';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
-import { decrypt, verifyPassword } from '../../crypto';
+import { decrypt, encrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
 import { authenticateCompany } from '../../api/auth';
+import { testSettingsRefusedByStoredKeys } from './live-keys';
 
 const t = useTestDatabase();
+const ADMIN = { ADMIN_TOKEN: 'admin-secret-for-tests' };
 
 describe('registering companies', () => {
-  beforeEach(() => {
-    process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
-  });
-  afterEach(() => {
-    delete process.env.ADMIN_TOKEN;
-  });
-
-  it('registers with the operator token and returns the API key once', async () => {
+  it('registers with the operator token and returns the API key once', underSettings(ADMIN, async () => {
     const res = await api('POST', '/v1/companies', {
       auth: 'admin',
       body: { name: 'Globex', email: 'ops@globex.io', processor_key: 'rk_test_abc123', processor_publishable_key: 'pk_test_abc123', password: 'correct horse' },
@@ -38,9 +34,9 @@ describe('registering companies', () => {
     const keys = await t.database.db.select().from(apiKeys).where(eq(apiKeys.companyId, c.id));
     expect(keys).toHaveLength(1);
     expect(keys[0].keyHash).not.toContain(c.api_key);
-  });
+  }));
 
-  it("hashes a keyed registration's password before its transaction, so the database goes on answering meanwhile", async () => {
+  it("hashes a keyed registration's password before its transaction, so the database goes on answering meanwhile", underSettings(ADMIN, async () => {
     // Loaded and warm first, so that the keyed request below claims its key within the 100 ms.
     expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Warm', email: 'warm@hooli.io' } })).status).toBe(200);
     const order: string[] = [];
@@ -63,9 +59,9 @@ describe('registering companies', () => {
     // And the owner signs in with that password: the hash made beforehand is the one stored.
     const [owner] = await t.database.db.select().from(admins).where(eq(admins.email, 'ops@hooli.io'));
     expect(await verifyPassword('correct horse battery', owner.passwordHash)).toBe(true);
-  });
+  }));
 
-  it('refuses a second console owner with the same email (409), and replays a registration sent again with its Idempotency-Key', async () => {
+  it('refuses a second console owner with the same email (409), and replays a registration sent again with its Idempotency-Key', underSettings(ADMIN, async () => {
     const body = { name: 'Initech', email: 'ops@initech.io', password: 'correct horse' };
     const first = await api('POST', '/v1/companies', { auth: 'admin', body, headers: { 'Idempotency-Key': 'register-initech' } });
     expect(first.status).toBe(200);
@@ -85,17 +81,29 @@ describe('registering companies', () => {
     expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@initech.io'))).toHaveLength(1);
     // Without a password there is no console owner, so the email may be shared.
     expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Initech EU', email: 'ops@initech.io' } })).status).toBe(200);
-  });
+  }));
 
-  it('answers 404 without ADMIN_TOKEN configured and 401 with a wrong token', async () => {
+  it('answers 503 with Retry-After while every password-hashing slot and its queue are taken, and registers nothing', underSettings(ADMIN, async () => {
+    const hash = await hashPassword('filler password 1');
+    const fillers = Array.from({ length: 2 + MAX_WAITING_HASHES }, () => verifyPassword('filler password 1', hash));
+    const body = { name: 'Busy Co', email: 'ops@busy.io', password: 'correct horse battery' };
+    const res = await api('POST', '/v1/companies', { auth: 'admin', body });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ type: 'service_unavailable', param: null });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@busy.io'))).toEqual([]);
+    await Promise.all(fillers);
+    expect((await api('POST', '/v1/companies', { auth: 'admin', body })).status).toBe(200);
+  }));
+
+  it('answers 404 without ADMIN_TOKEN configured and 401 with a wrong token', underSettings(ADMIN, async () => {
     const wrong = await api('POST', '/v1/companies', { body: { name: 'X', email: 'x@x.io' }, headers: { authorization: 'Bearer nope' } });
     expect(wrong.status).toBe(401);
-    delete process.env.ADMIN_TOKEN;
-    const off = await api('POST', '/v1/companies', { body: { name: 'X', email: 'x@x.io' }, headers: { authorization: 'Bearer nope' } });
+    const off = await withSettings({ ADMIN_TOKEN: undefined }, () => api('POST', '/v1/companies', { body: { name: 'X', email: 'x@x.io' }, headers: { authorization: 'Bearer nope' } }));
     expect(off.status).toBe(404);
-  });
+  }));
 
-  it('validates the registration body', async () => {
+  it('validates the registration body', underSettings(ADMIN, async () => {
     const cases: [unknown, string][] = [
       [{ email: 'x@x.io' }, 'name'],
       [{ name: 'X' }, 'email'],
@@ -111,30 +119,19 @@ describe('registering companies', () => {
       expect(res.body.error).toMatchObject({ type: 'invalid_request', param });
       expect(res.body.error.message).toBeTruthy();
     }
-  });
+  }));
 
-  it('a console password has at least 12 characters', async () => {
+  it('a console password has at least 12 characters', underSettings(ADMIN, async () => {
     const short = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'X', email: 'short@x.io', password: 'elevenchars' } });
     expect(short.status).toBe(400);
     expect(short.body.error).toMatchObject({ type: 'invalid_request', param: 'password', message: 'password must be at least 12 characters' });
     const long = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'X', email: 'long@x.io', password: 'twelve chars' } });
     expect(long.status).toBe(200);
-  });
+  }));
 });
 
 describe('live processor keys', () => {
-  const stripeApiUrl = process.env.STRIPE_API_URL;
-  beforeEach(() => {
-    process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
-  });
-  afterEach(() => {
-    delete process.env.ADMIN_TOKEN;
-    if (stripeApiUrl === undefined) delete process.env.STRIPE_API_URL;
-    else process.env.STRIPE_API_URL = stripeApiUrl;
-  });
-
-  it('are refused at registration while the processor is a stand-in (STRIPE_API_URL), and nothing is stored', async () => {
-    process.env.STRIPE_API_URL = 'http://127.0.0.1:9';
+  it('are refused at registration while the processor is a stand-in (STRIPE_API_URL), and nothing is stored', underSettings({ ...ADMIN, STRIPE_API_URL: 'http://127.0.0.1:9' }, async () => {
     const cases: [Record<string, string>, string][] = [
       [{ processor_key: 'sk_live_abc123' }, 'processor_key'],
       [{ processor_key: 'rk_live_abc123' }, 'processor_key'],
@@ -149,18 +146,16 @@ describe('live processor keys', () => {
     expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@live.io'))).toEqual([]);
     const testKeys = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Test Co', email: 'ops@test.io', processor_key: 'sk_test_abc123', processor_publishable_key: 'pk_test_abc123' } });
     expect(testKeys.status).toBe(200);
-  });
+  }));
 
-  it("are accepted for Stripe's own API", async () => {
-    delete process.env.STRIPE_API_URL;
+  it("are accepted for Stripe's own API", underSettings({ ...ADMIN, STRIPE_API_URL: undefined }, async () => {
     const res = await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Live Co', email: 'ops@live.io', processor_key: 'rk_live_abc123', processor_publishable_key: 'pk_live_abc123' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ processor_configured: true, processor_publishable_key: 'pk_live_abc123' });
-  });
+  }));
 
   it('stored before a stand-in was configured, are never sent to it', async () => {
-    delete process.env.STRIPE_API_URL;
-    const live = await newCompany(t, { processor_key: 'sk_live_stored', processor_publishable_key: 'pk_live_stored' });
+    const live = await withSettings({ STRIPE_API_URL: undefined }, () => newCompany(t, { processor_key: 'sk_live_stored', processor_publishable_key: 'pk_live_stored' }));
     // Anything that answered here would be the stand-in; a live key must not reach it.
     const seen: string[] = [];
     const server = http.createServer((req, res) => {
@@ -168,9 +163,9 @@ describe('live processor keys', () => {
       res.writeHead(500).end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    process.env.STRIPE_API_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const res = await live.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io' } });
+      const standIn = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = await withSettings({ STRIPE_API_URL: standIn }, () => live.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io' } }));
       expect(res.status).toBe(502);
       expect(res.body.error).toMatchObject({ type: 'processor_error' });
       expect(res.body.error.message).toMatch(/live key/);
@@ -246,4 +241,33 @@ describe('API keys', () => {
     expect(cross.status).toBe(404);
     expect((await api('GET', '/v1/companies', { auth: { companyId: other.company.id, apiKey: issued.body.data.api_key } })).status).toBe(200);
   });
+});
+
+describe('test settings beside live keys', () => {
+  const refusedNow = (settings: Record<string, string | undefined>) => withSettings(settings, () => testSettingsRefusedByStoredKeys(t.database.db));
+
+  it('refuses the test clock and private webhook destinations once a company has a live key stored, whatever else is set', underSettings(ADMIN, async () => {
+    const on = { BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '1', ALLOW_TEST_SETTINGS_IN_PRODUCTION: '1' };
+    // Test keys only, as a database made for development and tests holds.
+    await t.database.db.update(companies).set({ processorKeyEnc: encrypt('sk_test_abc123'), processorPublishableKey: 'pk_test_abc123' });
+    expect(await refusedNow(on)).toEqual([]);
+    // Registered against Stripe's own API, where live keys are taken.
+    const res = await withSettings({ STRIPE_API_URL: undefined }, () =>
+      api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Live Co', email: 'ops@live.io', processor_key: 'rk_live_abc123', processor_publishable_key: 'pk_test_abc123' } }),
+    );
+    expect(res.status).toBe(200);
+    const refused = await refusedNow(on);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatch(/^BILLING_TEST_CLOCK=1 is refused while a company of this database holds a live Stripe key/);
+    expect(refused[1]).toMatch(/^WEBHOOK_ALLOW_PRIVATE=1 is refused while a company of this database holds a live Stripe key/);
+    expect(refused.join(' ')).not.toContain('rk_live_abc123');
+    expect(await refusedNow({ BILLING_TEST_CLOCK: '1', WEBHOOK_ALLOW_PRIVATE: '0' })).toHaveLength(1);
+    // Off, nothing is refused (and the keys are not even read).
+    expect(await refusedNow({ BILLING_TEST_CLOCK: '0', WEBHOOK_ALLOW_PRIVATE: '0' })).toEqual([]);
+    // A live publishable key alone counts too.
+    await t.database.db.update(companies).set({ processorKeyEnc: null, processorPublishableKey: 'pk_live_abc123' }).where(eq(companies.id, res.body.data.id));
+    expect(await refusedNow(on)).toHaveLength(2);
+    await t.database.db.update(companies).set({ processorPublishableKey: null }).where(eq(companies.id, res.body.data.id));
+    expect(await refusedNow(on)).toEqual([]);
+  }));
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { balance, createAccount, createPlan } from '../../testing/scenario';
 import { openPostgres, query, sql, type Database } from '../../db/client';
 import { setting } from '../../env';
 import { recordEvents } from './events';
@@ -20,16 +21,9 @@ describe.skipIf(process.env.TEST_DB !== 'postgres' || !setting('DATABASE_PREPARE
 
   it('plans the balance statement for each batch, even where the connection would keep generic plans', async () => {
     const co = await newCompany(t);
-    const plan = await co.call('POST', '/v1/companies/{company}/plans', {
-      body: { name: 'Metered', charge_amount: 0, balances: [{ amount: 1000, denomination: 'credits' }], billing_rules: [{ type: 'call', amount: '1', denomination: 'credits' }] },
-    });
-    expect(plan.status).toBe(200);
+    const plan = await createPlan(co, { name: 'Metered', charge_amount: 0, balances: [{ amount: 1000, denomination: 'credits' }], billing_rules: [{ type: 'call', amount: '1', denomination: 'credits' }] });
     const accounts: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const a = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: `A${i}`, email: `a${i}@x.io`, plan_id: plan.body.data.id } });
-      expect(a.status).toBe(200);
-      accounts.push(a.body.data.id);
-    }
+    for (let i = 0; i < 3; i++) accounts.push(await createAccount(co, { name: `A${i}`, email: `a${i}@x.io`, plan_id: plan.id }));
     // Left to itself this connection would run every statement on its generic plan.
     await query(one.db, sql`select set_config('plan_cache_mode', 'force_generic_plan', false)`);
     for (let b = 0; b < 7; b++) {
@@ -43,9 +37,6 @@ describe.skipIf(process.env.TEST_DB !== 'postgres' || !setting('DATABASE_PREPARE
     );
     expect(plans).toEqual([{ generic_plans: '0', custom_plans: '7' }]);
     // And the batches moved the balances exactly: 1000 less two per batch, 7 batches.
-    for (const account of accounts) {
-      const balance = await co.call('GET', `/v1/accounts/${account}/balance/credits`);
-      expect(balance.body.data.amount).toBe(1000 - 14);
-    }
+    for (const account of accounts) expect((await balance(co, account)).amount).toBe(1000 - 14);
   });
 });

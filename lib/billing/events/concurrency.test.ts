@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { balance, createAccount, grant } from '../../testing/scenario';
 import { startAppServer, type AppServer } from '../../testing/servers';
 import { ledgerSums } from '../balances/balances';
 
@@ -19,8 +20,8 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
   it('200 concurrent events on one account end at the exact balance', async () => {
     const co = await newCompany(t);
     const auth = authOf(co);
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 150 } });
+    const acct = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
+    await grant(co, acct, 150);
 
     // 200 events of 0.75: the last 0 to 200 gated ones must be refused exactly when available runs out.
     const results = await Promise.all(
@@ -36,8 +37,8 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     const refused = results.filter((r) => r.status === 402).length;
     expect(accepted + refused).toBe(200);
     expect(accepted).toBe(200); // 200 × 0.75 = 150 exactly: every one fits, none more
-    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect(balance.amount).toBe(0);
+    const credits = await balance(co, acct);
+    expect(credits.amount).toBe(0);
     const [sum] = await ledgerSums(t.database.db, acct);
     expect(Number(sum.total)).toBe(0);
 
@@ -56,14 +57,14 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
       ),
     );
     expect(more.every((s) => s === 200)).toBe(true);
-    expect((await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data.amount).toBe(-20);
+    expect((await balance(co, acct)).amount).toBe(-20);
   });
 
   it('concurrent gated holds never take more than is available: each sees the holds committed before it', async () => {
     const co = await newCompany(t);
     const auth = authOf(co);
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Holds', email: 'holds@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 150 } });
+    const acct = await createAccount(co, { name: 'Holds', email: 'holds@x.io' });
+    await grant(co, acct, 150);
     const hold = { type: 'reserve', cost_override_amount: 1, cost_override_denomination: 'credits', gate_on_balance: true, state: 'pending' };
 
     // 300 single holds of 1 on 150 available, from two processes at once: exactly 150 fit.
@@ -74,8 +75,8 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     );
     expect(singles.filter((s) => s === 200).length).toBe(150);
     expect(singles.filter((s) => s === 402).length).toBe(150);
-    let balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect([balance.amount, balance.pending, balance.available]).toEqual([150, 150, 0]);
+    let credits = await balance(co, acct);
+    expect([credits.amount, credits.pending, credits.available]).toEqual([150, 150, 0]);
 
     // Cancel 60 holds and race 20 batches of 6 gated holds for the 60 freed units.
     const held = (await co.call('GET', `/v1/companies/{company}/events?account_id=${acct}&state=pending&limit=60`)).body.data;
@@ -91,7 +92,7 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     const states = batches.flat().map((e) => e.state);
     expect(states.filter((s) => s === 'pending').length).toBe(60);
     expect(states.filter((s) => s === 'rejected').length).toBe(60);
-    balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect([balance.amount, balance.pending, balance.available]).toEqual([150, 150, 0]);
+    credits = await balance(co, acct);
+    expect([credits.amount, credits.pending, credits.available]).toEqual([150, 150, 0]);
   });
 });

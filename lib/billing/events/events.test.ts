@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, newCompany, useTestDatabase } from '../../testing/harness';
+import { type Co } from '../../testing/scenario';
 import { ledgerSums } from '../balances/balances';
 
 const t = useTestDatabase();
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 async function newAccount(co: Co, extra: Record<string, unknown> = {}) {
   const r = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ann', email: 'ann@x.io', ...extra } });
@@ -115,12 +115,15 @@ describe('events', () => {
     expect((await balanceOf(co, acct, 'credits')).amount).toBe(-4);
 
     const ledger = await co.call('GET', `/v1/accounts/${acct}/transactions?denomination=credits`);
+    // The 5 is drawn as the 1 the grant had left, then 4 below zero: a row each, both the event's.
     expect(ledger.body.data.map((r: { amount: number; ending_balance: number; event_id: string | null }) => [r.amount, r.ending_balance])).toEqual([
-      [-5, -4],
+      [-4, -4],
+      [-1, 0],
       [-2, 1],
       [3, 3],
     ]);
-    expect(ledger.body.data[0].event_id).toBe(override.body.data.id);
+    expect(ledger.body.data.slice(0, 2).map((r: { event_id: string | null }) => r.event_id)).toEqual([override.body.data.id, override.body.data.id]);
+    expect(ledger.body.data.map((r: { grant_id: string | null }) => r.grant_id === null)).toEqual([true, false, false, false]);
   });
 
   it('gates on available balance with 402, records the rejection and charges nothing', async () => {
@@ -278,8 +281,17 @@ describe('events', () => {
     const batch = (n: number) => Array.from({ length: 5 }, () => ({ account_id: acct, type: 'q', cost_override: { amount: n, denomination: 'credits' } }));
     const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => co.call('POST', '/v1/events', { body: batch(n) })));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    const ledger = (await co.call('GET', `/v1/accounts/${acct}/transactions?limit=100`)).body.data as { id: string; starting_balance: number; ending_balance: number }[];
-    expect(ledger).toHaveLength(31);
+    const ledger = (await co.call('GET', `/v1/accounts/${acct}/transactions?limit=100`)).body.data as { id: string; type: string; event_id: string | null; starting_balance: number; ending_balance: number }[];
+    // 30 events and the grant of 100. An event that takes the balance from above zero to below
+    // it is drawn as what the grant had left and the rest below zero: a row each.
+    const events = ledger.filter((r) => r.type === 'event');
+    expect(ledger.length).toBe(events.length + 1);
+    const rowsOf = new Map<string | null, typeof events>();
+    for (const r of events) rowsOf.set(r.event_id, [...(rowsOf.get(r.event_id) ?? []), r]);
+    expect(rowsOf.size).toBe(30);
+    const split = [...rowsOf.values()].filter((rows) => rows.length > 1);
+    expect(split.length).toBeLessThanOrEqual(1);
+    for (const rows of split) expect(rows.map((r) => r.ending_balance).sort((a, b) => a - b)).toEqual([rows[0].ending_balance, 0].sort((a, b) => a - b));
     // Newest first by id: each row starts where the one listed after it ended.
     for (let i = 0; i + 1 < ledger.length; i++) expect(ledger[i].starting_balance, `row ${i}`).toBe(ledger[i + 1].ending_balance);
     expect(ledger[0].ending_balance).toBe(100 - 5 * 21);

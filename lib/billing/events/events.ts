@@ -5,16 +5,16 @@ import { idRange, newId } from '../../ids';
 import { ApiError, conflict, notFound } from '../../errors';
 import { add, cmp, sub, unitsOut, type Units } from '../../money';
 import { keysetPage, type PageQuery } from '../../db/keyset';
-import { completeHold, ensureBalances, findBalance, planAlertOf, releaseHolds, type Balance } from '../balances/balances';
+import { completeHold, ensureBalances, findBalance, moveBalances, planAlertOf, releaseHolds, type Balance, type BalanceMove } from '../balances/balances';
 import { insertDeliveries } from '../webhooks/outbox';
 import { priceEvents, type Cost, type PricedBy } from './pricing';
 import { moveRules, movedBalance, notifyMoves, type MovedBalance } from '../balances/crossings';
-import { decideMove, leftStates, type MoveOp } from '../balances/move-decision';
+import { leftStates, type Outcome } from '../balances/move-decision';
 import { HOLD_MS } from './constants';
 import { recordSingleEvent } from './single';
 import { recordInGroup } from './group';
 import { insertEvents } from '../../db/sql/events';
-import { insertLedgerRows, lockBalances, moveBalancesForEvents, setBalanceAmounts, type LedgerInsert, type LedgerMove } from '../../db/sql/balance-move';
+import { moveBalancesForEvents, type LedgerMove } from '../../db/sql/balance-move';
 import type { BatchItem, EventInput } from './input';
 
 export type EventRow = typeof events.$inferSelect;
@@ -158,6 +158,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       // With it, the statements after it in the transaction (and in any transaction it is part
       // of) are planned for their own arrays' sizes, not on a generic plan that assumes ten.
       await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
+      let general = false;
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
         const pairIndex = new Map(pairs.map(([a, d], i) => [key(a, d), i]));
@@ -178,7 +179,10 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
         const notify = (source: SQL) => insertDeliveries(companyId, now.toISOString(), source);
         const rows = await moveBalancesForEvents(tx, { pairs, ownHolds: holds, totals, moves, companyId, now, rules: moveRules, notify });
         if (rows === 'lost') throw new BalanceGone();
-        for (const b of rows) {
+        // A balance whose grants the statement cannot move alone (one is due, or the draws pass
+        // the head grant): it wrote nothing, and the general writer takes the batch.
+        if (rows === 'general') general = true;
+        for (const b of rows === 'general' ? [] : rows) {
           const before = sub(b.amount, sub(b.pending, ownHolds.get(key(b.account_id, b.denomination)) ?? '0'));
           const after = sub(b.new_amount, b.pending);
           moved.push(
@@ -195,55 +199,38 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
             ),
           );
         }
-        eventRows.push(...earlyRows);
+        if (!general) eventRows.push(...earlyRows);
       } else {
-        // Gated items: each balance's items decided in request order (move-decision.ts) from what
-        // was read under its lock; this transaction's own early holds are already in that read.
-        const facts = new Map((await lockBalances(tx, pairs, now)).map((b) => [key(b.account_id, b.denomination), b]));
-        if (facts.size < pairs.length) throw new BalanceGone();
-        const ops = new Map<string, { index: number; op: MoveOp }[]>();
+        general = true;
+      }
+      if (general) {
+        // Each balance's items decided in request order by the general writer (move-decision.ts):
+        // gated items, or balances whose grants the statement cannot move alone. This
+        // transaction's own early holds are already in what it reads under the locks.
+        const moves = new Map<string, BalanceMove & { ownHolds: Units }>();
         for (const [i, p] of toInsert.entries()) {
           if (!p.cost) continue;
           const k = key(p.item.account_id, p.cost.denomination);
           const state = early[i]?.state ?? p.item.state ?? 'complete';
-          // An early row's state is settled: it is decided ungated (a cancelled or rejected one cannot be).
-          const op: MoveOp = { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] };
-          ops.set(k, [...(ops.get(k) ?? []), { index: i, op }]);
+          let m = moves.get(k);
+          if (!m) moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost.denomination, ops: [], ownHolds: ownHolds.get(k) ?? '0' }));
+          // An early row's state is settled: it is decided ungated.
+          m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
         }
-        const outcomes = new Map<number, string>();
-        const rows: { index: number; row: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'> }[] = [];
-        const changed: { id: string; amount: string }[] = [];
-        for (const [k, list] of ops) {
-          const b = facts.get(k)!;
-          const own = ownHolds.get(k) ?? '0';
-          // The early holds are this batch's own: the move starts before them, and places them again.
-          const plan = decideMove({ amount: b.amount, pending: sub(b.pending, own), threshold: b.refill_threshold, planAlert: planAlertOf(b) }, list.map((l) => l.op));
-          list.forEach((l, n) => outcomes.set(l.index, plan.outcomes[n]!));
-          for (const r of plan.rows) {
-            const { index } = list[r.op];
-            const p = toInsert[index];
-            rows.push({
-              index,
-              row: { accountId: p.item.account_id, balanceId: b.id, denomination: p.cost!.denomination, type: 'event', description: `Event ${p.item.type}`, amount: r.amount, startingBalance: r.starting, endingBalance: r.ending, eventId: ids[index], chargeId: null },
-            });
-          }
-          if (cmp(plan.amount, b.amount) !== 0) changed.push({ id: b.id, amount: plan.amount });
-          moved.push(movedBalance({ accountId: b.account_id, denomination: b.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), hasStates: b.has_states }, plan));
-        }
+        const list = [...moves.values()];
+        const results = await moveBalances(tx, companyId, list, now);
+        const outcomes = new Map<number, Outcome>();
+        list.forEach((m, n) => m.ops.forEach((o, k) => outcomes.set(o.order!, results[n].plan.outcomes[k])));
         const lateRows: EventRow[] = [];
         for (const [i, p] of toInsert.entries()) {
           let r = early[i];
           if (!r) {
-            r = row(p, ids[i], (outcomes.get(i) as EventState | undefined) ?? p.item.state ?? 'complete');
+            r = row(p, ids[i], outcomes.get(i) ?? p.item.state ?? 'complete');
             lateRows.push(r);
           }
           eventRows.push(r);
         }
         if (lateRows.length) await insertEvents(tx, { companyId, now }, lateRows);
-        // Ledger rows in request order, as the balances moved.
-        rows.sort((a, b) => a.index - b.index);
-        if (rows.length) await insertLedgerRows(tx, { companyId, now }, rows.map((r) => r.row));
-        if (changed.length) await setBalanceAmounts(tx, changed, now);
       }
     } else {
       eventRows.push(...toInsert.map((p, i) => early[i] ?? row(p, ids[i], p.item.state ?? 'complete')));

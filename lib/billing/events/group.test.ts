@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { balance, createAccount, grant } from '../../testing/scenario';
 import { ledgerSums } from '../balances/balances';
 import type { Db } from '../../db/client';
 import { groupCommits, recordInGroup, type Recorded } from './group';
@@ -10,8 +11,8 @@ const t = useTestDatabase();
 describe('group commit of one account’s concurrent single events', () => {
   it('writes concurrent gated events together, each with its own record, ledger row and answer, decided in arrival order', async () => {
     const co = await newCompany(t);
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
+    const acct = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
+    await grant(co, acct, 10);
     const before = { ...groupCommits };
 
     const answers = await Promise.all(
@@ -43,8 +44,8 @@ describe('group commit of one account’s concurrent single events', () => {
     const eventRows = ledger.filter((r) => r.type === 'event');
     expect(eventRows.map((r) => r.event_id).sort()).toEqual(sorted.slice(0, 10));
     expect(eventRows.map((r) => r.ending_balance).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect(balance.amount).toBe(0);
+    const credits = await balance(co, acct);
+    expect(credits.amount).toBe(0);
     const [sum] = await ledgerSums(t.database.db, acct);
     expect(Number(sum.total)).toBe(0);
 
@@ -55,8 +56,8 @@ describe('group commit of one account’s concurrent single events', () => {
 
   it('keeps holds and plain events exact when they are grouped with gated ones', async () => {
     const co = await newCompany(t);
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Mixed', email: 'mixed@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 20 } });
+    const acct = await createAccount(co, { name: 'Mixed', email: 'mixed@x.io' });
+    await grant(co, acct, 20);
     const kinds = Array.from({ length: 48 }, (_, i) => (['hold', 'gated', 'plain'] as const)[i % 3]);
     const answers = await Promise.all(
       kinds.map((k) =>
@@ -71,9 +72,9 @@ describe('group commit of one account’s concurrent single events', () => {
     expect(ok('plain')).toBe(16);
     expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 402)).toBe(true);
     const gatedAccepted = ok('gated');
-    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect(balance.amount).toBe(20 - 16 - gatedAccepted);
-    expect(balance.pending).toBe(16);
+    const credits = await balance(co, acct);
+    expect(credits.amount).toBe(20 - 16 - gatedAccepted);
+    expect(credits.pending).toBe(16);
     // Replayed in arrival order (event ids), every gate decision is what a one-at-a-time ledger would have decided.
     const arrivals = answers
       .map((a, i) => ({ kind: kinds[i], id: (a.status === 200 ? a.body.data.id : a.body.error.rejected_event_id) as string, accepted: a.status === 200 }))
@@ -84,15 +85,15 @@ describe('group commit of one account’s concurrent single events', () => {
       expect(e.accepted, `${e.kind} ${e.id} with ${available} available`).toBe(fits);
       if (fits) available -= 1;
     }
-    expect(balance.available).toBe(available);
+    expect(credits.available).toBe(available);
     const [sum] = await ledgerSums(t.database.db, acct);
-    expect(Number(sum.total)).toBe(balance.amount);
+    expect(Number(sum.total)).toBe(credits.amount);
   });
 
   it('answers each grouped event with the balance as the group left it, not as a writer after it did', async () => {
     const co = await newCompany(t);
-    const acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Busy', email: 'busy@x.io' } })).body.data.id;
-    await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
+    const acct = await createAccount(co, { name: 'Busy', email: 'busy@x.io' });
+    await grant(co, acct, 10);
     const db = t.database.db;
     // The first event's write is held open, so the next five queue behind it and are written as one group.
     let release!: () => void;
@@ -119,8 +120,8 @@ describe('group commit of one account’s concurrent single events', () => {
     // Each grouped event's answer: 9, 8, 7, 6, 5, whatever the deposit did after the group.
     expect(answers.slice(1).map((a) => Number(a.balance!.amount))).toEqual([9, 8, 7, 6, 5]);
     expect(answers.slice(1).every((a) => a.event.state === 'complete')).toBe(true);
-    const balance = (await co.call('GET', `/v1/accounts/${acct}/balance/credits`)).body.data;
-    expect(balance.amount).toBe(105);
+    const credits = await balance(co, acct);
+    expect(credits.amount).toBe(105);
   });
 
   it('hands a group to the batch in arrival order and each caller the record of its own event', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { balance, createAccount, grant } from '../../testing/scenario';
 
 const t = useTestDatabase();
 
@@ -13,8 +14,7 @@ async function expectChained(co: Awaited<ReturnType<typeof newCompany>>, account
     if (!page.body.has_more) break;
     after = page.body.data[page.body.data.length - 1].id;
   }
-  const balance = (await co.call('GET', `/v1/accounts/${account}/balance/credits`)).body.data.amount;
-  expect(rows[0].ending_balance).toBe(balance);
+  expect(rows[0].ending_balance).toBe((await balance(co, account)).amount);
   const breaks = rows.slice(0, -1).filter((r, i) => r.starting_balance !== rows[i + 1].ending_balance);
   expect(breaks.map((r) => r.id)).toEqual([]);
 }
@@ -22,8 +22,8 @@ async function expectChained(co: Awaited<ReturnType<typeof newCompany>>, account
 describe('the ledger of a balance many writers move at once', () => {
   it('lists its rows in the order the balance moved: each row starts where the one before it ended', async () => {
     const co = await newCompany(t);
-    const account = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Hot', email: 'hot@x.io' } })).body.data.id as string;
-    expect((await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount: 1000 } })).status).toBe(200);
+    const account = await createAccount(co, { name: 'Hot', email: 'hot@x.io' });
+    await grant(co, account, 1000);
     for (let round = 0; round < 3; round++) {
       const calls = Array.from({ length: 48 }, (_, i) => {
         // Keyed single events are written alone (not grouped), grants move the same balance, and batches too.

@@ -5,15 +5,16 @@ import fc from 'fast-check';
 import Decimal from 'decimal.js';
 import { asc, eq } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { type Co } from '../../testing/scenario';
 import { events, transactions, webhookDeliveries } from '../../db/schema';
 import { query, sql } from '../../db/client';
 import { now, setTestTime } from '../../clock';
 import { expireHolds } from './events';
 import { TOPICS } from '../webhooks/topics';
+import { NO_RETRY } from '../../testing/retry';
 
 const t = useTestDatabase();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 const amount = fc.integer({ min: 1, max: 6000 }).map((n) => (n / 100).toFixed(2));
 // `tokens` is what the plans grant and price; `credits` starts without a balance (its first event takes the general path).
@@ -86,7 +87,7 @@ async function trace(co: Co, plans: string[], accountId: string) {
   return { balances, ledger, stored, listed, outbox, states };
 }
 
-describe('the single-event statement and the general path', () => {
+describe('the single-event statement and the general path', NO_RETRY, () => {
   it('leave the same balances, ledger, events, outbox and notification states for the same random history on twin accounts', async () => {
     const single = await twinCompany();
     const general = await twinCompany();

@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { createAccount, grant, type Co } from '../../testing/scenario';
 import { recordSingleEvent } from './single';
 
 const t = useTestDatabase();
 
 describe('the one-statement path for single events', () => {
-  let co: Awaited<ReturnType<typeof newCompany>>;
+  let co: Co;
   let acct: string;
   beforeAll(async () => {
     co = await newCompany(t);
-    acct = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'F', email: 'f@x.io' } })).body.data.id;
+    acct = await createAccount(co, { name: 'F', email: 'f@x.io' });
     await co.call('POST', `/v1/accounts/${acct}/balance/credits`, { body: { amount: 10 } });
   });
   const run = (input: Record<string, unknown>) =>
@@ -41,33 +42,33 @@ describe('the one-statement path for single events', () => {
 });
 
 describe('the answer of an event written by the general path', () => {
-  let co: Awaited<ReturnType<typeof newCompany>>;
+  let co: Co;
   beforeAll(async () => {
     co = await newCompany(t);
   });
   const newAccount = async (credits: number) => {
-    const id = (await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'G', email: 'g@x.io' } })).body.data.id as string;
-    expect((await co.call('POST', `/v1/accounts/${id}/balance/credits`, { body: { amount: credits } })).status).toBe(200);
+    const id = await createAccount(co, { name: 'G', email: 'g@x.io' });
+    await grant(co, id, credits);
     return id;
   };
-  const spend = (account: string, amount: number, extra: Record<string, unknown> = {}) =>
+  const send = (account: string, amount: number, extra: Record<string, unknown> = {}) =>
     co.call('POST', `/v1/accounts/${account}/events`, { body: { type: 'q', cost_override_amount: amount, cost_override_denomination: 'credits', ...extra } });
 
   it('refuses a gated event that costs more than is available with a message that says so, a free one on a negative balance too', async () => {
     const account = await newAccount(1);
-    expect((await spend(account, 2)).status).toBe(200);
-    const free = await spend(account, 0, { gate_on_balance: true });
+    expect((await send(account, 2)).status).toBe(200);
+    const free = await send(account, 0, { gate_on_balance: true });
     expect(free.status).toBe(402);
     expect(free.body.error.message).toBe('This event costs 0 credits, more than the balance has available; it was recorded as rejected and nothing was charged.');
-    const dear = await spend(account, 2.5, { gate_on_balance: true });
+    const dear = await send(account, 2.5, { gate_on_balance: true });
     expect(dear.body.error.message).toMatch(/^This event costs 2\.5 credits, more than the balance has available;/);
   });
 
   it("answers an idempotent repeat with its first record and that record's account's balance", async () => {
     const [a, b] = [await newAccount(10), await newAccount(50)];
-    const first = await spend(a, 1, { idempotency_key: 'once' });
+    const first = await send(a, 1, { idempotency_key: 'once' });
     expect(first.status).toBe(200);
-    const repeat = await spend(b, 1, { idempotency_key: 'once' });
+    const repeat = await send(b, 1, { idempotency_key: 'once' });
     expect(repeat.status).toBe(200);
     expect(repeat.body.data.id).toBe(first.body.data.id);
     expect(repeat.body.data.account_id).toBe(a);

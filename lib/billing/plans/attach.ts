@@ -1,10 +1,11 @@
-import { and, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, balances, plans } from '../../db/schema';
 import type { Flag } from '../../db/schema';
 import { enqueueNotifications } from '../webhooks/outbox';
-import { setLevel } from '../balances/balances';
-import { amountFor } from '../../money';
+import { DEFAULT_PRIORITY, moveBalances, type BalanceMove } from '../balances/balances';
+import { newId } from '../../ids';
+import { amountFor, cmp, neg, type Units } from '../../money';
 import type { Charge } from '../charges/charges';
 import { CADENCE, computePeriodEnd, computeRenewalRetry, includedAmounts, type BillingPeriod } from './periods';
 import { periodChargeFor, planBalances, type Plan } from './plans';
@@ -53,11 +54,14 @@ export function planFlags(plan: Plan): Flag[] {
 }
 
 /**
- * Starts a plan period now: each plan balance is set to its included amount (one ledger row
- * each), balances of a previous plan that the new one lacks are closed, and the account gets
- * the plan's status, dates, cadence and flags. With `measured` (the balances the charge was
- * priced on), a balance moves by included − measured instead: usage recorded while the charge
- * was at the processor counts against the new period rather than vanishing in the reset.
+ * Starts a plan period now. On each balance the plan includes, what is left of the previous
+ * period's allowance expires, what is below zero is settled (billed as postpaid overage by the
+ * charge that pays for this period, or forgiven), and the period's included amount is granted
+ * whole, expiring at the period's end; units bought by card and the company's grants stay. A
+ * balance of the previous plan that the new one lacks loses its allowance the same way. The
+ * account gets the plan's status, dates, cadence and flags. With `measured` (the balances the
+ * charge was priced on), only the debt measured then is settled: usage recorded since, while the
+ * charge was at the processor, is paid by the new allowance like any debt.
  */
 export async function startPlanPeriod(
   db: Db,
@@ -78,6 +82,18 @@ export async function startPlanPeriod(
   const schedule = args.schedule ?? { anchor: now, periods: 0, periodStart: now };
   const included = includedAmounts({ chargeAmount: plan.chargeAmount, balances: planBalances(plan) }, chosen);
   const verb = args.reason === 'renewal' ? 'renewed' : args.reason === 'upgrade' ? 'changed to' : 'started';
+  const period = plan.billingPeriod as BillingPeriod;
+  const periodEnd = computePeriodEnd(schedule.anchor, period, schedule.periods + 1);
+  const ends = (denomination: string, what: string): BalanceMove['ops'] => {
+    const measured = amountFor(args.measured, denomination);
+    // Only the debt the charge was priced on was billed; without a charge, all of it is settled.
+    const billed: Units | null = args.measured === undefined ? null : measured !== undefined && cmp(measured, '0') < 0 ? neg(measured) : '0';
+    return [
+      { op: { kind: 'close_all', source: 'plan', how: 'expire' }, ledger: { type: 'expire', description: `Plan ${verb} ${plan.name}: ${what}`, chargeId: args.chargeId } },
+      { op: { kind: 'settle', upTo: billed }, ledger: { type: 'overage', description: `Plan ${verb} ${plan.name}: ${denomination} below zero settled as postpaid overage`, chargeId: args.chargeId } },
+    ];
+  };
+  const moves: BalanceMove[] = [];
   if (args.reason !== 'start') {
     const stale = await db
       .select({ denomination: balances.denomination })
@@ -89,20 +105,37 @@ export async function startPlanPeriod(
           included.length ? notInArray(balances.denomination, included.map((i) => i.denomination)) : undefined,
         ),
       );
-    for (const s of stale) {
-      await setLevel(db, { accountId, companyId, denomination: s.denomination, level: '0', type: 'plan_reset', description: `Plan ${verb} ${plan.name}: ${s.denomination} is no longer included`, chargeId: args.chargeId }, now);
-      await db.update(balances).set({ managedByPlanId: null, includedAmount: null }).where(and(eq(balances.accountId, accountId), eq(balances.denomination, s.denomination)));
-    }
+    for (const s of stale) moves.push({ accountId, denomination: s.denomination, ops: ends(s.denomination, `${s.denomination} is no longer included`) });
   }
   for (const inc of included) {
-    const change = { accountId, companyId, denomination: inc.denomination, type: args.reason === 'renewal' ? ('plan_reset' as const) : ('plan_grant' as const), description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId };
-    await setLevel(db, { ...change, level: inc.amount, measured: amountFor(args.measured, inc.denomination) }, now);
+    moves.push({
+      accountId,
+      denomination: inc.denomination,
+      ops: [
+        ...ends(inc.denomination, `the previous period's ${inc.denomination} allowance expired`),
+        // An included amount of nothing (a variable amount chosen as 0) is no grant.
+        ...(cmp(inc.amount, '0') > 0 ? [{
+          op: { kind: 'grant' as const, grant: { id: newId('cg'), amount: inc.amount, priority: DEFAULT_PRIORITY, effectiveAt: now, expiresAt: periodEnd } },
+          ledger: { type: 'plan_grant' as const, description: `Plan ${plan.name} ${verb}: ${inc.amount} ${inc.denomination} included`, chargeId: args.chargeId },
+          // A plan's price buys the period, not units: no cost basis.
+          grant: { category: cmp(String(periodChargeFor(plan, chosen)), '0') > 0 ? ('paid' as const) : ('promotional' as const), source: 'plan' as const, costBasis: null },
+        }] : []),
+      ],
+    });
+  }
+  // One balance at a time, in the plan's order (a new balance is listed by when it was made).
+  for (const m of moves) await moveBalances(db, companyId, [m], now);
+  if (args.reason !== 'start') {
+    const kept = new Set(included.map((i) => i.denomination));
+    const stale = moves.map((m) => m.denomination).filter((d) => !kept.has(d));
+    if (stale.length) await db.update(balances).set({ managedByPlanId: null, includedAmount: null }).where(and(eq(balances.accountId, accountId), inArray(balances.denomination, stale)));
+  }
+  for (const inc of included) {
     await db
       .update(balances)
       .set({ managedByPlanId: plan.id, includedAmount: inc.amount, updatedAt: now })
       .where(and(eq(balances.accountId, accountId), eq(balances.denomination, inc.denomination)));
   }
-  const period = plan.billingPeriod as BillingPeriod;
   await db
     .update(accounts)
     .set({
@@ -115,7 +148,7 @@ export async function startPlanPeriod(
       planAnchorAt: schedule.anchor,
       planPeriods: schedule.periods,
       lastPlanRenewal: schedule.periodStart,
-      nextPlanRenewal: computePeriodEnd(schedule.anchor, period, schedule.periods + 1),
+      nextPlanRenewal: periodEnd,
       renewalLockedUntil: null,
       renewalAttempts: 0,
       renewalRetryAt: null,

@@ -11,12 +11,11 @@ import { viewPortal } from '../accounts/portal';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
 import { captureLogs } from '../../testing/log-capture';
-import { charges, createAccount, createPlan, expectLedgerMatches, spend } from '../../testing/scenario';
+import { charges, createAccount, createPlan, expectLedgerMatches, getAccount, spend, type PayingCo } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const db = () => t.database.db;
@@ -27,25 +26,24 @@ afterEach(async () => {
   await db().update(accounts).set({ planStatus: 'CANCELLED' });
 });
 
-const account = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}`)).body.data;
-const subscribe = async (co: Co, planId: string) =>
-  (await account(co, await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: planId, token: 'tok_visa' }))) as { id: string; next_plan_renewal: string };
+const subscribe = async (co: PayingCo, planId: string) =>
+  (await getAccount(co, await createAccount(co, { name: 'Ada', email: 'ada@x.io', plan_id: planId, token: 'tok_visa' }))) as { id: string; next_plan_renewal: string };
 const row = async (id: string) => (await db().select().from(accounts).where(eq(accounts.id, id)))[0];
 
 /** Charges oldest first, as [reason, amount, status]. */
-async function chargeLines(co: Co, id: string) {
+async function chargeLines(co: PayingCo, id: string) {
   return (await charges(co, id)).reverse().map((c) => [c.reason, c.amount, c.status]);
 }
 
-async function tokens(co: Co, id: string) {
+async function tokens(co: PayingCo, id: string) {
   return (await co.call('GET', `/v1/accounts/${id}/balance/tokens`)).body.data.amount as number;
 }
 
-const useTokens = (co: Co, id: string, amount: number) => spend(co, id, amount, { type: 'use', denomination: 'tokens' });
+const useTokens = (co: PayingCo, id: string, amount: number) => spend(co, id, amount, { type: 'use', denomination: 'tokens' });
 
-const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
+const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
-async function untilIntents(co: Co, n: number) {
+async function untilIntents(co: PayingCo, n: number) {
   for (let i = 0; i < 100 && (await intents(co)) < n; i++) await sleep(50);
   expect(await intents(co)).toBe(n);
 }
@@ -79,7 +77,7 @@ describe('renewal charges whose outcome is unknown', () => {
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2000, 'pending'],
     ]);
-    expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
+    expect(await getAccount(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
     expect((await row(a.id)).renewalAttempts).toBe(0);
     // Looked at again an hour later: the charge is still pending, so no new attempt is made.
     setTestTime(due.getTime() + 3600_000);
@@ -91,7 +89,7 @@ describe('renewal charges whose outcome is unknown', () => {
       ['plan_start', 2000, 'succeeded'],
       ['plan_renewal', 2000, 'succeeded'],
     ]);
-    expect(await account(co, a.id)).toMatchObject({
+    expect(await getAccount(co, a.id)).toMatchObject({
       plan_status: 'ACTIVE',
       last_plan_renewal: due.toISOString(),
       next_plan_renewal: computePeriodEnd(new Date((await row(a.id)).planAnchorAt!), 'month', 2).toISOString(),
@@ -115,7 +113,7 @@ describe('renewal charges whose outcome is unknown', () => {
     } finally {
       logs.stop();
     }
-    expect(await account(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
+    expect(await getAccount(co, a.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: a.next_plan_renewal });
     expect((await row(a.id)).renewalAttempts).toBe(0);
     expect(await chargeLines(co, a.id)).toHaveLength(1);
     expect(logs.lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'renewal failed; retried when its lease ends', account_id: a.id, err: expect.objectContaining({ message: expect.any(String) }) }));
@@ -128,7 +126,7 @@ describe('renewal charges whose outcome is unknown', () => {
       ['plan_start', 1500, 'succeeded'],
       ['plan_renewal', 1500, 'succeeded'],
     ]);
-    expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
+    expect((await getAccount(co, a.id)).last_plan_renewal).toBe(due.toISOString());
   });
 });
 
@@ -174,7 +172,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     setTestTime(due.getTime() + 86_400_000 + 3_600_000);
     await reconcileCharges(db(), now());
     // Paid for [due, due + 1 day): that period is renewed, and the next one is due (and charged) now.
-    const after = await account(co, a.id);
+    const after = await getAccount(co, a.id);
     expect(after.last_plan_renewal).toBe(due.toISOString());
     expect(after.next_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
     await renewDuePlans(db(), now());
@@ -183,7 +181,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
       ['plan_renewal', 100, 'succeeded'],
       ['plan_renewal', 100, 'succeeded'],
     ]);
-    expect((await account(co, a.id)).last_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
+    expect((await getAccount(co, a.id)).last_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
   });
 
   it('a renewal claimed by a run whose time fell behind still holds its lease from the claim: another run does not take it', async () => {
@@ -221,11 +219,11 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
       const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: planId } });
       expect(r.status, JSON.stringify(r.body)).toBe(409);
     }
-    expect(await account(co, a.id)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null });
+    expect(await getAccount(co, a.id)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null });
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(due.getTime() + 120_000);
     await reconcileCharges(db(), now());
-    expect((await account(co, a.id)).last_plan_renewal).toBe(due.toISOString());
+    expect((await getAccount(co, a.id)).last_plan_renewal).toBe(due.toISOString());
     const ok = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: max.id } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect((await chargeLines(co, a.id)).map((c) => [c[0], c[2]])).toEqual([
@@ -243,7 +241,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     const first = await co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', plan_id: pro.id, token: 'tok_visa' } });
     expect(first.status).toBe(502);
     const id = first.body.error.account_id;
-    expect(await account(co, id)).toMatchObject({ plan_status: 'NONE' });
+    expect(await getAccount(co, id)).toMatchObject({ plan_status: 'NONE' });
     const again = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: pro.id } });
     expect(again.status, JSON.stringify(again.body)).toBe(409);
     expect(await intents(co)).toBe(1);
@@ -251,7 +249,7 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(now().getTime() + 120_000);
     await reconcileCharges(db(), now());
-    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await getAccount(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2000, 'succeeded']]);
   });
 
@@ -267,12 +265,12 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
     const busy = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: max.id } });
     expect(busy.status, JSON.stringify(busy.body)).toBe(409);
     expect(busy.headers.get('retry-after')).toBe('1');
-    expect(await account(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+    expect(await getAccount(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
     // Once it is done (here: given back without starting), the change goes through.
     await db().update(accounts).set({ renewalLockedUntil: null }).where(eq(accounts.id, id));
     const changed = await co.call('POST', `/v1/accounts/${id}/changeplan`, { body: { plan_id: max.id } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    expect(await account(co, id)).toMatchObject({ plan_id: max.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+    expect(await getAccount(co, id)).toMatchObject({ plan_id: max.id, plan_status: 'PENDING_PAYMENT_METHOD' });
     expect((await row(id)).renewalLockedUntil).toBeNull();
   });
 
@@ -300,12 +298,12 @@ describe('plan changes next to a renewal or an unsettled plan charge', () => {
       expect(change.status, `${path} ${JSON.stringify(change.body)}`).toBe(409);
     }
     expect(await intents(co)).toBe(1);
-    expect(await account(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
+    expect(await getAccount(co, id)).toMatchObject({ plan_id: pro.id, plan_status: 'PENDING_PAYMENT_METHOD' });
 
     await completeIntent(pending.processorPaymentIntentId!);
     setTestTime(now().getTime() + 120_000);
     await reconcileCharges(db(), now());
-    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await getAccount(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await chargeLines(co, id)).toEqual([['plan_start', 2500, 'succeeded']]);
     expect(await intents(co)).toBe(1);
     expect(await tokens(co, id)).toBe(1000);
@@ -332,7 +330,7 @@ describe('usage while a plan charge is at the processor', () => {
     await expectLedgerMatches(db(), co, a.id);
   });
 
-  it('counts against the new plan after an upgrade', async () => {
+  it('draws from the old plan\'s allowance while an upgrade is at the processor; the new allowance is granted whole', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 2000, balances: [{ amount: 1000, denomination: 'tokens' }] });
     const max = await createPlan(co, { name: 'Max', charge_amount: 5000, balances: [{ amount: 5000, denomination: 'tokens' }] });
@@ -345,7 +343,11 @@ describe('usage while a plan charge is at the processor', () => {
     const r = await upgrading;
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.plan_id).toBe(max.id);
-    expect(await tokens(co, a.id)).toBe(4970);
+    // The 30 were drawn from Pro's allowance, still live until Max's period started; what was
+    // left of it (770) expired then.
+    expect(await tokens(co, a.id)).toBe(5000);
+    const ledger = (await co.call('GET', `/v1/accounts/${a.id}/transactions?limit=100`)).body.data as { type: string; amount: number }[];
+    expect(ledger.filter((l) => l.type === 'expire').map((l) => l.amount)).toEqual([-770]);
     await expectLedgerMatches(db(), co, a.id);
   });
 });
@@ -415,7 +417,7 @@ describe('retrying a plan request with the same Idempotency-Key', () => {
     expect(portal.status).toBe(200);
     const retry = await again();
     expect(retry.status, JSON.stringify(retry.body)).toBe(402);
-    expect(await account(co, id)).toMatchObject({ id, plan_id: null, plan_status: 'NONE' });
+    expect(await getAccount(co, id)).toMatchObject({ id, plan_id: null, plan_status: 'NONE' });
     // The link the customer was sent still shows the account.
     expect('view' in (await viewPortal({ db: db(), token: new URL(portal.body.data.url).pathname.split('/').pop()! }))).toBe(true);
     expect((await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data.amount).toBe(5);
@@ -494,7 +496,7 @@ describe('concurrent changeplan calls onto a paid plan from no plan', () => {
     expect(await intents(co)).toBe(1);
     const grants = await db().select().from(transactions).where(and(eq(transactions.accountId, id), eq(transactions.type, 'plan_grant')));
     expect(grants.map((g) => [g.denomination, g.amount])).toEqual([['tokens', '1000']]);
-    expect(await account(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
+    expect(await getAccount(co, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: pro.id });
     expect(await tokens(co, id)).toBe(1000);
     expect((await row(id)).renewalLockedUntil).toBeNull();
     await expectLedgerMatches(db(), co, id);

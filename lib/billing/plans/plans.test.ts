@@ -1,11 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { createPlan } from '../../testing/scenario';
+import { charges, createPlan, type Co } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 const valid = {
   name: 'Pro',
@@ -295,8 +294,7 @@ describe('denominations named like members every object has', () => {
       expect(b.status, denomination).toBe(200);
       expect(b.body.data.amount, denomination).toBe(amount);
     }
-    const charges = (await co.call('GET', `/v1/accounts/${id}/charges`)).body.data as { amount: number; status: string }[];
-    expect(charges.map((c) => [c.amount, c.status])).toEqual([[700, 'succeeded']]);
+    expect((await charges(co, id)).map((c) => [c.amount, c.status])).toEqual([[700, 'succeeded']]);
   });
 });
 

@@ -88,8 +88,8 @@ describe('a past-due renewal paid after the period it was due for has ended', ()
     nextDue.setUTCDate(Math.min(anchorDay, new Date(Date.UTC(nextDue.getUTCFullYear(), nextDue.getUTCMonth() + 1, 0)).getUTCDate()));
     await advanceTo(new Date(nextDue.getTime() + 2 * 86_400_000));
     expect((await co.call('GET', `/v1/accounts/${id}`)).body.data.plan_status).toBe('PAST_DUE');
-    const use = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: 30, cost_override_denomination: 'tokens' } });
-    expect(use.status, JSON.stringify(use.body)).toBe(200);
+    const used = await co.call('POST', `/v1/accounts/${id}/events`, { body: { type: 'use', cost_override_amount: 30, cost_override_denomination: 'tokens' } });
+    expect(used.status, JSON.stringify(used.body)).toBe(200);
 
     // The new card pays: one renewal charge, for the period under way.
     expect((await co.call('POST', `/v1/accounts/${id}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);

@@ -11,13 +11,11 @@ import { now, setTestTime } from '../../clock';
 import { accounts, webhookDeliveries, webhooks, webhookSubscriptions } from '../../db/schema';
 import { computePeriodEnd } from './periods';
 import { renewDuePlans } from './renewals';
-import { advance, advanceTo, charges, createAccount, createPlan, expectLedgerMatches, spend } from '../../testing/scenario';
+import { advance, advanceTo, charges, createAccount, createPlan, expectLedgerMatches, getAccount, spend, type PayingCo } from '../../testing/scenario';
 
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-type Charge = { id: string; amount: number; reason: string; status: string; description: string; created_at: string; processor_payment_intent_id: string | null };
 
 const at = (y: number, m: number, d: number, h = 9) => new Date(Date.UTC(y, m - 1, d, h));
 const iso = (y: number, m: number, d: number, h = 9) => at(y, m, d, h).toISOString();
@@ -33,32 +31,28 @@ beforeAll(async () => {
 });
 
 /** The account-creation request as the API answers it, refusals included. */
-async function postAccount(co: Co, extra: Record<string, unknown>) {
+async function postAccount(co: PayingCo, extra: Record<string, unknown>) {
   return co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', ...extra } });
 }
 
-async function account(co: Co, id: string) {
-  return (await co.call('GET', `/v1/accounts/${id}`)).body.data;
-}
-
 /** Charges oldest first. */
-const chargeHistory = async (co: Co, id: string) => (await charges(co, id)).reverse() as Charge[];
+const chargeHistory = async (co: PayingCo, id: string) => (await charges(co, id)).reverse();
 
-async function balances(co: Co, id: string): Promise<Record<string, number>> {
+async function balances(co: PayingCo, id: string): Promise<Record<string, number>> {
   const r = await co.call('GET', `/v1/accounts/${id}/balances`);
   return Object.fromEntries(r.body.data.map((b: { denomination: string; amount: number }) => [b.denomination, b.amount]));
 }
 
-const useUnits = (co: Co, id: string, denomination: string, amount: number | string) => spend(co, id, amount, { type: 'use', denomination });
+const useUnits = (co: PayingCo, id: string, denomination: string, amount: number | string) => spend(co, id, amount, { type: 'use', denomination });
 
-async function processorCounts(co: Co) {
+async function processorCounts(co: PayingCo) {
   return (await local.control(`state?key=${co.processorKey}`)).account as { customers: number; payment_intents: number };
 }
 
 const sortFlags = (f: { name: string }[]) => [...f].sort((a, b) => a.name.localeCompare(b.name));
 
 describe('attaching a plan at creation', () => {
-  let co: Co;
+  let co: PayingCo;
   let pro: { id: string };
   beforeAll(async () => {
     co = await newPayingCompany(t);
@@ -102,7 +96,7 @@ describe('attaching a plan at creation', () => {
     const ledger = (await co.call('GET', `/v1/accounts/${a.id}/transactions`)).body.data;
     expect(ledger).toHaveLength(2);
     for (const row of ledger) expect(row).toMatchObject({ type: 'plan_grant', charge_id: list[0].id, description: expect.stringContaining('Pro') });
-    expect((await account(co, a.id)).plan_status).toBe('ACTIVE');
+    expect((await getAccount(co, a.id)).plan_status).toBe('ACTIVE');
     await expectLedgerMatches(t.database.db, co, a.id);
   });
 
@@ -141,11 +135,11 @@ describe('attaching a plan at creation', () => {
     expect(r.status).toBe(502);
     expect(r.body.error).toMatchObject({ type: 'processor_error', account_id: expect.stringMatching(/^a_/), charge_pending: true });
     const id = r.body.error.account_id;
-    expect(await account(fresh, id)).toMatchObject({ plan_status: 'NONE' });
+    expect(await getAccount(fresh, id)).toMatchObject({ plan_status: 'NONE' });
     expect((await chargeHistory(fresh, id)).map((c) => [c.amount, c.status])).toEqual([[2500, 'pending']]);
     const { reconcileCharges } = await import('../settlement');
     await reconcileCharges(t.database.db, new Date(now().getTime() + 120_000));
-    expect(await account(fresh, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: p.id });
+    expect(await getAccount(fresh, id)).toMatchObject({ plan_status: 'ACTIVE', plan_id: p.id });
     expect((await chargeHistory(fresh, id)).map((c) => [c.amount, c.status])).toEqual([[2500, 'succeeded']]);
     expect(await balances(fresh, id)).toEqual({ tokens: 1000 });
     expect((await processorCounts(fresh)).payment_intents).toBe(1);
@@ -202,7 +196,7 @@ describe('attaching a plan at creation', () => {
     const done = await api('POST', `${path}/submit`, { body: { token: 'tok_visa' } });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.data.plan_status).toBe('ACTIVE');
-    const after = await account(co, a.id);
+    const after = await getAccount(co, a.id);
     expect(after).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: now().toISOString(), next_plan_renewal: computePeriodEnd(now(), 'month', 1).toISOString() });
     expect(sortFlags(after.flags)).toEqual([{ name: 'beta', enabled: false }, { name: 'sso', enabled: true }]);
     expect((await chargeHistory(co, a.id)).map((c) => [c.amount, c.status])).toEqual([[2500, 'succeeded']]);
@@ -219,11 +213,11 @@ describe('attaching a plan at creation', () => {
     const declined = await api('POST', `${path}/submit`, { body: { token: 'tok_chargeDeclined' } });
     expect(declined.status).toBe(402);
     expect(declined.body.error.type).toBe('card_declined');
-    expect((await account(co, a.id)).plan_status).toBe('PENDING_PAYMENT_METHOD');
+    expect((await getAccount(co, a.id)).plan_status).toBe('PENDING_PAYMENT_METHOD');
     expect(await balances(co, a.id)).toEqual({});
     const ok = await api('POST', `${path}/submit`, { body: { token: 'tok_visa' } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect((await account(co, a.id)).plan_status).toBe('ACTIVE');
+    expect((await getAccount(co, a.id)).plan_status).toBe('ACTIVE');
     expect((await chargeHistory(co, a.id)).map((c) => [c.amount, c.status])).toEqual([
       [2500, 'failed'],
       [2500, 'succeeded'],
@@ -233,7 +227,7 @@ describe('attaching a plan at creation', () => {
 });
 
 describe('a year of monthly renewals from Jan 31', () => {
-  let co: Co;
+  let co: PayingCo;
   let pro: { id: string };
   let max: { id: string };
   let A: string; // overage, a failed renewal, an upgrade and a downgrade
@@ -283,7 +277,7 @@ describe('a year of monthly renewals from Jan 31', () => {
   it('runs the year: overage, a failed renewal, an upgrade, a downgrade; every charge and balance checked', async () => {
     const T0 = new Date(at(2027, 1, 31).getTime() + 1000);
     const s = (d: Date) => new Date(d.getTime() + 1000); // every date of this account is 09:00:01
-    expect(await account(co, A)).toMatchObject({ last_plan_renewal: T0.toISOString(), next_plan_renewal: s(at(2027, 2, 28)).toISOString() });
+    expect(await getAccount(co, A)).toMatchObject({ last_plan_renewal: T0.toISOString(), next_plan_renewal: s(at(2027, 2, 28)).toISOString() });
 
     // Period 1 (Jan 31 → Feb 28): 1250 of 1000 tokens; the 80% alert fires once, at the crossing.
     await useUnits(co, A, 'tokens', 500);
@@ -303,7 +297,7 @@ describe('a year of monthly renewals from Jan 31', () => {
     ]);
     expect(list[1].description).toMatch(/overage 250 tokens = 750 cents/);
     expect(await balances(co, A)).toEqual({ tokens: 1000, gb: 10 });
-    expect(await account(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 2, 28)).toISOString(), next_plan_renewal: s(at(2027, 3, 31)).toISOString() });
+    expect(await getAccount(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 2, 28)).toISOString(), next_plan_renewal: s(at(2027, 3, 31)).toISOString() });
     expect(await thresholds(A)).toBe(1);
 
     // Period 2 (Feb 28 → Mar 31): half a token and 3 GB over; the alert fires again, per balance.
@@ -320,8 +314,9 @@ describe('a year of monthly renewals from Jan 31', () => {
     expect(await thresholds(A)).toBe(4);
     expect((await co.call('POST', `/v1/accounts/${A}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
     await advanceTo(s(at(2027, 4, 30)));
-    expect(await account(co, A)).toMatchObject({ plan_status: 'PAST_DUE', last_plan_renewal: s(at(2027, 3, 31)).toISOString(), next_plan_renewal: s(at(2027, 4, 30)).toISOString() });
-    expect(await balances(co, A)).toEqual({ tokens: -100, gb: 10 }); // nothing granted
+    expect(await getAccount(co, A)).toMatchObject({ plan_status: 'PAST_DUE', last_plan_renewal: s(at(2027, 3, 31)).toISOString(), next_plan_renewal: s(at(2027, 4, 30)).toISOString() });
+    // Nothing granted, and what was left of the period's allowance expired at its end: the debt stays.
+    expect(await balances(co, A)).toEqual({ tokens: -100, gb: 0 });
     // Retries at +1 and +3 days fail too.
     await advanceTo(s(at(2027, 5, 2)));
     await useUnits(co, A, 'tokens', 10);
@@ -332,14 +327,14 @@ describe('a year of monthly renewals from Jan 31', () => {
       [2300, 'failed', s(at(2027, 5, 1)).toISOString()],
       [2330, 'failed', s(at(2027, 5, 3)).toISOString()],
     ]);
-    expect((await account(co, A)).plan_status).toBe('PAST_DUE');
-    expect(await balances(co, A)).toEqual({ tokens: -110, gb: 10 });
+    expect((await getAccount(co, A)).plan_status).toBe('PAST_DUE');
+    expect(await balances(co, A)).toEqual({ tokens: -110, gb: 0 });
     expect(await thresholds(A)).toBe(4); // same period: no second alert
     // A new card retries at once: success renews the period that was due and returns to ACTIVE.
     expect((await co.call('POST', `/v1/accounts/${A}/card`, { body: { token: 'tok_visa' } })).status).toBe(200);
     list = await chargeHistory(co, A);
     expect(list[6]).toMatchObject({ amount: 2330, status: 'succeeded', reason: 'plan_renewal', created_at: s(at(2027, 5, 4)).toISOString() });
-    expect(await account(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 4, 30)).toISOString(), next_plan_renewal: s(at(2027, 5, 31)).toISOString() });
+    expect(await getAccount(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 4, 30)).toISOString(), next_plan_renewal: s(at(2027, 5, 31)).toISOString() });
     expect(await balances(co, A)).toEqual({ tokens: 1000, gb: 10 });
     // The May 7 retry slot is gone: nothing more is charged then.
     await advanceTo(s(at(2027, 5, 8)));
@@ -387,7 +382,7 @@ describe('a year of monthly renewals from Jan 31', () => {
     await advanceTo(s(at(2027, 8, 11)));
     list = await chargeHistory(co, A);
     expect(list[10]).toMatchObject({ amount: 2200, status: 'succeeded' }); // Pro 2000 + 100 × 2 at Max's price
-    expect(await account(co, A)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null, plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 8, 11)).toISOString(), next_plan_renewal: s(at(2027, 9, 11)).toISOString() });
+    expect(await getAccount(co, A)).toMatchObject({ plan_id: pro.id, scheduled_plan_id: null, plan_status: 'ACTIVE', last_plan_renewal: s(at(2027, 8, 11)).toISOString(), next_plan_renewal: s(at(2027, 9, 11)).toISOString() });
     expect(await balances(co, A)).toEqual({ tokens: 1000, gb: 10 });
 
     // The rest of the year on Pro.
@@ -419,12 +414,12 @@ describe('a year of monthly renewals from Jan 31', () => {
       expect([pi.amount, pi.status]).toEqual([c.amount, 'succeeded']);
     }
     expect(await balances(co, A)).toEqual({ tokens: 1000, gb: 10 });
-    expect(await account(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2028, 1, 11)).toISOString(), next_plan_renewal: s(at(2028, 2, 11)).toISOString() });
+    expect(await getAccount(co, A)).toMatchObject({ plan_status: 'ACTIVE', last_plan_renewal: s(at(2028, 1, 11)).toISOString(), next_plan_renewal: s(at(2028, 2, 11)).toISOString() });
     await expectLedgerMatches(t.database.db, co, A);
     // Renewals reset (never add): no rollover rows beyond one per balance per renewal.
     const ledger = (await co.call('GET', `/v1/accounts/${A}/transactions?limit=1000`)).body.data as { type: string; description: string }[];
     expect(ledger.every((r) => r.description.length > 0)).toBe(true);
-    expect(new Set(ledger.map((r) => r.type))).toEqual(new Set(['plan_grant', 'plan_reset', 'event']));
+    expect(new Set(ledger.map((r) => r.type))).toEqual(new Set(['plan_grant', 'expire', 'overage', 'event']));
   });
 
   it('renews an untouched Jan 31 account on every month end, once each', async () => {
@@ -448,13 +443,13 @@ describe('a year of monthly renewals from Jan 31', () => {
     ]);
     expect(list.every((c) => c.amount === 100 && c.status === 'succeeded')).toBe(true);
     // Leap year next: Feb 29.
-    expect(await account(co, B)).toMatchObject({ last_plan_renewal: s(at(2028, 1, 31)), next_plan_renewal: s(at(2028, 2, 29)) });
+    expect(await getAccount(co, B)).toMatchObject({ last_plan_renewal: s(at(2028, 1, 31)), next_plan_renewal: s(at(2028, 2, 29)) });
     expect(await balances(co, B)).toEqual({ tokens: 10 });
   });
 
   it('never renews twice, even with two workers at once', async () => {
     const basic2 = await createPlan(co, { name: 'Basic 2', charge_amount: 300, balances: [{ amount: 7, denomination: 'tokens' }] });
-    const C = await account(co, await createAccount(co, { plan_id: basic2.id, token: 'tok_visa' }));
+    const C = await getAccount(co, await createAccount(co, { plan_id: basic2.id, token: 'tok_visa' }));
     await useUnits(co, C.id, 'tokens', 3);
     const due = new Date(C.next_plan_renewal);
     // Straight to the due time without the advance call: the two workers below do the work.
@@ -489,7 +484,7 @@ describe('a year of monthly renewals from Jan 31', () => {
 });
 
 describe('yearly, weekly and daily plans', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
     await advance(0);
@@ -498,7 +493,7 @@ describe('yearly, weekly and daily plans', () => {
   it('renews a yearly plan started on Feb 29 on Feb 28 of the next year', async () => {
     await advanceTo(at(2028, 2, 29, 10));
     const yearly = await createPlan(co, { name: 'Annual', charge_amount: 10000, billing_period: 'year', balances: [{ amount: 12, denomination: 'months' }] });
-    const a = await account(co, await createAccount(co, { plan_id: yearly.id, token: 'tok_visa' }));
+    const a = await getAccount(co, await createAccount(co, { plan_id: yearly.id, token: 'tok_visa' }));
     expect(a).toMatchObject({ plan_renewal_cadence: 'YEARLY', last_plan_renewal: iso(2028, 2, 29, 10), next_plan_renewal: iso(2029, 2, 28, 10) });
     await useUnits(co, a.id, 'months', 5);
     await advanceTo(at(2029, 2, 28, 10));
@@ -506,7 +501,7 @@ describe('yearly, weekly and daily plans', () => {
       [10000, iso(2028, 2, 29, 10)],
       [10000, iso(2029, 2, 28, 10)],
     ]);
-    expect(await account(co, a.id)).toMatchObject({ last_plan_renewal: iso(2029, 2, 28, 10), next_plan_renewal: iso(2030, 2, 28, 10) });
+    expect(await getAccount(co, a.id)).toMatchObject({ last_plan_renewal: iso(2029, 2, 28, 10), next_plan_renewal: iso(2030, 2, 28, 10) });
     expect(await balances(co, a.id)).toEqual({ months: 12 });
   });
 
@@ -514,8 +509,8 @@ describe('yearly, weekly and daily plans', () => {
     const weekly = await createPlan(co, { name: 'Weekly', charge_amount: 300, billing_period: 'week', balances: [{ amount: 70, denomination: 'calls' }] });
     const daily = await createPlan(co, { name: 'Daily', charge_amount: 50, billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] });
     const start = now();
-    const w = await account(co, await createAccount(co, { plan_id: weekly.id, token: 'tok_visa' }));
-    const d = await account(co, await createAccount(co, { plan_id: daily.id, token: 'tok_visa' }));
+    const w = await getAccount(co, await createAccount(co, { plan_id: weekly.id, token: 'tok_visa' }));
+    const d = await getAccount(co, await createAccount(co, { plan_id: daily.id, token: 'tok_visa' }));
     expect(w).toMatchObject({ plan_renewal_cadence: 'WEEKLY', next_plan_renewal: new Date(start.getTime() + 7 * 86_400_000).toISOString() });
     expect(d).toMatchObject({ plan_renewal_cadence: 'DAILY', next_plan_renewal: new Date(start.getTime() + 86_400_000).toISOString() });
     await useUnits(co, d.id, 'calls', 9);
@@ -523,14 +518,14 @@ describe('yearly, weekly and daily plans', () => {
     const days = (n: number) => new Date(start.getTime() + n * 86_400_000).toISOString();
     expect((await chargeHistory(co, w.id)).map((c) => [c.amount, c.created_at])).toEqual([0, 7, 14, 21].map((n) => [300, days(n)]));
     expect((await chargeHistory(co, d.id)).map((c) => c.created_at)).toEqual(Array.from({ length: 22 }, (_, n) => days(n)));
-    expect(await account(co, w.id)).toMatchObject({ last_plan_renewal: days(21), next_plan_renewal: days(28) });
-    expect(await account(co, d.id)).toMatchObject({ last_plan_renewal: days(21), next_plan_renewal: days(22) });
+    expect(await getAccount(co, w.id)).toMatchObject({ last_plan_renewal: days(21), next_plan_renewal: days(28) });
+    expect(await getAccount(co, d.id)).toMatchObject({ last_plan_renewal: days(21), next_plan_renewal: days(22) });
     expect(await balances(co, d.id)).toEqual({ calls: 10 });
   });
 });
 
 describe('changes mid-cycle', () => {
-  let co: Co;
+  let co: PayingCo;
   let seats: { id: string };
   beforeAll(async () => {
     co = await newPayingCompany(t);
@@ -539,7 +534,7 @@ describe('changes mid-cycle', () => {
   });
 
   it('schedules fewer chosen units for the next renewal, can undo it, and applies it then', async () => {
-    const a = await account(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa', plan_variable_amounts: { seats: 8 } }));
+    const a = await getAccount(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa', plan_variable_amounts: { seats: 8 } }));
     expect((await chargeHistory(co, a.id)).map((c) => c.amount)).toEqual([1750]);
     const fewer = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 6 } } });
     expect(fewer.status, JSON.stringify(fewer.body)).toBe(200);
@@ -554,7 +549,7 @@ describe('changes mid-cycle', () => {
     expect(await chargeHistory(co, a.id)).toHaveLength(1);
     await advanceTo(new Date(a.next_plan_renewal));
     expect((await chargeHistory(co, a.id)).map((c) => c.amount)).toEqual([1750, 1250]); // 1000 + (6 − 5) × 250
-    expect(await account(co, a.id)).toMatchObject({ plan_variable_amounts: { seats: 6 }, scheduled_plan_id: null, last_plan_renewal: a.next_plan_renewal });
+    expect(await getAccount(co, a.id)).toMatchObject({ plan_variable_amounts: { seats: 6 }, scheduled_plan_id: null, last_plan_renewal: a.next_plan_renewal });
     expect(await balances(co, a.id)).toEqual({ seats: 6 });
     // More seats is an upgrade, at once: credit for the whole unused period (none used yet).
     const more = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 10 } } });
@@ -565,10 +560,10 @@ describe('changes mid-cycle', () => {
   });
 
   it('refuses a plan change while a renewal is unpaid', async () => {
-    const a = await account(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa' }));
+    const a = await getAccount(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa' }));
     await co.call('POST', `/v1/accounts/${a.id}/card`, { body: { token: 'tok_chargeDeclined' } });
     await advanceTo(new Date(a.next_plan_renewal));
-    expect((await account(co, a.id)).plan_status).toBe('PAST_DUE');
+    expect((await getAccount(co, a.id)).plan_status).toBe('PAST_DUE');
     const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 9 } } });
     expect(r.status).toBe(409);
     expect(r.body.error.type).toBe('conflict');
@@ -579,7 +574,7 @@ describe('changes mid-cycle', () => {
   });
 
   it('refuses an upgrade while a worker holds the renewal lease, and takes the lease itself', async () => {
-    const a = await account(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa' }));
+    const a = await getAccount(co, await createAccount(co, { plan_id: seats.id, token: 'tok_visa' }));
     const db = t.database.db;
     await db.update(accounts).set({ renewalLockedUntil: new Date(now().getTime() + 60_000) }).where(eq(accounts.id, a.id));
     const r = await co.call('POST', `/v1/accounts/${a.id}/changeplan`, { body: { plan_id: seats.id, plan_variable_amounts: { seats: 7 } } });
@@ -611,8 +606,8 @@ describe('plan threshold alerts on every usage path', () => {
     await co.call('POST', `/v1/companies/{company}/webhooks/${hook.body.data.id}/subscribe/threshold`);
     const half = await createPlan(co, { name: 'Half', threshold_alert_percentage: 50, balances: [{ amount: 100, denomination: 'calls' }] });
     const silent = await createPlan(co, { name: 'Silent', balances: [{ amount: 100, denomination: 'calls' }] });
-    const a = await account(co, await createAccount(co, { plan_id: half.id }));
-    const b = await account(co, await createAccount(co, { plan_id: silent.id }));
+    const a = await getAccount(co, await createAccount(co, { plan_id: half.id }));
+    const b = await getAccount(co, await createAccount(co, { plan_id: silent.id }));
     const count = async (accountId: string) =>
       (await t.database.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.topic, 'threshold')))).length;
     const batch = (account: string, amount: number) =>

@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { balances } from '../../db/schema';
 import { cmp } from '../../money';
-import { moveBalance, moveBalanceInSteps } from '../balances/balances';
+import { costBasisOf, DEFAULT_PRIORITY, moveBalances } from '../balances/balances';
+import { newId } from '../../ids';
 import { thresholdRefillKeys } from '../balances/crossings';
 import type { Charge } from '../charges/charges';
 import { enqueueNotifications } from '../webhooks/outbox';
@@ -54,20 +55,27 @@ export async function completeRefill(
 ): Promise<void> {
   const [b] = await db.select().from(balances).where(eq(balances.id, args.balanceId));
   let cancel: string | undefined;
+  let expiresAfterDays = b.refillExpiresAfterDays;
   if (args.config) {
     // Settings travel through the charge record as JSON: dates come back as strings.
     const { cancel_remaining, ...cols } = args.config as Record<string, unknown> & { cancel_remaining?: string };
     cancel = cancel_remaining;
+    if (cols.refillExpiresAfterDays !== undefined) expiresAfterDays = (cols.refillExpiresAfterDays as number | null) ?? null;
     for (const k of ['nextPeriodicRefill', 'lastPeriodicRefill']) if (typeof cols[k] === 'string') cols[k] = new Date(cols[k] as string);
     await db.update(balances).set({ ...(cols as object), updatedAt: args.now }).where(eq(balances.id, b.id));
   }
-  const on = { accountId: b.accountId, companyId: b.companyId, denomination: b.denomination, chargeId: args.charge?.id ?? null };
-  const grant = { ...on, amount: args.amount, type: args.periodic ? ('refill' as const) : ('refill_threshold' as const), description: args.description };
-  // A mid-month change cancels the remaining units and grants the new ones as one move.
-  const row =
-    cancel && cmp(cancel, '0') > 0
-      ? (await moveBalanceInSteps(db, [{ ...on, amount: `-${cancel}`, type: 'refill_cancelled', description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change` }, grant], args.now))[1]
-      : await moveBalance(db, grant, args.now);
+  // The units as a grant: paid when a charge bought them, expiring `refill_expires_after_days`
+  // after it is made (never without it), and a mid-month change's remaining units taken back
+  // first, as one move.
+  const expiresAt = expiresAfterDays ? new Date(args.now.getTime() + expiresAfterDays * 86_400_000) : null;
+  const grant = {
+    op: { kind: 'grant' as const, grant: { id: newId('cg'), amount: args.amount, priority: DEFAULT_PRIORITY, effectiveAt: args.now, expiresAt } },
+    ledger: { type: args.periodic ? ('refill' as const) : ('refill_threshold' as const), description: args.description, chargeId: args.charge?.id ?? null },
+    grant: { category: args.charge ? ('paid' as const) : ('promotional' as const), source: 'refill' as const, costBasis: args.charge ? costBasisOf(args.charge.amount, args.amount) : null },
+  };
+  const cancelled = cancel && cmp(cancel, '0') > 0 ? [{ op: { kind: 'draw' as const, amount: cancel }, ledger: { type: 'refill_cancelled' as const, description: `${cancel} remaining ${b.denomination} cancelled by a mid-month change`, chargeId: args.charge?.id ?? null } }] : [];
+  const [moved] = await moveBalances(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, ops: [...cancelled, grant] }], args.now);
+  const row = moved.rows[moved.rows.length - 1];
   if (args.periodic) await db.update(balances).set({ lastPeriodicRefill: args.now }).where(eq(balances.id, b.id));
   await enqueueNotifications(db, b.companyId, [{ accountId: b.accountId, denomination: b.denomination, topic: 'auto_refill', balance: row.endingBalance, detail: { amount: args.amount, usd_charge: args.charge?.amount ?? 0, charge_id: args.charge?.id ?? null } }], args.now);
 }

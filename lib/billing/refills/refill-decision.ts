@@ -6,7 +6,7 @@ import type { Effect } from '../settlement';
 import { computeRefillSchedule } from './schedule';
 
 /** A refill setting, as the API's body parses into it. */
-export type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string };
+export type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string; expires_after_days?: number };
 
 /** The balance columns a refill setting writes (a charge carries them as JSON until it is paid). */
 export type RefillColumns = {
@@ -16,10 +16,11 @@ export type RefillColumns = {
   refillOnDay: string | null;
   nextPeriodicRefill: Date | null;
   scheduledRefill: null;
+  refillExpiresAfterDays?: number | null;
 };
 
 /** The balance columns of a balance without refills. */
-export const REFILLS_OFF = { refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null } as const;
+export const REFILLS_OFF = { refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, refillExpiresAfterDays: null } as const;
 
 /**
  * The balance columns for a refill setting. A PUT replaces the whole setting (amount and charge
@@ -37,6 +38,8 @@ export function refillColumns(c: RefillConfig, now: Date, opts: { keepThreshold?
     refillOnDay: schedule ? String(schedule.refillOnDay) : null,
     nextPeriodicRefill: schedule ? schedule.next : null,
     scheduledRefill: null,
+    // The mid-month change alters amount and charge only: the refills' expiry stays as set.
+    ...(opts.keepThreshold ? {} : { refillExpiresAfterDays: c.expires_after_days ?? null }),
   };
 }
 

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { api, newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { now, setTestTime } from '../../clock';
 import { reconcileCharges } from '../settlement';
-import { advance, charges as listCharges, createAccount } from '../../testing/scenario';
+import { advance, balance, charges, createAccount, ledger, use, type PayingCo } from '../../testing/scenario';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
@@ -11,16 +11,12 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
 
 // Wednesday 2027-03-10 12:00 UTC: the refill day is the 10th, the first due time 2027-04-10 00:00.
 const START = Date.UTC(2027, 2, 10, 12);
 
-const account = async (co: Co, token: string | null = 'tok_visa') => ({ id: await createAccount(co, token ? { token } : {}) });
-const charges = async (co: Co, id: string) => (await listCharges(co, id)) as { id: string; amount: number; status: string; reason: string; processor_payment_intent_id: string | null }[];
-const ledger = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/transactions`)).body.data as { type: string; amount: number; denomination: string; charge_id: string | null }[];
-const intents = async (co: Co) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
-const balance = async (co: Co, id: string, d = 'credits') => (await co.call('GET', `/v1/accounts/${id}/balance/${d}`)).body.data;
+const account = async (co: PayingCo, token: string | null = 'tok_visa') => ({ id: await createAccount(co, token ? { token } : {}) });
+const intents = async (co: PayingCo) => (await local.control(`state?key=${co.processorKey}`)).account.payment_intents as number;
 
 beforeAll(async () => {
   setTestTime(START);
@@ -28,7 +24,7 @@ beforeAll(async () => {
 });
 
 describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });
@@ -136,8 +132,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     const a = await account(co);
     expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 150 } })).status).toBe(200);
     expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 100 } })).status).toBe(200);
-    const spend = (units: number) => co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'use', cost_override_amount: units, cost_override_denomination: 'credits' } });
-    expect((await spend(60)).status).toBe(200);
+    expect((await use(co, a.id, 60, { type: 'use' })).status).toBe(200);
     // The refill for that crossing has added its units and its job is not marked done yet.
     await advance(0);
     expect((await balance(co, a.id)).amount).toBe(190);
@@ -149,7 +144,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     expect(await rows()).toEqual(['done']);
     await t.database.db.execute(sql`update jobs set status = 'running', locked_until = ${new Date(now().getTime() + 300_000).toISOString()}::timestamptz where kind = 'threshold_refill' and payload->>'balance_id' = (select id from balances where account_id = ${a.id})`);
     // A new crossing meanwhile (190 → 80).
-    expect((await spend(110)).status).toBe(200);
+    expect((await use(co, a.id, 110, { type: 'use' })).status).toBe(200);
     expect(await rows()).toEqual(['queued', 'running']);
     await advance(0);
     expect((await balance(co, a.id)).amount).toBe(180);
@@ -204,16 +199,15 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
     const a = await account(co, 'tok_chargeCustomerFail');
     expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 150 } })).status).toBe(200);
     expect((await co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 900, threshold: 100 } })).status).toBe(200);
-    const spend = (units: number) => co.call('POST', `/v1/accounts/${a.id}/events`, { body: { type: 'use', cost_override_amount: units, cost_override_denomination: 'credits' } });
     // The first crossing's charge stays at the processor, its answer not known yet.
     await local.control('fail', { processing: true, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
-    expect((await spend(60)).status).toBe(200);
+    expect((await use(co, a.id, 60, { type: 'use' })).status).toBe(200);
     await advance(0);
     const [first] = await charges(co, a.id);
     expect([first.reason, first.status]).toEqual(['refill_threshold', 'pending']);
     // A grant lifts the balance over the threshold and usage takes it below again: a second crossing.
     expect((await co.call('POST', `/v1/accounts/${a.id}/balance/credits`, { body: { amount: 50 } })).status).toBe(200);
-    expect((await spend(50)).status).toBe(200);
+    expect((await use(co, a.id, 50, { type: 'use' })).status).toBe(200);
     await advance(0);
     expect((await charges(co, a.id)).map((c) => c.status)).toEqual(['pending']);
     // A good card now; the first charge is declined in the end (its own card's answer).
@@ -327,7 +321,7 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
 });
 
 describe('DELETE /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });
@@ -413,7 +407,7 @@ describe('refill settings while a charge that sets them is at the processor', ()
 });
 
 describe('PUT /v1/accounts/{account_id}/auto_refill (scheduled change)', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });
@@ -465,7 +459,7 @@ describe('PUT /v1/accounts/{account_id}/auto_refill (scheduled change)', () => {
 });
 
 describe('modifymidmonth', () => {
-  let co: Co;
+  let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
   });

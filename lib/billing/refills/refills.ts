@@ -162,7 +162,13 @@ async function applyRefillSetting({
   const balance = (await findBalance({ db, accountId: account.id, denomination, now }))!;
   const lastRefillFailed = config.refill_period === 'monthly' && balance.nextPeriodicRefill !== null && (await lastMonthlyRefillStatus(db, account.id, balance.id)) === 'failed';
   const decision = decideRefillSetting({ at: now, denomination, config, balance, lastRefillFailed });
-  if (decision.kind === 'unchanged') return { balance, unchanged: true };
+  if (decision.kind === 'unchanged') {
+    // The same refill with another expiry for its grants: that alone changes, nothing is charged.
+    const days = config.expires_after_days ?? null;
+    if (days === balance.refillExpiresAfterDays) return { balance, unchanged: true };
+    await db.update(balances).set({ refillExpiresAfterDays: days, updatedAt: now }).where(eq(balances.id, balance.id));
+    return { balance: (await findBalance({ db, accountId: account.id, denomination, now }))!, unchanged: false };
+  }
   const own = decision.kind === 'start_monthly' ? ((await findRequestCharge(db, company.id, idempotencyKey, 'refill_monthly', now))?.id ?? null) : null;
   await refuseWhileSettingsPending(db, account.id, balance.id, own);
   if (decision.kind === 'start_monthly') {

@@ -7,7 +7,7 @@ import { query, sql } from '../../db/client';
 import { webhooks, webhookSubscriptions } from '../../db/schema';
 import { newId } from '../../ids';
 import { Decimal } from '../../money';
-import { advanceTo, charges as chargesNewestFirst, createAccount, spend } from '../../testing/scenario';
+import { advanceTo, balance, charges, createAccount, ledger, spend, type LedgerRow, type PayingCo } from '../../testing/scenario';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -18,9 +18,6 @@ process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 const t = useTestDatabase();
 const local = useLocalStripe();
 
-type Co = Awaited<ReturnType<typeof newPayingCompany>>;
-type Charge = { id: string; amount: number; status: string; reason: string; created_at: string };
-type Tx = { type: string; amount: number; charge_id: string | null; created_at: string; starting_balance: number; ending_balance: number };
 
 // One timeline for the whole file (the test clock only moves forward); each scenario moves it
 // to its own known start date. Earlier accounts keep refilling in the background, which is fine:
@@ -30,16 +27,15 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 const runWorker = () => advanceTo(now().getTime());
 
-/** Charges oldest first. */
-const charges = async (co: Co, id: string) => (await chargesNewestFirst(co, id)).reverse() as Charge[];
-const ledger = async (co: Co, id: string) => ((await co.call('GET', `/v1/accounts/${id}/transactions?limit=1000`)).body.data as Tx[]).reverse();
-const balance = async (co: Co, id: string) => (await co.call('GET', `/v1/accounts/${id}/balance/credits`)).body.data;
+// This file reads charges and ledger rows in the order they happened.
+const chargesOldestFirst = async (co: PayingCo, id: string) => (await charges(co, id)).reverse();
+const ledgerOldestFirst = async (co: PayingCo, id: string) => (await ledger(co, id)).reverse();
 /** Every balance equals the sum of its ledger rows. */
-const expectLedgerAddsUp = async (co: Co, id: string) => {
+const expectLedgerAddsUp = async (co: PayingCo, id: string) => {
   const sum = (await ledger(co, id)).reduce((acc, r) => acc.plus(r.amount), new Decimal(0));
   expect(sum.toNumber()).toBe((await balance(co, id)).amount);
 };
-const setMonthly = async (co: Co, id: string, amount: number, usd: number) => {
+const setMonthly = async (co: PayingCo, id: string, amount: number, usd: number) => {
   const r = await co.call('PUT', `/v1/accounts/${id}/balance/credits/auto_refill`, { body: { amount, usd_charge: usd, refill_period: 'monthly' } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
@@ -58,14 +54,15 @@ afterAll(async () => {
 });
 
 /** Subscribes a fresh webhook of the company to the refill topics, straight in the database. */
-async function subscribeRefillTopics(co: Co) {
+async function subscribeRefillTopics(co: PayingCo) {
   const db = t.database.db;
   const id = newId('w');
   const created = now();
   await db.insert(webhooks).values({ id, companyId: co.company.id, url: receiver.url, secretEnc: encrypt(`whsec_${randomBytes(32).toString('base64')}`), style: 'topic', createdAt: created, updatedAt: created });
   await db.insert(webhookSubscriptions).values((['refill_failed', 'auto_refill'] as const).map((topic) => ({ webhookId: id, companyId: co.company.id, topic, createdAt: created })));
 }
-async function deliveries(accountId: string): Promise<Record<string, number>> {
+/** How many deliveries the account's changes queued, by topic. */
+async function deliveryCounts(accountId: string): Promise<Record<string, number>> {
   const rows = await query<{ topic: string; n: string | number }>(
     t.database.db,
     sql`select topic, count(*) as n from webhook_deliveries where account_id = ${accountId} group by topic`,
@@ -90,20 +87,20 @@ describe('a year of monthly refills set on the 15th', () => {
     // A refill adds its units to what is left; it does not top up to a level.
     await spend(co, a, 250);
     await advanceTo(at(2027, 2, 14, 23, 59, 59));
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
     expect((await balance(co, a)).amount).toBe(750);
     await advanceTo(at(2027, 2, 15));
-    expect(await charges(co, a)).toHaveLength(2);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(2);
     expect(await balance(co, a)).toMatchObject({ amount: 1750, last_periodic_refill: iso(at(2027, 2, 15)), next_periodic_refill: iso(at(2027, 3, 15)) });
 
     await advanceTo(at(2028, 1, 15, 1));
-    const list = await charges(co, a);
+    const list = await chargesOldestFirst(co, a);
     expect(list).toHaveLength(13);
     for (const c of list) expect(c).toMatchObject({ amount: 4900, status: 'succeeded', reason: 'refill_monthly' });
     const due = [at(2027, 1, 15, 10), ...Array.from({ length: 12 }, (_, i) => at(2027, 2 + i, 15))].map(iso);
     expect(list.map((c) => c.created_at)).toEqual(due);
 
-    const refills = (await ledger(co, a)).filter((r) => r.type === 'refill');
+    const refills = (await ledgerOldestFirst(co, a)).filter((r) => r.type === 'refill');
     expect(refills).toHaveLength(13);
     expect(refills.map((r) => r.amount)).toEqual(Array(13).fill(1000));
     expect(refills.map((r) => r.charge_id)).toEqual(list.map((c) => c.id));
@@ -132,17 +129,17 @@ describe('a year of monthly refills set on the 30th', () => {
 
     // Nothing on February 1st, nor on the last day of February (a leap year).
     await advanceTo(at(2028, 2, 29, 23, 59, 59));
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
     await advanceTo(at(2028, 3, 1));
-    expect(await charges(co, a)).toHaveLength(2);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(2);
     expect(await balance(co, a)).toMatchObject({ amount: 80, refill_on_day: '1', next_periodic_refill: iso(at(2028, 4, 1)) });
 
     await advanceTo(at(2029, 2, 1, 1));
-    const list = await charges(co, a);
+    const list = await chargesOldestFirst(co, a);
     const due = [at(2028, 1, 30, 10), ...Array.from({ length: 12 }, (_, i) => at(2028, 3 + i, 1))].map(iso);
     expect(list.map((c) => c.created_at)).toEqual(due);
     expect(list.every((c) => c.amount === 1200 && c.status === 'succeeded')).toBe(true);
-    expect((await ledger(co, a)).filter((r) => r.type === 'refill').map((r) => r.created_at)).toEqual(due);
+    expect((await ledgerOldestFirst(co, a)).filter((r) => r.type === 'refill').map((r) => r.created_at)).toEqual(due);
     expect(await balance(co, a)).toMatchObject({ amount: 13 * 40, refill_on_day: '1', last_periodic_refill: iso(at(2029, 2, 1)), next_periodic_refill: iso(at(2029, 3, 1)) });
   });
 });
@@ -159,23 +156,23 @@ describe('threshold refills', () => {
     expect(results.map((r) => r.status)).toEqual(Array(100).fill(200));
     expect((await balance(co, a)).amount).toBe(-50);
     // Queued inside the event transactions, charged only after commit by the worker.
-    expect(await charges(co, a)).toHaveLength(0);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(0);
     const [queued] = await query<{ n: string | number }>(t.database.db, sql`select count(*) as n from jobs where kind = 'threshold_refill' and payload->>'balance_id' = ${set.body.data.id}`);
     expect(Number(queued.n)).toBe(1);
 
     await runWorker();
-    expect(await charges(co, a)).toMatchObject([{ amount: 1000, status: 'succeeded', reason: 'refill_threshold' }]);
-    expect((await ledger(co, a)).filter((r) => r.type === 'refill_threshold').map((r) => r.amount)).toEqual([100]);
+    expect(await chargesOldestFirst(co, a)).toMatchObject([{ amount: 1000, status: 'succeeded', reason: 'refill_threshold' }]);
+    expect((await ledgerOldestFirst(co, a)).filter((r) => r.type === 'refill_threshold').map((r) => r.amount)).toEqual([100]);
     expect((await balance(co, a)).amount).toBe(50);
     await runWorker();
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
 
     // Above the threshold again; the next crossing is another refill.
     await Promise.all(Array.from({ length: 10 }, () => spend(co, a, 3.1)));
     expect((await balance(co, a)).amount).toBe(19);
     await runWorker();
-    expect((await charges(co, a)).map((c) => c.reason)).toEqual(['refill_threshold', 'refill_threshold']);
-    expect((await ledger(co, a)).filter((r) => r.type === 'refill_threshold')).toHaveLength(2);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.reason)).toEqual(['refill_threshold', 'refill_threshold']);
+    expect((await ledgerOldestFirst(co, a)).filter((r) => r.type === 'refill_threshold')).toHaveLength(2);
     expect((await balance(co, a)).amount).toBe(119);
     expect((await local.control(`state?key=${co.processorKey}`)).account.payment_intents).toBe(2);
     await expectLedgerAddsUp(co, a);
@@ -191,7 +188,7 @@ describe('threshold refills', () => {
     await spend(co, a, 1);
     await spend(co, a, 1);
     await runWorker();
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
     expect((await balance(co, a)).amount).toBe(13);
   });
 });
@@ -205,14 +202,14 @@ describe('declined cards and notifications', () => {
     await co.call('PUT', `/v1/accounts/${a}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 20 } });
     await spend(co, a, 40);
     await runWorker();
-    expect(await charges(co, a)).toMatchObject([{ amount: 1000, status: 'failed', reason: 'refill_threshold' }]);
+    expect(await chargesOldestFirst(co, a)).toMatchObject([{ amount: 1000, status: 'failed', reason: 'refill_threshold' }]);
     expect((await balance(co, a)).amount).toBe(10);
-    expect((await ledger(co, a)).filter((r) => r.type.startsWith('refill'))).toHaveLength(0);
-    expect(await deliveries(a)).toEqual({ refill_failed: 1 });
+    expect((await ledgerOldestFirst(co, a)).filter((r) => r.type.startsWith('refill'))).toHaveLength(0);
+    expect(await deliveryCounts(a)).toEqual({ refill_failed: 1 });
     // Still below: no retry storm from further events.
     await spend(co, a, 1);
     await runWorker();
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
   });
 
   it('a declined monthly refill fails at its due time; the schedule goes on and the next success queues auto_refill', async () => {
@@ -221,20 +218,20 @@ describe('declined cards and notifications', () => {
     await subscribeRefillTopics(co);
     const a = await createAccount(co, { token: 'tok_visa' });
     await setMonthly(co, a, 100, 1500);
-    expect(await deliveries(a)).toEqual({ auto_refill: 1 });
+    expect(await deliveryCounts(a)).toEqual({ auto_refill: 1 });
 
     expect((await co.call('POST', `/v1/accounts/${a}/card`, { body: { token: 'tok_chargeDeclined' } })).status).toBe(200);
     await advanceTo(at(2029, 3, 3, 1));
-    expect((await charges(co, a)).map((c) => [c.amount, c.status])).toEqual([[1500, 'succeeded'], [1500, 'failed']]);
+    expect((await chargesOldestFirst(co, a)).map((c) => [c.amount, c.status])).toEqual([[1500, 'succeeded'], [1500, 'failed']]);
     expect(await balance(co, a)).toMatchObject({ amount: 100, last_periodic_refill: iso(at(2029, 2, 3, 10)), next_periodic_refill: iso(at(2029, 4, 3)) });
-    expect((await ledger(co, a)).map((r) => r.type)).toEqual(['refill']);
-    expect(await deliveries(a)).toEqual({ auto_refill: 1, refill_failed: 1 });
+    expect((await ledgerOldestFirst(co, a)).map((r) => r.type)).toEqual(['refill']);
+    expect(await deliveryCounts(a)).toEqual({ auto_refill: 1, refill_failed: 1 });
 
     await co.call('POST', `/v1/accounts/${a}/card`, { body: { token: 'tok_visa' } });
     await advanceTo(at(2029, 4, 3, 1));
-    expect((await charges(co, a)).map((c) => c.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.status)).toEqual(['succeeded', 'failed', 'succeeded']);
     expect((await balance(co, a)).amount).toBe(200);
-    expect(await deliveries(a)).toEqual({ auto_refill: 2, refill_failed: 1 });
+    expect(await deliveryCounts(a)).toEqual({ auto_refill: 2, refill_failed: 1 });
     const [sent] = await query<{ n: string | number }>(t.database.db, sql`select count(*) as n from webhook_deliveries where account_id = ${a} and status = 'succeeded'`);
     expect(Number(sent.n)).toBe(3);
   });
@@ -262,9 +259,9 @@ describe('mid-month increase', () => {
       credit: 2648,
       charged: 4351,
     });
-    const list = await charges(co, a);
+    const list = await chargesOldestFirst(co, a);
     expect(list.map((c) => [c.amount, c.status])).toEqual([[4500, 'succeeded'], [4351, 'succeeded']]);
-    const rows = await ledger(co, a);
+    const rows = await ledgerOldestFirst(co, a);
     expect(rows.map((x) => [x.type, x.amount, x.starting_balance, x.ending_balance])).toEqual([
       ['refill', 300, 0, 300],
       [expect.any(String), -123.5, 300, 176.5],
@@ -281,9 +278,9 @@ describe('mid-month increase', () => {
 
     // Nothing more on the old day; the new refill day charges the full new price.
     await advanceTo(at(2029, 5, 26, 23, 59, 59));
-    expect(await charges(co, a)).toHaveLength(2);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(2);
     await advanceTo(at(2029, 5, 27));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([4500, 4351, 6999]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([4500, 4351, 6999]);
     expect((await balance(co, a)).amount).toBe(1000);
     await expectLedgerAddsUp(co, a);
   });
@@ -295,7 +292,7 @@ describe('mid-month increase', () => {
     await spend(co, a, 12);
     const r = await co.call('POST', `/v1/accounts/${a}/modifymidmonth`, { body: { denomination: 'credits', amount: 20, usd_charge: 180 } });
     expect(r.body.data).toMatchObject({ credit: 0, charged: 180, amount: 18 });
-    expect((await ledger(co, a)).map((x) => x.type).filter((x) => x.startsWith('refill'))).toEqual(['refill', 'refill']);
+    expect((await ledgerOldestFirst(co, a)).map((x) => x.type).filter((x) => x.startsWith('refill'))).toEqual(['refill', 'refill']);
   });
 });
 
@@ -311,16 +308,16 @@ describe('scheduled change', () => {
     expect(await balance(co, a)).toMatchObject({ refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 60, usd_charge: 700 } });
 
     await advanceTo(at(2029, 7, 9, 23, 59, 59));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000]);
     expect(await balance(co, a)).toMatchObject({ amount: 100, refill_amount: 100 });
 
     await advanceTo(at(2029, 7, 10));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 700]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000, 700]);
     expect(await balance(co, a)).toMatchObject({ amount: 160, refill_amount: 60, refill_usd_amount: 700, refill_on_day: '10', scheduled_refill_change: null });
 
     await advanceTo(at(2029, 8, 10, 1));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 700, 700]);
-    expect((await ledger(co, a)).map((x) => x.amount)).toEqual([100, 60, 60]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000, 700, 700]);
+    expect((await ledgerOldestFirst(co, a)).map((x) => x.amount)).toEqual([100, 60, 60]);
   });
 });
 
@@ -337,10 +334,10 @@ describe('scheduled change racing the worker', () => {
     const r = await co.call('PUT', `/v1/accounts/${a}/auto_refill`, { body: { denomination: 'credits', amount: 60, usd_charge: 700 } });
     expect(r.body.data.effective_at).toBe(iso(at(2029, 10, 12)));
     await runWorker();
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 1000]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000, 1000]);
     expect((await balance(co, a)).scheduled_refill_change).toMatchObject({ amount: 60, usd_charge: 700 });
     await advanceTo(at(2029, 10, 12, 1));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 1000, 700]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000, 1000, 700]);
   });
 });
 
@@ -354,7 +351,7 @@ describe('turning refills off', () => {
     expect(off.status).toBe(200);
     expect(off.body.data).toMatchObject({ amount: 100, refill_amount: 0, refill_on_day: '', next_periodic_refill: null });
     await advanceTo(at(2030, 1, 21));
-    expect(await charges(co, a)).toHaveLength(1);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(1);
     expect((await balance(co, a)).amount).toBe(100);
   });
 
@@ -366,7 +363,7 @@ describe('turning refills off', () => {
     await co.call('DELETE', `/v1/accounts/${a}/balance/credits/auto_refill`);
     await spend(co, a, 20);
     await runWorker();
-    expect(await charges(co, a)).toHaveLength(0);
+    expect(await chargesOldestFirst(co, a)).toHaveLength(0);
   });
 });
 
@@ -390,11 +387,11 @@ describe('scheduled change sent with the balance path\'s fields (refill_period: 
       expect(bad.status).toBe(400);
       expect(bad.body.error).toMatchObject({ param: 'refill_period', message: 'refill_period must be monthly' });
     }
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000]);
     expect(await balance(co, a)).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000, scheduled_refill_change: { amount: 45, usd_charge: 550 } });
 
     await advanceTo(at(2030, 3, 20));
-    expect((await charges(co, a)).map((c) => c.amount)).toEqual([1000, 550]);
+    expect((await chargesOldestFirst(co, a)).map((c) => c.amount)).toEqual([1000, 550]);
     expect(await balance(co, a)).toMatchObject({ amount: 145, refill_amount: 45, refill_usd_amount: 550, refill_on_day: '20', scheduled_refill_change: null });
   });
 });
@@ -415,7 +412,7 @@ describe('a worker back after months of downtime', () => {
       [900, 'succeeded'],
       [900, 'succeeded'],
     ]);
-    const refills = (await ledger(co, a)).filter((r) => r.type === 'refill') as (Tx & { description: string })[];
+    const refills = (await ledgerOldestFirst(co, a)).filter((r) => r.type === 'refill') as (LedgerRow & { description: string })[];
     expect(refills).toHaveLength(2);
     expect(refills[1].description).toBe('Monthly refill of 100 credits (missed while the service was down, not charged: 2031-02-10, 2031-03-10, 2031-04-10)');
     expect(await balance(co, a)).toMatchObject({ amount: 200, next_periodic_refill: iso(at(2031, 6, 10)) });

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { and, asc, eq, inArray, lte, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, lte, notInArray, sql } from 'drizzle-orm';
 import { Webhook as Signer } from 'standardwebhooks';
 import { query, type Db } from '../../db/client';
 import { balances, webhookAttempts, webhookDeliveries, webhooks } from '../../db/schema';
@@ -12,9 +12,9 @@ import { keysetPage, type PageQuery } from '../../db/keyset';
 import { getWebhook, webhookPassword, webhookSecret, type Webhook } from './webhooks';
 import { postWebhook, SEND_ERRORS, type SendError } from './send';
 import { setting } from '../../env';
-import { MAX_ATTEMPTS, RETRY_DELAYS_S } from './schedule';
+import { MAX_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_S } from './schedule';
 
-export { MAX_ATTEMPTS, RETRY_DELAYS_S };
+export { MAX_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_S };
 
 // A claimed delivery is `sending` with next_attempt_at as its lease: if the worker dies
 // mid-send, another takes it over when the lease ends. Far longer than the send timeout.
@@ -562,13 +562,17 @@ export function serializeDelivery(w: Webhook, d: Delivery, attempts: (typeof web
     updated_at: d.updatedAt?.toISOString() ?? null,
     // What was sent last, or, while waiting, what would be sent now.
     payload: renderPayload(w, d, live),
-    attempts_log: attempts.map((a) => ({
-      id: a.id,
-      response_status: a.responseStatus,
-      error: coarseError(a.error),
-      duration_ms: a.durationMs,
-      created_at: a.createdAt.toISOString(),
-    })),
+    attempts_log: attempts.map(serializeAttempt),
+  };
+}
+
+export function serializeAttempt(a: typeof webhookAttempts.$inferSelect) {
+  return {
+    id: a.id,
+    response_status: a.responseStatus,
+    error: coarseError(a.error),
+    duration_ms: a.durationMs,
+    created_at: a.createdAt.toISOString(),
   };
 }
 
@@ -628,11 +632,30 @@ export async function getDelivery({ db, companyId, webhookId, deliveryId: asked 
   return row.view;
 }
 
+/** A delivery's attempts, newest first, a page at a time. */
+export async function listAttempts({ db, companyId, webhookId, deliveryId: asked, page }: { db: Db; companyId: string; webhookId: string; deliveryId: string; page: PageQuery }) {
+  const deliveryId = deliveryIdOf(asked);
+  const w = await getWebhook({ db, companyId, webhookId });
+  const [d] = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, w.companyId)));
+  if (!d) throw notFound('delivery', 'delivery_id');
+  const rows = await keysetPage(db.select().from(webhookAttempts).$dynamic(), webhookAttempts.id, page, eq(webhookAttempts.deliveryId, d.id));
+  return { items: rows.items.map((a) => ({ id: a.id, view: serializeAttempt(a) })), hasMore: rows.hasMore };
+}
+
+const attemptsUsedUp = () =>
+  conflict(
+    `This delivery has had ${MAX_DELIVERY_ATTEMPTS} attempts, the most one delivery gets; it is not sent again. Fix the receiver, and what comes next is delivered.`,
+    'delivery_id',
+  );
+
 /**
  * Re-sends a delivery now, whatever its state (a replay of a succeeded one included), and
  * returns it with the new attempt logged. A failed re-send of a delivery with retries left
  * goes back on the schedule, one of a delivery that had succeeded stays succeeded (it was
- * delivered); one in flight right now is 409. It takes a send slot as background sends do: while the
+ * delivered); one in flight right now is 409, and so is one that has had MAX_DELIVERY_ATTEMPTS. It takes a send slot as background sends do: while the
  * webhook or its company has none free, 429 with Retry-After.
  */
 export async function retryDelivery({ db, companyId, webhookId, deliveryId: asked }: { db: Db; companyId: string; webhookId: string; deliveryId: string }): Promise<DeliveryView> {
@@ -640,9 +663,10 @@ export async function retryDelivery({ db, companyId, webhookId, deliveryId: aske
   const w = await getWebhook({ db, companyId, webhookId });
   const at = clockNow();
   const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, w.id), eq(webhookDeliveries.companyId, companyId));
-  const [before] = await db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(mine);
+  const [before] = await db.select({ status: webhookDeliveries.status, attempts: webhookDeliveries.attempts }).from(webhookDeliveries).where(mine);
   // None of this webhook's: 404.
   if (!before) return getDelivery({ db, companyId, webhookId, deliveryId });
+  if (before.attempts >= MAX_DELIVERY_ATTEMPTS) throw attemptsUsedUp();
   // Within the same limits as the background sends: re-sends fired at once, however many, hold
   // at most the company's and the webhook's share of this process's slots.
   const slot: Slot = { webhookId: w.id, companyId: w.companyId, slow: isSlow(w.id) };
@@ -662,10 +686,19 @@ export async function retryDelivery({ db, companyId, webhookId, deliveryId: aske
         // Recorded with the claim: a process that takes the replay over after this one died knows it.
         ...(before.status === 'succeeded' && { payload: sql`coalesce(${webhookDeliveries.payload}, '{}'::jsonb) || '{"delivered": true}'::jsonb` }),
       })
-      .where(and(mine, eq(webhookDeliveries.status, before.status), inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed'])))
+      .where(
+        and(
+          mine,
+          eq(webhookDeliveries.status, before.status),
+          inArray(webhookDeliveries.status, ['pending', 'succeeded', 'failed']),
+          // Re-sends at once: the cap holds however many race past the read above.
+          lt(webhookDeliveries.attempts, MAX_DELIVERY_ATTEMPTS),
+        ),
+      )
       .returning();
     if (!claimed) {
-      await getDelivery({ db, companyId, webhookId, deliveryId });
+      const current = await getDelivery({ db, companyId, webhookId, deliveryId });
+      if (current.attempts >= MAX_DELIVERY_ATTEMPTS) throw attemptsUsedUp();
       throw conflict('This delivery is being sent right now; look at its attempts in a moment.', 'delivery_id');
     }
     await sendClaimed(db, claimed, w);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
-import { advance, createAccount, useWebhookRecorder, type Co } from '../../testing/scenario';
+import { advance, createAccount, grant, spend, topicWebhook, use, useWebhookRecorder, type Co } from '../../testing/scenario';
 import { query, sql } from '../../db/client';
 
 process.env.BILLING_TEST_CLOCK = '1';
@@ -13,11 +13,9 @@ const startReceiver = useWebhookRecorder();
 /** A receiver with a topic webhook subscribed to `topics`; it records what it got, in order. */
 async function listen(co: Co, topics: string[]) {
   const r = await startReceiver();
-  const w = await co.call('POST', '/v1/companies/{company}/webhooks', { body: { url: r.url } });
-  expect(w.status).toBe(200);
-  for (const topic of topics) expect((await co.call('POST', `/v1/companies/{company}/webhooks/${w.body.data.id}/subscribe/${topic}`)).status).toBe(200);
+  const w = await topicWebhook(co, r.url, topics);
   return {
-    id: w.body.data.id as string,
+    id: w.id,
     /** Sends what is due, then answers the topics received so far, in order. */
     async got() {
       await advance(0);
@@ -26,21 +24,6 @@ async function listen(co: Co, topics: string[]) {
     /** The balances carried by the deliveries of one topic so far. */
     balances: (topic: string) => r.requests.filter((q) => q.json.topic === topic).map((q) => q.json.balance as string),
   };
-}
-
-async function event(co: Co, account: string, amount: number, opts: { state?: 'pending'; gate?: boolean; denomination?: string } = {}) {
-  return co.call('POST', `/v1/accounts/${account}/events`, {
-    body: { type: 'q', cost_override_amount: amount, cost_override_denomination: opts.denomination ?? 'credits', ...(opts.state && { state: opts.state }), ...(opts.gate && { gate_on_balance: true }) },
-  });
-}
-
-async function spend(co: Co, account: string, amount: number, denomination = 'credits') {
-  const r = await event(co, account, amount, { denomination });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-}
-
-async function grant(co: Co, account: string, amount: number) {
-  expect((await co.call('POST', `/v1/accounts/${account}/balance/credits`, { body: { amount } })).status).toBe(200);
 }
 
 const count = (topics: string[], topic: string) => topics.filter((x) => x === topic).length;
@@ -69,7 +52,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const hook = await listen(co, ['negative_balance', 'pause_balance']);
     const account = await createAccount(co);
     await grant(co, account, 10);
-    const hold = await event(co, account, 15, { state: 'pending' });
+    const hold = await use(co, account, 15, { state: 'pending' });
     expect(hold.body.data.balance).toMatchObject({ amount: 10, pending: 15, available: -5 });
     expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
 
@@ -87,7 +70,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const hook = await listen(co, ['negative_balance']);
     const account = await createAccount(co);
     await grant(co, account, 10);
-    expect((await event(co, account, 15, { state: 'pending' })).status).toBe(200);
+    expect((await use(co, account, 15, { state: 'pending' })).status).toBe(200);
     expect(await hook.got()).toEqual(['negative_balance']);
     await advance(3601); // the hold expires
     await spend(co, account, 12);
@@ -99,19 +82,19 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const hook = await listen(co, ['pause_balance', 'negative_balance']);
     const account = await createAccount(co);
     await grant(co, account, 2);
-    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
-    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
     await spend(co, account, 1); // a lower balance is no reason to pause again
-    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
 
     await grant(co, account, 2); // 3 now: raised, but still short of the 5 refused: still paused
-    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance']);
     await grant(co, account, 2); // 5: sufficient for what was refused
     await spend(co, account, 1); // 4: short again, and the next refusal pauses again
-    expect((await event(co, account, 5, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 5, { gate: true })).status).toBe(402);
     expect(await hook.got()).toEqual(['pause_balance', 'pause_balance']);
     expect(hook.balances('pause_balance')).toEqual(['2', '4']);
   });
@@ -122,7 +105,7 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const account = await createAccount(co);
     await spend(co, account, 3);
     expect((await hook.got()).sort()).toEqual(['negative_balance', 'pause_balance']);
-    expect((await event(co, account, 1, { gate: true })).status).toBe(402);
+    expect((await use(co, account, 1, { gate: true })).status).toBe(402);
     expect(await hook.got()).toHaveLength(2);
     // back above zero, then below again: both fire again
     await grant(co, account, 5);
@@ -137,11 +120,11 @@ describe('crossing notifications are armed again by whatever raised the balance'
     const plan = await co.call('POST', '/v1/companies/{company}/plans', { body: { name: 'Daily', billing_period: 'day', balances: [{ amount: 10, denomination: 'calls' }] } });
     expect(plan.status, JSON.stringify(plan.body)).toBe(200);
     const account = await createAccount(co, { plan_id: plan.body.data.id });
-    await spend(co, account, 12, 'calls');
+    await spend(co, account, 12, { denomination: 'calls' });
     expect((await hook.got()).filter((x) => x === 'negative_balance')).toHaveLength(1);
     await advance(86400); // renewed: back to 10
     expect((await co.call('GET', `/v1/accounts/${account}/balance/calls`)).body.data.amount).toBe(10);
-    await spend(co, account, 11, 'calls');
+    await spend(co, account, 11, { denomination: 'calls' });
     expect(count(await hook.got(), 'negative_balance')).toBe(2);
     expect(hook.balances('negative_balance')).toEqual(['-2', '-1']);
   });
@@ -162,7 +145,7 @@ describe('plan grants and resets are balance changes', () => {
     };
     expect(await sent()).toEqual([['balance_change', '10']]);
 
-    await spend(co, account, 4, 'calls');
+    await spend(co, account, 4, { denomination: 'calls' });
     expect(await sent()).toEqual([['balance_change', '10'], ['balance_change', '6']]);
     await advance(86400);
     expect(await sent()).toEqual([['balance_change', '10'], ['balance_change', '6'], ['balance_change', '10']]);
@@ -181,7 +164,7 @@ describe('an event that costs nothing', () => {
     await grant(co, account, 10);
     expect(await hook.got()).toEqual(['balance_change']);
     await spend(co, account, 0);
-    const held = await event(co, account, 0, { denomination: 'credits', state: 'pending' });
+    const held = await use(co, account, 0, { denomination: 'credits', state: 'pending' });
     expect(held.status, JSON.stringify(held.body)).toBe(200);
     const batch = await co.call('POST', '/v1/events', { body: [{ account_id: account, type: 'q', cost_override: { amount: 0, denomination: 'credits' } }] });
     expect(batch.status, JSON.stringify(batch.body)).toBe(200);

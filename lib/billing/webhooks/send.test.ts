@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DRAIN_MS, postWebhook } from './send';
 
-describe.skipIf(process.env.TEST_DB !== 'embedded')('an answer whose body trickles in', () => {
+describe('an answer whose body trickles in', () => {
   let server: http.Server;
   let url: string;
   const closed: number[] = [];

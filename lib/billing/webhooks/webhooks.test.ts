@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../../testing/harness';
+import { type Co } from '../../testing/scenario';
 import { INTERNAL_URLS, PUBLIC_URLS, withoutPrivateDestinations } from '../../testing/destinations';
 import { query } from '../../db/client';
 import { createWebhook, MAX_WEBHOOKS_PER_COMPANY, registerByType, updateWebhook } from './webhooks';
@@ -9,7 +10,6 @@ process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 const t = useTestDatabase();
 
-type Co = Awaited<ReturnType<typeof newCompany>>;
 
 // 1000 distinct CJK characters, about 3000 UTF-8 bytes: under a 2048-character limit, over 2048 bytes.
 const WIDE_PATH = Array.from({ length: 1000 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');

@@ -126,6 +126,8 @@ export const portalLinks = pgTable(
     busyUntil: timestamp('busy_until', { withTimezone: true, mode: 'date' }),
     // Declined cards and refused card tokens; at MAX_FAILED_ATTEMPTS the link is spent.
     failedAttempts: integer('failed_attempts').notNull().default(0),
+    // Revoked by the company (the link, or all of the account's): the page and its card call stop.
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (t) => [

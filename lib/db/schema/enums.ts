@@ -41,13 +41,21 @@ export const PRICED_BY = ['override', 'plan', 'none'] as const;
 export type PricedBy = (typeof PRICED_BY)[number];
 
 /** The kinds of ledger entry. */
-export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset'] as const;
+export const TRANSACTION_TYPES = ['event', 'grant', 'deposit', 'refill', 'refill_threshold', 'refill_cancelled', 'plan_grant', 'plan_reset', 'expire', 'void', 'overage'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+/** What a credit grant's units are: bought (`paid`) or given (`promotional`). */
+export const GRANT_CATEGORIES = ['paid', 'promotional'] as const;
+export type GrantCategory = (typeof GRANT_CATEGORIES)[number];
+
+/** Where a credit grant came from. */
+export const GRANT_SOURCES = ['plan', 'deposit', 'refill', 'grant'] as const;
+export type GrantSource = (typeof GRANT_SOURCES)[number];
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed'] as const;
+export const TOPICS = ['pause_balance', 'negative_balance', 'balance_change', 'auto_refill', 'threshold', 'refill_failed', 'payment_failed', 'card_changed'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 /** 'topic': registered by topic (payload variant B); 'type': registered with POST /v1/webhooks (variant A). */
@@ -68,8 +76,13 @@ export type IdempotencyStatus = (typeof IDEMPOTENCY_STATUSES)[number];
 export const ADMIN_ROLES = ['owner', 'admin'] as const;
 export type AdminRole = (typeof ADMIN_ROLES)[number];
 
-/** 'email': the lower-cased email; 'address': the client address. */
-export const SIGN_IN_SCOPES = ['email', 'address'] as const;
+/**
+ * What a row of sign_in_attempts counts against. Sign-in attempts: 'email' (the lower-cased
+ * email), 'email_address' (that email from one client address), 'address' (the client address:
+ * IPv4, or an IPv6 /64), 'network' (an IPv6 /48), 'global' (every failed attempt). Console
+ * actions that hash a password: 'invite' (per company), 'password_change' (per admin).
+ */
+export const SIGN_IN_SCOPES = ['email', 'address', 'email_address', 'network', 'global', 'invite', 'password_change'] as const;
 export type SignInScope = (typeof SIGN_IN_SCOPES)[number];
 
 /** `column in ('a', 'b', ...)`, written into the migration as literals (the values are ours, never input). */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts';
-import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
+import { CHARGE_CURRENCIES, CHARGE_REASONS, CHARGE_STATUSES, EVENT_STATES, GRANT_CATEGORIES, GRANT_SOURCES, isOneOf, PRICED_BY, TRANSACTION_TYPES } from './enums';
 
 /** A monthly refill change waiting for the next monthly refill. */
 export type StoredRefillChange = { amount: string; usd_charge: number; effective_at: string };
@@ -21,15 +21,26 @@ export const balances = pgTable(
     lastPeriodicRefill: timestamp('last_periodic_refill', { withTimezone: true, mode: 'date' }),
     nextPeriodicRefill: timestamp('next_periodic_refill', { withTimezone: true, mode: 'date' }),
     scheduledRefill: jsonb('scheduled_refill').$type<StoredRefillChange | null>(),
+    // The paid grants this balance's refills make expire this many days after they are made (null: never).
+    refillExpiresAfterDays: integer('refill_expires_after_days'),
     managedByPlanId: text('managed_by_plan_id'),
     includedAmount: numeric('included_amount'),
+    // The grant draws take from now, and what it has left (its credit_grants row is written back
+    // when another becomes the head): events move this row only. Null: no grant has any left.
+    headGrantId: text('head_grant_id'),
+    headRemaining: numeric('head_remaining'),
+    // When an open grant next expires or takes effect: from then on, until the move that writes
+    // it, the one-statement paths hand the balance to the general path.
+    grantsDueAt: timestamp('grants_due_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     uniqueIndex('balances_account_denomination').on(t.accountId, t.denomination),
+    index('balances_grants_due').on(t.grantsDueAt).where(sql`${t.grantsDueAt} is not null`),
     index('balances_next_refill').on(t.nextPeriodicRefill).where(sql`${t.nextPeriodicRefill} is not null`),
     check('balances_refill_nonneg', sql`coalesce(${t.refillUsdAmount}, 0) >= 0 and coalesce(${t.refillAmount}, 0) >= 0`),
+    check('balances_refill_expiry_days', sql`${t.refillExpiresAfterDays} is null or ${t.refillExpiresAfterDays} between 1 and 3650`),
   ],
 );
 
@@ -53,12 +64,56 @@ export const transactions = pgTable(
     endingBalance: numeric('ending_balance').notNull(),
     eventId: text('event_id'),
     chargeId: text('charge_id'),
+    // The credit grant the row added, drew from, expired or voided; null for a draw past every grant (below zero).
+    grantId: text('grant_id'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (t) => [
     index('transactions_account').on(t.accountId, t.id),
+    index('transactions_grant').on(t.grantId).where(sql`${t.grantId} is not null`),
     check('transactions_consistent', sql`${t.endingBalance} = ${t.startingBalance} + ${t.amount}`),
     check('transactions_type_known', isOneOf(t.type, TRANSACTION_TYPES)),
+  ],
+);
+
+/**
+ * Every unit added to a balance is a grant: drawn by priority, then soonest expiry (never last),
+ * then oldest. `remaining` is exact for every grant but the balance's head, whose remaining the
+ * balance row keeps (`head_remaining`). `active`: its amount is in the balance (it has taken
+ * effect); `closed_at`: its expiry or void was written (nothing of it can change any more).
+ */
+export const creditGrants = pgTable(
+  'credit_grants',
+  {
+    id: text('id').primaryKey(),
+    companyId: text('company_id').notNull(),
+    accountId: text('account_id').notNull(),
+    balanceId: text('balance_id').notNull(),
+    denomination: text('denomination').notNull(),
+    amount: numeric('amount').notNull(),
+    remaining: numeric('remaining').notNull(),
+    category: text('category', { enum: GRANT_CATEGORIES }).notNull(),
+    source: text('source', { enum: GRANT_SOURCES }).notNull(),
+    priority: integer('priority').notNull().default(50),
+    effectiveAt: timestamp('effective_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    // USD cents paid per unit; null when nothing was paid for the units (promotional, a plan's allowance).
+    costBasis: numeric('cost_basis'),
+    active: boolean('active').notNull(),
+    closedAt: timestamp('closed_at', { withTimezone: true, mode: 'date' }),
+    voidedAt: timestamp('voided_at', { withTimezone: true, mode: 'date' }),
+    chargeId: text('charge_id'),
+    description: text('description').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('credit_grants_open').on(t.balanceId).where(sql`${t.closedAt} is null`),
+    index('credit_grants_account').on(t.accountId, t.id),
+    check('credit_grants_amounts', sql`${t.amount} > 0 and ${t.remaining} >= 0 and ${t.remaining} <= ${t.amount}`),
+    check('credit_grants_priority', sql`${t.priority} between 0 and 100`),
+    check('credit_grants_cost_basis', sql`coalesce(${t.costBasis}, 0) >= 0`),
+    check('credit_grants_category_known', isOneOf(t.category, GRANT_CATEGORIES)),
+    check('credit_grants_source_known', isOneOf(t.source, GRANT_SOURCES)),
   ],
 );
 
@@ -77,7 +132,7 @@ export const events = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
     // Measured amounts (name → decimal) and dimensions (flat name → string, number or boolean) of
     // the usage: summed and grouped by the usage reports (lib/billing/usage).
-    quantities: jsonb('quantities').$type<Record<string, string | number> | null>(),
+    quantities: jsonb('quantities').$type<Record<string, string> | null>(),
     properties: jsonb('properties').$type<Record<string, string | number | boolean> | null>(),
     idempotencyKey: text('idempotency_key'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),

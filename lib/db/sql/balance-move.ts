@@ -33,20 +33,26 @@ export type CrossingSql = { belowZero: SQL; belowRefillThreshold: SQL; planAlert
 
 /**
  * Ledger rows whose starting and ending balances were computed under the balances' locks. They
- * share the company and the time, sent once, as `insertEvents` does; their ids are made here,
- * under those locks, in the rows' order (lib/ids.ts ledgerId).
+ * share the company, sent once, as `insertEvents` does; their ids are made here, under those
+ * locks, in the rows' order (lib/ids.ts ledgerId). A row's time is `now` unless it says when it
+ * took effect (a grant's expiry written after the instant it expired).
  */
-export async function insertLedgerRows(db: Db, { companyId, now }: { companyId: string; now: Date }, rows: Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'>[]): Promise<Record<string, unknown>[]> {
+export async function insertLedgerRows(
+  db: Db,
+  { companyId, now }: { companyId: string; now: Date },
+  rows: (Omit<LedgerInsert, 'id' | 'companyId' | 'createdAt'> & { createdAt?: Date | null })[],
+): Promise<Record<string, unknown>[]> {
   const col = (f: (t: (typeof rows)[number]) => string | null) => textArray(rows.map(f));
   return query(
     db,
     sql`with stamp as materialized (select ledger_stamp() as s)
-      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-      select ${ledgerId(sql`stamp.s`, sql`u.ord`)}, account_id, ${companyId}, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric, event_id, charge_id, ${now.toISOString()}::timestamptz
+      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
+      select ${ledgerId(sql`stamp.s`, sql`u.ord`)}, account_id, ${companyId}, balance_id, denomination, type, description, amount::numeric, starting_balance::numeric, ending_balance::numeric,
+        event_id, charge_id, grant_id, coalesce(at::timestamptz, ${now.toISOString()}::timestamptz)
       from unnest(${col((t) => t.accountId)}, ${col((t) => t.balanceId)}, ${col((t) => t.denomination)},
         ${col((t) => t.type)}, ${col((t) => t.description)}, ${col((t) => t.amount)}, ${col((t) => t.startingBalance)}, ${col((t) => t.endingBalance)},
-        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)})
-        with ordinality as u(account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, ord)
+        ${col((t) => t.eventId ?? null)}, ${col((t) => t.chargeId ?? null)}, ${col((t) => t.grantId ?? null)}, ${col((t) => t.createdAt?.toISOString() ?? null)})
+        with ordinality as u(account_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, at, ord)
       cross join stamp
       order by u.ord
       returning *`,
@@ -66,6 +72,9 @@ export type LockedBalance = {
   pct: string | null;
   period: string | Date | null;
   has_states: boolean;
+  head_grant_id: string | null;
+  head_remaining: string | null;
+  grants_due_at: string | Date | null;
 };
 
 /**
@@ -75,7 +84,7 @@ export type LockedBalance = {
  */
 function lockedPairs(pairs: (readonly [string, string])[]): SQL {
   return sql`locked as materialized (
-      select b.id, b.account_id, b.denomination, b.amount, b.refill_threshold, b.managed_by_plan_id, b.included_amount
+      select b.id, b.account_id, b.denomination, b.amount, b.refill_threshold, b.managed_by_plan_id, b.included_amount, b.head_grant_id, b.head_remaining, b.grants_due_at
       from balances b join unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}) as v(account_id, denomination)
         on b.account_id = v.account_id and b.denomination = v.denomination
       order by b.account_id, b.denomination for update of b
@@ -104,19 +113,123 @@ export async function lockBalances(db: Db, pairs: (readonly [string, string])[],
     select l.id, l.account_id, l.denomination, l.amount::text as amount, l.refill_threshold::text as refill_threshold,
       l.managed_by_plan_id is not null as plan_managed, l.included_amount::text as included, coalesce(p.pending, 0)::text as pending,
       pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
-      exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states
+      exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
+      l.head_grant_id, l.head_remaining::text as head_remaining, l.grants_due_at
     from locked l
     ${lockedContext(now)}`,
   );
 }
 
-/** The moved balances' new amounts, in one statement. */
-export async function setBalanceAmounts(db: Db, moved: { id: string; amount: string }[], now: Date): Promise<void> {
+/**
+ * What moves left of the balances, in one statement: the amount, and, when the move knew their
+ * grants, the head grant, what it has left and when a grant is next due; otherwise what the head
+ * has left (draws that fit in it).
+ */
+export async function setBalances(db: Db, moved: { id: string; amount: string; headGrantId: string | null; headRemaining: string | null; grantsDueAt: Date | null; grantsKnown: boolean }[], now: Date): Promise<void> {
+  const col = (f: (m: (typeof moved)[number]) => string | null) => textArray(moved.map(f));
   await query(
     db,
-    sql`update balances set amount = v.amount::numeric, updated_at = ${now.toISOString()}::timestamptz
-      from unnest(${textArray(moved.map((m) => m.id))}, ${textArray(moved.map((m) => m.amount))}) as v(id, amount) where balances.id = v.id`,
+    sql`update balances set amount = v.amount::numeric, head_remaining = v.head_remaining::numeric, updated_at = ${now.toISOString()}::timestamptz,
+        head_grant_id = case when v.known::boolean then v.head_grant_id else balances.head_grant_id end,
+        grants_due_at = case when v.known::boolean then v.due::timestamptz else balances.grants_due_at end
+      from unnest(${col((m) => m.id)}, ${col((m) => m.amount)}, ${col((m) => m.headGrantId)}, ${col((m) => m.headRemaining)}, ${col((m) => m.grantsDueAt?.toISOString() ?? null)}, ${col((m) => String(m.grantsKnown))})
+        as v(id, amount, head_grant_id, head_remaining, due, known)
+      where balances.id = v.id`,
   );
+}
+
+/**
+ * A balance's next expiry as JSON text (`{"expires_at", "amount"}`: the soonest expiry among its
+ * live grants with units left, and the units that expire then), or null. `b` names the balance
+ * row, `now` the time as SQL; a head grant's units are the balance's count of them.
+ */
+export function nextExpirySql(b: SQL, now: SQL): SQL {
+  return sql`(select json_build_object('expires_at', to_char(x.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'amount', trim_scale(x.amount)::text)::text
+    from (select g.expires_at, sum(case when g.id = ${b}.head_grant_id then ${b}.head_remaining else g.remaining end) as amount
+      from credit_grants g
+      where g.balance_id = ${b}.id and g.closed_at is null and g.active and g.expires_at > ${now}
+        and (case when g.id = ${b}.head_grant_id then ${b}.head_remaining else g.remaining end) > 0
+      group by g.expires_at order by g.expires_at limit 1) x)`;
+}
+
+/** An open credit grant of a balance, as the move reads it. */
+export type OpenGrant = {
+  id: string;
+  balance_id: string;
+  amount: string;
+  remaining: string;
+  priority: number;
+  effective_at: Date | string;
+  expires_at: Date | string | null;
+  created_at: Date | string;
+  active: boolean;
+  source: string;
+  description: string;
+  charge_id: string | null;
+};
+
+/** The open grants (not closed) of locked balances. */
+export async function openGrants(db: Db, balanceIds: string[]): Promise<OpenGrant[]> {
+  if (!balanceIds.length) return [];
+  return query<OpenGrant>(
+    db,
+    sql`select g.id, g.balance_id, g.amount::text as amount, g.remaining::text as remaining, g.priority, g.effective_at, g.expires_at, g.created_at, g.active, g.source, g.description, g.charge_id
+      from credit_grants g where g.balance_id = any(${textArray(balanceIds)}::text[]) and g.closed_at is null`,
+  );
+}
+
+/** A grant a move made. */
+export type GrantInsert = {
+  id: string;
+  accountId: string;
+  balanceId: string;
+  denomination: string;
+  amount: string;
+  remaining: string;
+  category: string;
+  source: string;
+  priority: number;
+  effectiveAt: Date;
+  expiresAt: Date | null;
+  costBasis: string | null;
+  active: boolean;
+  closedAt: Date | null;
+  chargeId: string | null;
+  description: string;
+};
+
+/** Grants made and grants changed by moves, in two statements at most. */
+export async function writeGrants(
+  db: Db,
+  { companyId, now }: { companyId: string; now: Date },
+  made: GrantInsert[],
+  changed: { id: string; remaining: string; active: boolean; closedAt: Date | null; voided: boolean }[],
+): Promise<void> {
+  const at = now.toISOString();
+  if (made.length) {
+    const col = (f: (g: GrantInsert) => string | null) => textArray(made.map(f));
+    await query(
+      db,
+      sql`insert into credit_grants (id, company_id, account_id, balance_id, denomination, amount, remaining, category, source, priority, effective_at, expires_at, cost_basis, active, closed_at, voided_at, charge_id, description, created_at)
+        select id, ${companyId}, account_id, balance_id, denomination, amount::numeric, remaining::numeric, category, source, priority::int, effective_at::timestamptz, expires_at::timestamptz,
+          cost_basis::numeric, active::boolean, closed_at::timestamptz, null, charge_id, description, ${at}::timestamptz
+        from unnest(${col((g) => g.id)}, ${col((g) => g.accountId)}, ${col((g) => g.balanceId)}, ${col((g) => g.denomination)}, ${col((g) => g.amount)}, ${col((g) => g.remaining)},
+          ${col((g) => g.category)}, ${col((g) => g.source)}, ${col((g) => String(g.priority))}, ${col((g) => g.effectiveAt.toISOString())}, ${col((g) => g.expiresAt?.toISOString() ?? null)},
+          ${col((g) => g.costBasis)}, ${col((g) => String(g.active))}, ${col((g) => g.closedAt?.toISOString() ?? null)}, ${col((g) => g.chargeId)}, ${col((g) => g.description)})
+          as u(id, account_id, balance_id, denomination, amount, remaining, category, source, priority, effective_at, expires_at, cost_basis, active, closed_at, charge_id, description)`,
+    );
+  }
+  if (changed.length) {
+    const col = (f: (g: (typeof changed)[number]) => string | null) => textArray(changed.map(f));
+    await query(
+      db,
+      sql`update credit_grants g set remaining = v.remaining::numeric, active = v.active::boolean, closed_at = v.closed_at::timestamptz,
+          voided_at = case when v.voided::boolean then coalesce(g.voided_at, ${at}::timestamptz) else g.voided_at end
+        from unnest(${col((g) => g.id)}, ${col((g) => g.remaining)}, ${col((g) => String(g.active))}, ${col((g) => g.closedAt?.toISOString() ?? null)}, ${col((g) => String(g.voided))})
+          as v(id, remaining, active, closed_at, voided)
+        where g.id = v.id`,
+    );
+  }
 }
 
 /**
@@ -173,7 +286,7 @@ export async function moveBalancesForEvents(
     rules: MoveRules;
     notify: (source: SQL) => SQL;
   },
-): Promise<MovedRow[] | 'lost'> {
+): Promise<MovedRow[] | 'lost' | 'general'> {
   const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
   const at = now.toISOString();
   const crossings = rules.crossings({
@@ -186,17 +299,24 @@ export async function moveBalancesForEvents(
     pct: sql`c.pct`,
     period: sql`c.period`,
   });
-  const rows = await query<MovedRow & { lost: boolean }>(
+  const rows = await query<MovedRow & { marker: 'lost' | 'general' | null }>(
     db,
     sql`with ${lockedPairs(pairs)}, holds as (
       select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)})
         with ordinality as h(account_id, denomination, own_holds, total, ord)
+    ), general as materialized (
+      -- A balance with a grant due, or whose draws pass what its head grant has left, is the
+      -- general writer's (move-decision.ts): then this statement writes nothing at all.
+      select exists (
+        select 1 from locked l join holds h on h.account_id = l.account_id and h.denomination = l.denomination
+        where l.grants_due_at <= ${at}::timestamptz or (l.head_grant_id is not null and coalesce(h.total::numeric, 0) > l.head_remaining)
+      ) as g
     ), stamp as materialized (
       -- Taken once every balance is locked (the count reads them all), for the ledger ids.
       select ledger_stamp() as s from (select count(*) from locked) k
     ), run as materialized (
       select ${ledgerId(sql`stamp.s`, sql`m.ord`)} as tx_id, m.event_id, h.account_id, h.denomination, 'Event ' || m.type as description, m.cost::numeric as cost,
-        l.id as balance_id, l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
+        l.id as balance_id, l.head_grant_id as grant_id, l.amount - sum(m.cost::numeric) over (partition by l.id order by m.ord) as ending
       from unnest(${col((m) => String(m.pair + 1))}, ${col((m) => m.cost)}, ${col((m) => m.eventId)}, ${col((m) => m.type)})
         with ordinality as m(pair, cost, event_id, type, ord)
       join holds h on h.ord = m.pair::bigint
@@ -206,13 +326,15 @@ export async function moveBalancesForEvents(
       -- Each balance's first ledger row, whose id its balance_change delivery is made beside.
       select balance_id, min(tx_id) as first_tx from run group by balance_id
     ), led as (
-      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-      select r.tx_id, r.account_id, ${companyId}, r.balance_id, r.denomination, 'event', r.description, -r.cost, r.ending + r.cost, r.ending, r.event_id, null, ${at}::timestamptz
-      from run r
+      insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
+      select r.tx_id, r.account_id, ${companyId}, r.balance_id, r.denomination, 'event', r.description, -r.cost, r.ending + r.cost, r.ending, r.event_id, null, r.grant_id, ${at}::timestamptz
+      from run r where not (select g from general)
     ), upd as (
-      update balances b set amount = b.amount - h.total::numeric, updated_at = ${at}::timestamptz
+      -- Every draw fits in the head grant (or, with none left, goes below zero): the balance row alone moves.
+      update balances b set amount = b.amount - h.total::numeric, head_remaining = b.head_remaining - case when b.head_grant_id is not null then h.total::numeric else 0 end,
+        updated_at = ${at}::timestamptz
       from locked l join holds h on h.account_id = l.account_id and h.denomination = l.denomination
-      where b.id = l.id and h.total is not null
+      where b.id = l.id and h.total is not null and not (select g from general)
     ), c as (
       select l.id, l.account_id, l.denomination, l.amount as start_amount, l.amount - coalesce(h.total::numeric, 0) as amount, l.refill_threshold as threshold,
         l.managed_by_plan_id, l.included_amount as included, coalesce(p.pending, 0) as pending,
@@ -232,22 +354,26 @@ export async function moveBalancesForEvents(
       select d.*, d.changed and d.moved and not (d.has_states or d.below_zero or d.below_refill_threshold or d.plan_alert) as plain from d
     ), notified as (
       ${notify(sql`(select e.account_id, e.denomination, 'balance_change' as topic, trim_scale(e.amount)::text as balance, '{}' as detail,
-        ${idBeside('whd', sql`e.first_tx`)} as base_id, e.ord from e where e.plain) v`)}
+        ${idBeside('whd', sql`e.first_tx`)} as base_id, e.ord from e where e.plain and not (select g from general)) v`)}
     )
     select c.id, c.account_id, c.denomination, c.start_amount::text as amount, c.amount::text as new_amount, c.threshold::text as refill_threshold,
       c.managed_by_plan_id is not null as plan_managed, c.included::text as included, c.pending::text as pending, c.pct::text as pct, c.period, c.has_states,
-      c.below_zero, c.below_refill_threshold, c.plan_alert, false as lost, c.ord
+      c.below_zero, c.below_refill_threshold, c.plan_alert, null as marker, c.ord
     from e c
-    where c.changed and not c.plain
+    where c.changed and not c.plain and not (select g from general)
+    union all
+    select null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, 'general', 0
+    where (select g from general)
     union all
     -- A pair whose balance was not there to lock (deleted since the batch was priced): nothing of
     -- this statement may stand, since that balance's moves were not written.
-    select null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, true, 0
+    select null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, 'lost', 0
     -- (The pairs are distinct, so a count short of theirs is a missing one.)
     where (select count(*) from locked) < (select count(*) from holds)
     order by ord`,
   );
-  return rows.some((r) => r.lost) ? 'lost' : rows;
+  if (rows.some((r) => r.marker === 'lost')) return 'lost';
+  return rows.some((r) => r.marker === 'general') ? 'general' : rows;
 }
 
 /**
@@ -292,6 +418,7 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         select p.threshold_alert_percentage::numeric as pct from bal join plans p on p.id = bal.managed_by_plan_id
       ), decide0 as (
         select price.*, bal.id as balance_id, bal.amount as start_amount, pend.s as pending, bal.refill_threshold, bal.included_amount,
+          bal.head_grant_id, bal.head_remaining, bal.grants_due_at,
           case when price.amount is not null and ${v('gate')}::boolean and price.amount > bal.amount - pend.s then 'rejected' else ${v('requested')}::text end as state
         from price left join bal on true cross join pend
       ), decide as (
@@ -310,6 +437,10 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
             -- unswept raised the balance without clearing what its placing had entered.
             or exists (select 1 from notification_states ns where ns.balance_id = dd.balance_id
               and (${rules.leaves({ kind: sql`ns.kind`, after: sql`dd.after_avail`, threshold: sql`dd.refill_threshold` })}))
+            -- A grant due (expiring or taking effect), or a draw past what the head grant has
+            -- left: the general path decides it, from the balance's grants.
+            or dd.grants_due_at <= ${v('at')}::timestamptz
+            or (dd.state = 'complete' and dd.head_grant_id is not null and dd.amount > dd.head_remaining)
           ), false) as crossing
         from decide dd
       ), ev as (
@@ -320,12 +451,13 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         on conflict (company_id, idempotency_key) where idempotency_key is not null do nothing
         returning state
       ), upd as (
-        update balances b set amount = b.amount - f.amount, updated_at = ${v('at')}::timestamptz
+        update balances b set amount = b.amount - f.amount, updated_at = ${v('at')}::timestamptz,
+          head_remaining = b.head_remaining - case when b.head_grant_id is not null then f.amount else 0 end
         from flags f, ev where b.id = f.balance_id and ev.state = 'complete' and f.amount is not null
-        returning b.amount
+        returning b.amount, b.head_grant_id
       ), led as (
-        insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, created_at)
-        select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, ${v('at')}::timestamptz
+        insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
+        select ${ledgerId(sql`st.s`, sql`1`)}, ${v('accountId')}, ${v('companyId')}, f.balance_id, f.denomination, 'event', ${v('description')}, -f.amount, upd.amount + f.amount, upd.amount, ${v('eventId')}, null, upd.head_grant_id, ${v('at')}::timestamptz
         -- The id is stamped per moved row, so once the balance is locked and moved.
         from upd cross join lateral (select ledger_stamp() as s where upd.amount is not null) st, flags f
         returning id
@@ -343,7 +475,8 @@ export function singleEventStatement({ account, price, rules, notify, v }: { acc
         b.id as b_id, b.account_id as b_account_id, b.company_id as b_company_id, b.denomination as b_denomination, b.amount::text as b_amount,
         b.refill_threshold::text as b_refill_threshold, b.refill_amount::text as b_refill_amount, b.refill_usd_amount as b_refill_usd_amount,
         b.refill_on_day as b_refill_on_day, b.last_periodic_refill as b_last_periodic_refill, b.next_periodic_refill as b_next_periodic_refill,
-        b.scheduled_refill as b_scheduled_refill, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
-        b.created_at as b_created_at, b.updated_at as b_updated_at
+        b.scheduled_refill as b_scheduled_refill, b.refill_expires_after_days as b_refill_expires_after_days, b.managed_by_plan_id as b_managed_by_plan_id, b.included_amount::text as b_included_amount,
+        b.head_grant_id as b_head_grant_id, case when b.id is not null and (b.head_grant_id is not null or b.grants_due_at is not null) then ${nextExpirySql(sql`b`, sql`${v('at')}::timestamptz`)} end as b_next_expiry,
+        b.head_remaining::text as b_head_remaining, b.grants_due_at as b_grants_due_at, b.created_at as b_created_at, b.updated_at as b_updated_at
       from flags f left join bal b on b.id = f.balance_id`;
 }

@@ -6,12 +6,13 @@ import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
 import { autoRefill } from '@/lib/api/schemas/refills';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
-import { createPortalLink } from '@/lib/billing/accounts/portal';
-import { createOrGrantBalance } from '@/lib/billing/balances/grants';
+import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/lib/billing/accounts/portal';
+import { createOrGrantBalance, grantById, voidGrant } from '@/lib/billing/balances/grants';
 import { changePlan, previewPlanChange } from '@/lib/billing/plans/change';
 import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/plans/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
+import { notFound } from '@/lib/errors';
 import { consoleAction, field, formValues, parseWith } from '@/lib/console/forms';
 import { dollarsToCents, formatCents, formatTime, formatUnits } from '@/lib/console/format';
 
@@ -138,4 +139,38 @@ export const portalLinkAction = consoleAction(null, async ({ db, companyId }, ac
   const account = await getAccount({ db, companyId, accountId });
   const link = await createPortalLink({ db, accountId: account.id, now: now() });
   return { message: `Send it to the customer: it works until ${formatTime(link.expiresAt)}.`, secret: { label: `Customer portal link for ${account.name}`, value: link.url } };
-});
+}, { revalidate: (accountId) => `/console/accounts/${accountId}` });
+
+/** DELETE /v1/portal_links/{portal_link_id}: the link stops working at once. */
+export const revokePortalLinkAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string, linkId: string) => {
+    const link = await revokePortalLink({ db, companyId, linkId, now: now() });
+    return `The portal link made ${formatTime(link.createdAt)} no longer works.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
+
+/** POST /v1/accounts/{account_id}/portal_links/revoke: every live link of the account stops working. */
+export const revokeAllPortalLinksAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string) => {
+    const account = await getAccount({ db, companyId, accountId });
+    const revoked = await revokeAccountPortalLinks({ db, accountId: account.id, now: now() });
+    return revoked ? `${revoked} portal link${revoked === 1 ? '' : 's'} of ${account.name} no longer work${revoked === 1 ? 's' : ''}.` : `${account.name} had no live portal link.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
+
+/** POST /v1/grants/{grant_id}/void: what is left of the grant is taken away (one void ledger row). */
+export const voidGrantAction = consoleAction(
+  null,
+  async ({ db, companyId }, accountId: string, grantId: string) => {
+    // Only a grant of this account (of the signed-in company): another one is not found.
+    const found = await grantById(db, companyId, grantId);
+    if (!found || found.accountId !== accountId) throw notFound('grant', 'grant_id');
+    const g = await db.transaction((tx) => voidGrant(tx, { companyId, grantId }, now()));
+    return `Grant ${g.id} is void; ${formatUnits(g.amount)} ${g.denomination} granted, nothing left to spend.`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);

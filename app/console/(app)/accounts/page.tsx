@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { listAccounts } from '@/lib/billing/accounts/accounts';
 import { formatDate } from '@/lib/console/format';
 import { Badge, PageHeader, Table, Td, buttonLinkClass, linkClass } from '@/components/console/ui';
@@ -14,7 +14,7 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
   const user = await requireUser();
   const { after, q } = await searchParams;
   const search = q?.trim().slice(0, 200) || undefined;
-  const page = await listAccounts({ db: await getDb(), companyId: user.companyId, page: { limit: PAGE, starting_after: after, search } });
+  const page = await listAccounts({ db: await getReadDb(), companyId: user.companyId, page: { limit: PAGE, starting_after: after, search } });
   return (
     <>
       <PageHeader

@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { eventListQuery } from '@/lib/api/schemas/events';
 import { listEvents } from '@/lib/billing/events/events';
@@ -52,7 +52,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
       if (param && !errors.has(param)) errors.set(param, message.replace(`${param} `, '').replace(/^./, (c) => c.toUpperCase()));
     }
   }
-  const db = await getDb();
+  const db = await getReadDb();
   const at = now();
   const page = parsed.success ? await listEvents({ db, companyId: user.companyId, q: parsed.data, now: at }) : { items: [], hasMore: false };
   const names = await accountNames({ db, companyId: user.companyId, ids: page.items.map((e) => e.accountId) });

@@ -1,5 +1,7 @@
 'use server';
+import { headers } from 'next/headers';
 import { consoleAction, field, parseWith, rawField } from '@/lib/console/forms';
+import { clientAddress } from '@/lib/net/client-address';
 import { adminInvite, changePassword, inviteAdmin, passwordChange, removeAdmin } from '@/lib/console/team';
 
 export const inviteAdminAction = consoleAction(
@@ -15,7 +17,7 @@ export const inviteAdminAction = consoleAction(
 export const changePasswordAction = consoleAction(
   (fd) => parseWith(passwordChange, { current_password: rawField(fd, 'current_password'), new_password: rawField(fd, 'new_password') }),
   async ({ db, companyId, user, input }) => {
-    await changePassword({ db, companyId, adminId: user.id, input });
+    await changePassword({ db, companyId, adminId: user.id, input, address: clientAddress(await headers()) });
     return { redirect: '/console/sign-in?notice=password-changed' };
   },
 );

@@ -4,7 +4,9 @@ import { getDb } from '@/lib/db/client';
 import { now } from '@/lib/clock';
 import { sub } from '@/lib/money';
 import { getAccount } from '@/lib/billing/accounts/accounts';
+import { listLivePortalLinks } from '@/lib/billing/accounts/portal';
 import { listBalances, listTransactions, type Balance } from '@/lib/billing/balances/balances';
+import { grantState, listGrants, settleDueGrants } from '@/lib/billing/balances/grants';
 import { listEvents } from '@/lib/billing/events/events';
 import { listCharges } from '@/lib/billing/charges/charges';
 import { orNotFound } from '@/lib/console/forms';
@@ -14,11 +16,12 @@ import { ActionForm } from '@/components/console/action-form';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
-import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, setRefillAction } from '../actions';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction, voidGrantAction } from '../actions';
 
 export const metadata = { title: 'Account' };
 
 const RECENT = 10;
+const GRANTS = 50;
 
 function refillText(b: Balance): React.ReactNode {
   const parts: string[] = [];
@@ -42,14 +45,20 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   const db = await getDb();
   const at = now();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
-  const [balances, ledger, events, charges, plans, link] = await Promise.all([
+  // Expiries due are written first, so the grants and the ledger below agree with each other.
+  await settleDueGrants(db, { companyId: user.companyId, accountId: account.id }, at);
+  const [balances, ledger, events, charges, plans, link, portalLinks] = await Promise.all([
     listBalances({ db, accountId: account.id, now: at }),
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
     listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
     listCharges({ db, accountId: account.id, page: { limit: RECENT } }),
     planChoices({ db, companyId: user.companyId, include: [account.planId, account.scheduledPlanId] }),
     latestCollectorLink({ db, accountId: account.id }),
+    listLivePortalLinks({ db, accountId: account.id, now: at }),
   ]);
+  const grants = (
+    await Promise.all(balances.map((b) => listGrants(db, { accountId: account.id, denomination: b.denomination, status: 'all', page: { limit: GRANTS } }, at)))
+  ).flatMap((page) => page.items.map((g) => ({ ...g, ...grantState(g, at) })));
   const planById = new Map(plans.map((p) => [p.id, p]));
   const plan = account.planId ? planById.get(account.planId) : undefined;
   const scheduledPlan = account.scheduledPlanId ? planById.get(account.scheduledPlanId) : undefined;
@@ -73,6 +82,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
       <nav aria-label="On this page" className="mb-4 flex flex-wrap gap-x-4 gap-y-1 text-sm">
         {[
           ['#balances', 'Balances'],
+          ['#grants', 'Grants'],
           ['#manage', 'Grant, refill, plan'],
           ['#ledger', 'Ledger'],
           ['#events', 'Events'],
@@ -146,6 +156,36 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         )}
       </Section>
 
+      <Section title="Credit grants" id="grants" description={`Every unit added is a grant, drawn by priority (0 first), then soonest expiry, then oldest. Live grants first; the ${GRANTS} newest of each denomination.`}>
+        {grants.length === 0 ? (
+          <Empty>No grants yet.</Empty>
+        ) : (
+          <Table caption="Credit grants" head={['Denomination', 'Category', 'Amount', 'Remaining', 'Priority', 'Expires', 'Status', '']}>
+            {[...grants].sort((x, y) => Number(y.status === 'live') - Number(x.status === 'live')).map((g) => (
+              <tr key={g.id}>
+                <Td className="font-medium">{g.denomination}</Td>
+                <Td>
+                  {g.category}
+                  <span className="block text-xs text-slate-700">{g.source}</span>
+                </Td>
+                <Td className="tabular-nums">{formatUnits(g.amount)}</Td>
+                <Td className="font-semibold tabular-nums">{formatUnits(g.remaining)}</Td>
+                <Td className="tabular-nums">{g.priority}</Td>
+                <Td>{g.expiresAt ? formatTime(g.expiresAt) : 'Never'}</Td>
+                <Td>
+                  <Badge value={g.status} tone={g.status === 'live' ? 'green' : g.status === 'scheduled' ? 'amber' : 'slate'} />
+                </Td>
+                <Td>
+                  {(g.status === 'live' || g.status === 'scheduled') && (
+                    <ActionForm action={voidGrantAction.bind(null, account.id, g.id)} submitLabel="Void" confirm={`Void ${formatUnits(g.remaining)} ${g.denomination}`} variant="danger" pendingLabel="Voiding…" label={`Void the grant of ${formatUnits(g.amount)} ${g.denomination} made ${formatTime(g.createdAt)}`} className="space-y-2" />
+                  )}
+                </Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Section>
+
       <div id="manage" className="mb-6 grid grid-cols-1 gap-4 lg:grid-cols-2">
         <Section title="Grant units">
           <GrantForm action={grantUnitsAction.bind(null, account.id)} denominations={denominations} />
@@ -171,9 +211,27 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         </Section>
         <Section title="Portal link">
           <p className="mb-3 text-sm text-slate-700">
-            A page for the customer, without sign-in: balances, plan and next renewal, the last 20 charges, and a form to replace the card (an overdue renewal is retried at once). The link works for 24 hours; only a fresh one can be shown.
+            A page for the customer, without sign-in: balances, plan and next renewal, the last 20 charges, and a form to replace the card (an overdue renewal is retried at once). The link works for 24 hours unless revoked; only a fresh one can be shown.
           </p>
           <ActionForm action={portalLinkAction.bind(null, account.id)} submitLabel="Portal link" pendingLabel="Creating…" variant="secondary" label="Create a customer portal link" />
+          {portalLinks.length > 0 && (
+            <div className="mt-4 border-t border-slate-200 pt-3">
+              <p className="text-sm text-slate-700">Links that work now. Revoke one that was forwarded or leaked: its page and card form stop at once.</p>
+              <ul className="mt-2 space-y-2" aria-label="Live portal links">
+                {portalLinks.map((l) => (
+                  <li key={l.id} className="flex flex-wrap items-center justify-between gap-2 text-sm">
+                    <span>
+                      Made {formatTime(l.createdAt)}, works until {formatTime(l.expiresAt)}
+                    </span>
+                    <ActionForm action={revokePortalLinkAction.bind(null, account.id, l.id)} submitLabel="Revoke" confirm="Revoke this link" variant="danger" pendingLabel="Revoking…" label={`Revoke the portal link made ${formatTime(l.createdAt)}`} className="space-y-2" />
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          <div className="mt-3">
+            <ActionForm action={revokeAllPortalLinksAction.bind(null, account.id)} submitLabel="Revoke all links" confirm={portalLinks.length ? `Revoke all ${portalLinks.length}` : 'Revoke all'} variant="danger" pendingLabel="Revoking…" label="Revoke every portal link of this account" className="space-y-2" />
+          </div>
         </Section>
       </div>
 

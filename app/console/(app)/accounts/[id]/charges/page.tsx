@@ -1,5 +1,5 @@
 import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listCharges } from '@/lib/billing/charges/charges';
 import { orNotFound } from '@/lib/console/forms';
@@ -13,7 +13,7 @@ export default async function ChargesPage({ params, searchParams }: { params: Pr
   const user = await requireUser();
   const { id } = await params;
   const { after } = await searchParams;
-  const db = await getDb();
+  const db = await getReadDb();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
   const page = await listCharges({ db, accountId: account.id, page: { limit: 50, starting_after: after } });
   return (

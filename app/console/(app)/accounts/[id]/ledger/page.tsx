@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import { requireUser } from '@/lib/auth';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { now } from '@/lib/clock';
 import { getAccount } from '@/lib/billing/accounts/accounts';
 import { listBalances, listTransactions } from '@/lib/billing/balances/balances';
@@ -15,7 +15,7 @@ export default async function LedgerPage({ params, searchParams }: { params: Pro
   const user = await requireUser();
   const { id } = await params;
   const { after, denomination: asked } = await searchParams;
-  const db = await getDb();
+  const db = await getReadDb();
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
   const denominations = (await listBalances({ db, accountId: account.id, now: now() })).map((b) => b.denomination);
   const denomination = asked && denominations.includes(asked) ? asked : undefined;

@@ -1,7 +1,7 @@
 import { declareMethods } from '@/lib/api/route';
 import { requireUser } from '@/lib/auth';
 import { now } from '@/lib/clock';
-import { getDb } from '@/lib/db/client';
+import { getReadDb } from '@/lib/db/replica';
 import { exportLedger } from '@/lib/console/exports';
 
 // GET /console/accounts/{id}/ledger/export – the account's ledger as CSV, streamed page by page
@@ -9,6 +9,6 @@ export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   GET: async (request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> => {
     const user = await requireUser();
     const { id } = await params;
-    return exportLedger({ db: await getDb(), companyId: user.companyId, accountId: id, params: new URL(request.url).searchParams, now: now() });
+    return exportLedger({ db: await getReadDb(), companyId: user.companyId, accountId: id, params: new URL(request.url).searchParams, now: now() });
   },
 });

@@ -1,23 +1,23 @@
 /**
- * Times the console's page loads on a database seeded by seed-bench.ts, with the same calls the
+ * Times the console's page loads on a database seeded by seed-console.ts, with the same calls the
  * pages make, and EXPLAINs (ANALYZE, BUFFERS) every distinct statement they send.
  *
- *   DATABASE_URL=postgres://postgres@127.0.0.1:55500/bench npx tsx lib/console/bench.ts > /tmp/console-bench.md
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:55500/bench npx tsx bench/console-pages.ts > /tmp/console-bench.md
  */
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import * as schema from '../db/schema';
-import type { Db } from '../db/client';
-import { listAccounts, getAccount } from '../billing/accounts/accounts';
-import { listBalances, listTransactions } from '../billing/balances/balances';
-import { listEvents } from '../billing/events/events';
-import { listCharges } from '../billing/charges/charges';
-import { listPlans, getPlan } from '../billing/plans/plans';
-import { listDeliveries } from '../billing/webhooks/delivery';
-import { listApiKeys } from '../billing/companies/companies';
-import { accountTotals, clearDashboardCache, dailyTotals } from './dashboard';
-import { accountNames, latestCollectorLink, listAccountsOnPlan } from './queries';
-import type { EventListQuery } from '../api/schemas/events';
+import * as schema from '../lib/db/schema';
+import type { Db } from '../lib/db/client';
+import { listAccounts, getAccount } from '../lib/billing/accounts/accounts';
+import { listBalances, listTransactions } from '../lib/billing/balances/balances';
+import { listEvents } from '../lib/billing/events/events';
+import { listCharges } from '../lib/billing/charges/charges';
+import { listPlans, getPlan } from '../lib/billing/plans/plans';
+import { listDeliveries } from '../lib/billing/webhooks/delivery';
+import { listApiKeys } from '../lib/billing/companies/companies';
+import { accountTotals, clearDashboardCache, dailyTotals } from '../lib/console/dashboard';
+import { accountNames, latestCollectorLink, listAccountsOnPlan } from '../lib/console/queries';
+import type { EventListQuery } from '../lib/api/schemas/events';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('Set DATABASE_URL to the seeded database.');

@@ -5,13 +5,13 @@
  * filter by company.
  *
  *   node scripts/pg.mjs start 55500
- *   DATABASE_URL=postgres://postgres@127.0.0.1:55500/postgres EVENTS=10000000 npx tsx lib/console/seed-bench.ts
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:55500/postgres EVENTS=10000000 npx tsx bench/seed-console.ts
  *
  * Indexes on the bulk tables are dropped during the load and re-created after it (the same
  * definitions, read from pg_indexes), then the tables are vacuumed and analyzed.
  */
-import { openPostgres, query, sql } from '../db/client';
-import { createCompany } from '../billing/companies/companies';
+import { openPostgres, query, sql } from '../lib/db/client';
+import { createCompany } from '../lib/billing/companies/companies';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('Set DATABASE_URL to a throwaway PostgreSQL database.');

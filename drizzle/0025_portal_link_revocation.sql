@@ -1,0 +1,1 @@
+ALTER TABLE "portal_links" ADD COLUMN "revoked_at" timestamp with time zone;

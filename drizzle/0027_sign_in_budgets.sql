@@ -1,0 +1,2 @@
+ALTER TABLE "sign_in_attempts" DROP CONSTRAINT "sign_in_attempts_scope_known";--> statement-breakpoint
+ALTER TABLE "sign_in_attempts" ADD CONSTRAINT "sign_in_attempts_scope_known" CHECK ("sign_in_attempts"."scope" in ('email', 'address', 'email_address', 'network', 'global', 'invite', 'password_change'));

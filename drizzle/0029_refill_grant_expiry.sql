@@ -1,0 +1,2 @@
+ALTER TABLE "balances" ADD COLUMN "refill_expires_after_days" integer;--> statement-breakpoint
+ALTER TABLE "balances" ADD CONSTRAINT "balances_refill_expiry_days" CHECK ("balances"."refill_expires_after_days" is null or "balances"."refill_expires_after_days" between 1 and 3650);
