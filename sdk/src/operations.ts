@@ -45,6 +45,8 @@ export const operations = {
   getEvent: { method: 'get', path: '/v1/events/{event_id}', auth: 'company', list: false },
   transitionEvent: { method: 'put', path: '/v1/events/{event_id}', auth: 'company', list: false },
   listEvents: { method: 'get', path: '/v1/companies/{company_id}/events', auth: 'company', list: true },
+  getAccountUsage: { method: 'get', path: '/v1/accounts/{account_id}/usage', auth: 'company', list: true },
+  getCompanyUsage: { method: 'get', path: '/v1/companies/{company_id}/usage', auth: 'company', list: true },
   listPlans: { method: 'get', path: '/v1/companies/{company_id}/plans', auth: 'company', list: true },
   createPlan: { method: 'post', path: '/v1/companies/{company_id}/plans', auth: 'company', list: false },
   getPlan: { method: 'get', path: '/v1/plans/{plan_id}', auth: 'company', list: false },

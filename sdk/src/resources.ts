@@ -211,6 +211,19 @@ export class Events extends Resource {
   }
 }
 
+/** Completed events summed per hour, day or month and per type or property, exactly. */
+export class Usage extends Resource {
+  /** One account's usage over `[from, to)` (the last 30 days by default; at most 400 days), oldest bucket first. */
+  async account(accountId: string, query?: QueryParams<'/v1/accounts/{account_id}/usage'>, options?: CallOptions): Promise<S.UsageRow[]> {
+    return (await this.client.request('get', '/v1/accounts/{account_id}/usage', { ...options, path: { account_id: accountId }, query })).data;
+  }
+
+  /** The same over all of your company's accounts, or one of them with `account_id`. */
+  async company(query?: QueryParams<'/v1/companies/{company_id}/usage'>, options?: CallOptions): Promise<S.UsageRow[]> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/usage', { ...options, query })).data;
+  }
+}
+
 /** Presets of balances, charges, billing rules and flags. */
 export class Plans extends Resource {
   async create(body: Body<'PlanCreate'>, options?: CallOptions): Promise<S.Plan> {

@@ -644,6 +644,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's usage
+         * @description Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type the answer takes milliseconds whatever the number of events; by a property it reads the events. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.
+         */
+        get: operations["getAccountUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{company_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's usage
+         * @description The same as an account's usage, over all of the company's accounts, or one of them with `account_id` (another company's account is 404, `param: "account_id"`).
+         */
+        get: operations["getCompanyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies/{company_id}/plans": {
         parameters: {
             query?: never;
@@ -1779,6 +1819,26 @@ export interface components {
             expires_at: string | null;
             /** @description The Balance of the charged denomination after the event; null when the event is not billed. */
             balance: components["schemas"]["Balance"] | null;
+        };
+        /** @description Completed events of one bucket, group and cost denomination, summed exactly. */
+        UsageRow: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket: the UTC hour, day or month (a window's first and last buckets may cover less of it) (ISO 8601, UTC).
+             */
+            start: string;
+            /** @description The events' type (group_by=type), or the text of the property (group_by=property:<name>; null for events without it). */
+            group: string | null;
+            /** @description The events' cost denomination; null for events without a cost (counted, cost 0). */
+            denomination: string | null;
+            /** @description Completed events in the bucket. */
+            events: number;
+            /** @description Sum of their costs, exact. Units are JSON numbers rendered from exact decimals. */
+            cost: number;
+            /** @description Per quantity name, the exact sum of the events' quantities (units: JSON numbers rendered from exact decimals); {} when they carry none. */
+            quantities: {
+                [key: string]: number;
+            };
         };
         /** @description A preset of balances and charges. */
         Plan: {
@@ -5368,6 +5428,184 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAccountUsage: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this balance. */
+                denomination?: string;
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
+                from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
+                to?: string;
+                /** @description Size of each bucket: hour, day (default) or month, in UTC. */
+                granularity?: "hour" | "day" | "month";
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                group_by?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage rows, oldest bucket first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1204,
+                     *           "cost": 5418,
+                     *           "quantities": {
+                     *             "input_tokens": 981220,
+                     *             "output_tokens": 402117
+                     *           }
+                     *         },
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "upload",
+                     *           "denomination": "credits",
+                     *           "events": 37,
+                     *           "cost": 92.5,
+                     *           "quantities": {}
+                     *         },
+                     *         {
+                     *           "start": "2026-03-02T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1388,
+                     *           "cost": 6246,
+                     *           "quantities": {
+                     *             "input_tokens": 1120483,
+                     *             "output_tokens": 455210
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageRow"][];
+                        /**
+                         * @description Always false: this list is never paged.
+                         * @constant
+                         */
+                        has_more: false;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCompanyUsage: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this balance. */
+                denomination?: string;
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
+                from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
+                to?: string;
+                /** @description Size of each bucket: hour, day (default) or month, in UTC. */
+                granularity?: "hour" | "day" | "month";
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                group_by?: string;
+                /** @description Only events of this account. */
+                account_id?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage rows, oldest bucket first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1204,
+                     *           "cost": 5418,
+                     *           "quantities": {
+                     *             "input_tokens": 981220,
+                     *             "output_tokens": 402117
+                     *           }
+                     *         },
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "upload",
+                     *           "denomination": "credits",
+                     *           "events": 37,
+                     *           "cost": 92.5,
+                     *           "quantities": {}
+                     *         },
+                     *         {
+                     *           "start": "2026-03-02T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1388,
+                     *           "cost": 6246,
+                     *           "quantities": {
+                     *             "input_tokens": 1120483,
+                     *             "output_tokens": 455210
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageRow"][];
+                        /**
+                         * @description Always false: this list is never paged.
+                         * @constant
+                         */
+                        has_more: false;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPlans: {
         parameters: {
             query?: {
@@ -6834,6 +7072,7 @@ export type Grant = components["schemas"]["Grant"];
 export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
+export type UsageRow = components["schemas"]["UsageRow"];
 export type Plan = components["schemas"]["Plan"];
 export type Charge = components["schemas"]["Charge"];
 export type Company = components["schemas"]["Company"];
