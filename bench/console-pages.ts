@@ -13,7 +13,7 @@ import { listBalances, listTransactions } from '../lib/billing/balances/balances
 import { listEvents } from '../lib/billing/events/events';
 import { listCharges } from '../lib/billing/charges/charges';
 import { listPlans, getPlan } from '../lib/billing/plans/plans';
-import { listDeliveries } from '../lib/billing/webhooks/delivery';
+import { listDeliveries } from '../lib/billing/webhooks/deliveries';
 import { listApiKeys } from '../lib/billing/companies/companies';
 import { accountTotals, clearDashboardCache, dailyTotals } from '../lib/console/dashboard';
 import { accountNames, latestCollectorLink, listAccountsOnPlan } from '../lib/console/queries';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgres, query, sql } from '../lib/db/client';
-import { deliveryIdOf } from '../lib/billing/webhooks/delivery';
+import { deliveryIdOf } from '../lib/billing/webhooks/deliveries';
 import { startLocalStripe, type LocalStripeServer } from '../lib/processor/local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
 import { assembleImage, emptyPostgresDatabase, runInImage, startServer, waitFor, type Proc } from '../lib/testing/image';

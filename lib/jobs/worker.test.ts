@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { startReceiver, type Receiver } from '../testing/webhook-receiver';
 import { query, sql, textArray } from '../db/client';
-import { deliverDueWebhooks, stopDeliveries } from '../billing/webhooks/delivery';
+import { deliverDueWebhooks, stopDeliveries } from '../billing/webhooks/sender';
 import { renewDuePlans } from '../billing/plans/renewals';
 import { enqueueJob } from './queue';
 import { registerJobHandler, registerTask, runDueWork, startWorker, stopWorker, tick } from './worker';

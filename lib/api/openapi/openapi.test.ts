@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase, type ApiResult } from '../../testing/harness';
 import { STATUS, type ErrorType } from '../../errors';
-import { renderPayload } from '../../billing/webhooks/delivery';
+import { renderPayload } from '../../billing/webhooks/payload';
 import { buildOpenApiDocument, type Json } from './document';
 import { ERROR_EXAMPLES } from './examples';
 import { checkJsonSchema, resolveRef } from './json-schema-check';

@@ -11,7 +11,7 @@ import type { serializeEvent } from '../../billing/events/events';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
 import type { serializePlan } from '../../billing/plans/plans';
 import type { serializeUsageRow } from '../../billing/usage/usage';
-import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/delivery';
+import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/deliveries';
 import type { serializeWebhook } from '../../billing/webhooks/webhooks';
 import type * as documented from './responses';
 

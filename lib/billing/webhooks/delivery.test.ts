@@ -6,7 +6,10 @@ import { advance, createAccount, deliveries, grant, spend, topicWebhook, useWebh
 import { now, setTestTime } from '../../clock';
 import { runDueWork } from '../../jobs/worker';
 import { enqueueNotifications } from './outbox';
-import { deliverDueWebhooks, deliveryIdOf, MAX_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, messageId, RETRY_DELAYS_S } from './delivery';
+import { deliverDueWebhooks } from './sender';
+import { deliveryIdOf } from './deliveries';
+import { messageId } from './payload';
+import { MAX_ATTEMPTS, MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_S } from './schedule';
 import { type Receiver } from '../../testing/webhook-receiver';
 import { withoutPrivateDestinations } from '../../testing/destinations';
 import { systemResolver, type Resolver } from '../../net/destinations';

@@ -64,7 +64,7 @@ export const webhookDeliveries = pgTable(
     // Only unfinished deliveries are ever claimed, coalesced into or pulled forward: keep those indexes small.
     index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status in ('pending', 'sending')`),
     index('webhook_deliveries_coalesce').on(t.coalesceKey).where(sql`status = 'pending'`),
-    // A balance_change is claimed only while no other of its key is in flight (lib/billing/webhooks/delivery.ts).
+    // A balance_change is claimed only while no other of its key is in flight (lib/db/sql/deliveries.ts).
     index('webhook_deliveries_coalesce_sending').on(t.coalesceKey).where(sql`status = 'sending'`),
     index('webhook_deliveries_webhook_pending').on(t.webhookId, t.nextAttemptAt).where(sql`status = 'pending'`),
     // Retention finds finished deliveries by their last attempt (lib/db/retention.ts).

@@ -1,7 +1,7 @@
 'use server';
 import { topic as topicSchema, webhookCreate } from '@/lib/api/schemas/webhooks';
 import { createWebhook, listSubscriptions, subscribe, unsubscribe, webhookSecret } from '@/lib/billing/webhooks/webhooks';
-import { retryDelivery } from '@/lib/billing/webhooks/delivery';
+import { retryDelivery } from '@/lib/billing/webhooks/deliveries';
 import { consoleAction, field, fieldValues, parseWith, rawField } from '@/lib/console/forms';
 
 function topicsOf(fd: FormData) {

@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { requireUser } from '@/lib/auth';
 import { getDb } from '@/lib/db/client';
 import { getWebhookWithTopics } from '@/lib/billing/webhooks/webhooks';
-import { listDeliveries } from '@/lib/billing/webhooks/delivery';
+import { listDeliveries } from '@/lib/billing/webhooks/deliveries';
 import { TOPICS } from '@/lib/billing/webhooks/topics';
 import { orNotFound } from '@/lib/console/forms';
 import { TOPIC_HELP } from '@/lib/console/topics';

@@ -1,7 +1,7 @@
 import { list, withCompany, declareMethods } from '@/lib/api/route';
 import { ownCompany } from '@/lib/api/company';
 import { listQuery } from '@/lib/api/pagination';
-import { listAttempts } from '@/lib/billing/webhooks/delivery';
+import { listAttempts } from '@/lib/billing/webhooks/deliveries';
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = declareMethods({
   // GET /v1/companies/{company_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts – the attempt log, newest first
