@@ -92,7 +92,7 @@ export async function nextUsageRollUp(db: Db, _after: Date): Promise<Date | null
 }
 
 async function rollUpWeek(db: Db, now: Date): Promise<number> {
-  const closedBefore = Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
+  let closedBefore = Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
   // Most runs find no newly closed hour: one read, no transaction.
   const known = await rolledUsage(db);
   if (known && known.until >= closedBefore) return 0;
@@ -100,6 +100,10 @@ async function rollUpWeek(db: Db, now: Date): Promise<number> {
     await query(tx, sql`insert into settings (key, value) values (${MARK}, '{}'::jsonb) on conflict (key) do nothing`);
     const [row] = await query<{ value: Partial<RolledUsage> }>(tx, sql`select value from settings where key = ${MARK} for update`);
     const mark = row.value;
+    // An hour with a hold still pending is not closed, however long ago it was: its event may yet
+    // complete and count in that hour (a hold may outlive the settling time).
+    const [held] = await query<{ at: string | Date | null }>(tx, sql`select min(created_at) as at from events where state = 'pending'`);
+    if (held?.at) closedBefore = Math.min(closedBefore, Math.floor(new Date(held.at).getTime() / HOUR_MS) * HOUR_MS);
     let start = mark.until;
     if (start === undefined) {
       // Once: where the history begins (a scan of the events; every later run reads the mark).

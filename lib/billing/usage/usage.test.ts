@@ -205,6 +205,27 @@ describe('usage over time: the roll-up and the events agree', () => {
     expect(await query(t.database.db, sql`select * from usage_hourly order by 1, 2, 3, 4, 5`)).toEqual(rows);
   });
 
+  it('leaves an hour with a hold still pending out of the roll-up until the hold ends, so its completion counts', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    const start = now();
+    const held = (await spend(co, ada, 7, { type: 'chat', state: 'pending' })).body.data.id;
+    // A hold longer than the hours take to settle.
+    await query(t.database.db, sql`update events set expires_at = ${new Date(start.getTime() + DAY).toISOString()}::timestamptz where id = ${held}`);
+    await advance(5 * 3600);
+    await spend(co, ada, 1, { type: 'chat' });
+    await advance(5 * 3600);
+    const rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.until).toBeLessThanOrEqual(start.getTime());
+    expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: 'complete' } })).status).toBe(200);
+    await advance(5 * 3600);
+    expect((await rolledUsage(t.database.db))!.until).toBe(Math.floor((now().getTime() - SETTLE_MS) / HOUR) * HOUR);
+    const w = { from: new Date(start.getTime() - DAY), to: now() };
+    const expected = await bruteForce(co.company.id, { from: w.from, to: w.to, granularity: 'day', accountId: ada });
+    expect(expected.reduce((n, r) => n + r.events, 0)).toBe(2);
+    expect(await exactRows(co, `/v1/accounts/${ada}/usage`, { from: w.from.toISOString(), to: w.to.toISOString() })).toEqual(expected);
+  });
+
   it('reads a company total from the company rows of the roll-up, not from the events', async () => {
     const co = await newCompany(t);
     const ada = await createAccount(co);
