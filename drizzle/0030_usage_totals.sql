@@ -10,6 +10,10 @@ CREATE TABLE "usage_hourly" (
 	CONSTRAINT "usage_hourly_pkey" PRIMARY KEY("company_id","account_id","hour","type","denomination")
 );
 --> statement-breakpoint
+ALTER TABLE "companies" ADD COLUMN "portal_topups" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+ALTER TABLE "balances" ADD COLUMN "threshold_refill_off" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "charges" ADD COLUMN "card_brand" text;--> statement-breakpoint
+ALTER TABLE "charges" ADD COLUMN "card_last4" text;--> statement-breakpoint
 -- The usage reports sum quantities and group by properties. IF NOT EXISTS: the columns may have
 -- come first with the events that carry them.
 ALTER TABLE "events" ADD COLUMN IF NOT EXISTS "quantities" jsonb;--> statement-breakpoint

@@ -12,6 +12,7 @@ export const operations = {
   getOpenApiDocument: { method: 'get', path: '/v1/openapi.json', auth: 'public', list: false },
   listCompanies: { method: 'get', path: '/v1/companies', auth: 'company', list: true },
   createCompany: { method: 'post', path: '/v1/companies', auth: 'admin', list: false },
+  updateCompany: { method: 'patch', path: '/v1/companies/{company_id}', auth: 'company', list: false },
   listApiKeys: { method: 'get', path: '/v1/companies/{company_id}/api_keys', auth: 'company', list: true },
   createApiKey: { method: 'post', path: '/v1/companies/{company_id}/api_keys', auth: 'company', list: false },
   revokeApiKey: { method: 'delete', path: '/v1/companies/{company_id}/api_keys/{key_id}', auth: 'company', list: false },

@@ -19,6 +19,11 @@ export class Companies extends Resource {
     return this.client.paginate('/v1/companies', options);
   }
 
+  /** Changes your company's settings: `portal_topups`, the credit packages the customer portal offers. */
+  async update(body: Body<'CompanyUpdate'>, options?: CallOptions): Promise<S.Company> {
+    return (await this.client.request('patch', '/v1/companies/{company_id}', { ...options, body })).data;
+  }
+
   /** Registers a company (needs adminToken). The API key is answered only here. */
   async create(body: Body<'CompanyCreate'>, options?: CallOptions): Promise<S.CompanyWithApiKey> {
     return (await this.client.request('post', '/v1/companies', { ...options, body })).data;

@@ -105,6 +105,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{company_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the company's settings
+         * @description `portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before. Another company's id is 404.
+         */
+        patch: operations["updateCompany"];
+        trace?: never;
+    };
     "/v1/companies/{company_id}/api_keys": {
         parameters: {
             query?: never;
@@ -1018,6 +1038,21 @@ export interface components {
             processor_publishable_key?: string;
             /** @description Console owner's sign-in password (12 to 200 characters). */
             password?: string;
+        };
+        CompanyUpdate: {
+            /** @description The credit packages the customer portal offers, replacing the list; [] offers none. At most 10. */
+            portal_topups?: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /**
+                 * @description Units the package adds. Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.
+                 * @example 10
+                 * @example 0.5
+                 */
+                amount_to_deposit: number | string;
+                /** @description USD cents charged to the card on file: at least 50 ($0.50), at most 99999999. */
+                amount_to_charge: number | string;
+            }[];
         };
         AccountCreate: {
             /** @description Name of the customer. */
@@ -1956,6 +1991,15 @@ export interface components {
             processor_configured: boolean;
             /** @description Publishable key used by the hosted card collector, or null. */
             processor_publishable_key: string | null;
+            /** @description Credit packages the customer portal offers to buy with the card on file; [] when none. */
+            portal_topups: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /** @description Units the package adds. Units are JSON numbers rendered from exact decimals. */
+                amount_to_deposit: number;
+                /** @description USD cents charged to the card on file. */
+                amount_to_charge: number;
+            }[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -1974,6 +2018,15 @@ export interface components {
             processor_configured: boolean;
             /** @description Publishable key used by the hosted card collector, or null. */
             processor_publishable_key: string | null;
+            /** @description Credit packages the customer portal offers to buy with the card on file; [] when none. */
+            portal_topups: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /** @description Units the package adds. Units are JSON numbers rendered from exact decimals. */
+                amount_to_deposit: number;
+                /** @description USD cents charged to the card on file. */
+                amount_to_charge: number;
+            }[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -2722,6 +2775,13 @@ export interface operations {
                      *           "email": "billing@acme.example",
                      *           "processor_configured": true,
                      *           "processor_publishable_key": "pk_test_51AcmeExample",
+                     *           "portal_topups": [
+                     *             {
+                     *               "denomination": "credits",
+                     *               "amount_to_deposit": 1000,
+                     *               "amount_to_charge": 1000
+                     *             }
+                     *           ],
                      *           "created_at": "2027-03-10T12:00:00.000Z"
                      *         }
                      *       ],
@@ -2791,6 +2851,13 @@ export interface operations {
                      *         "email": "billing@acme.example",
                      *         "processor_configured": true,
                      *         "processor_publishable_key": "pk_test_51AcmeExample",
+                     *         "portal_topups": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "amount_to_deposit": 1000,
+                     *             "amount_to_charge": 1000
+                     *           }
+                     *         ],
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "api_key": "sk_Q2hVbXlXc2VjcmV0S2V5RXhhbXBsZQ"
                      *       }
@@ -2807,6 +2874,92 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "portal_topups": [
+                 *         {
+                 *           "denomination": "credits",
+                 *           "amount_to_deposit": 1000,
+                 *           "amount_to_charge": 1000
+                 *         },
+                 *         {
+                 *           "denomination": "credits",
+                 *           "amount_to_deposit": 5500,
+                 *           "amount_to_charge": 5000
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CompanyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The company with its settings. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
+                     *         "name": "Acme Analytics",
+                     *         "email": "billing@acme.example",
+                     *         "processor_configured": true,
+                     *         "processor_publishable_key": "pk_test_51AcmeExample",
+                     *         "portal_topups": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "amount_to_deposit": 1000,
+                     *             "amount_to_charge": 1000
+                     *           }
+                     *         ],
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Company"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -7041,6 +7194,7 @@ export interface operations {
 
 /** One alias per schema of the document. */
 export type CompanyCreate = components["schemas"]["CompanyCreate"];
+export type CompanyUpdate = components["schemas"]["CompanyUpdate"];
 export type AccountCreate = components["schemas"]["AccountCreate"];
 export type AccountUpdate = components["schemas"]["AccountUpdate"];
 export type CardAttach = components["schemas"]["CardAttach"];

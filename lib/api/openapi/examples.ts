@@ -194,6 +194,7 @@ export const companyExample = {
   email: 'billing@acme.example',
   processor_configured: true,
   processor_publishable_key: 'pk_test_51AcmeExample',
+  portal_topups: [{ denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 1000 }],
   created_at: T0,
 };
 

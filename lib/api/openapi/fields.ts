@@ -111,6 +111,11 @@ export const FIELD_DOCS: Record<string, string> = {
   'CompanyCreate.processor_publishable_key': 'Stripe publishable key (pk_...) for the hosted card collector.',
   'CompanyCreate.password': "Console owner's sign-in password (12 to 200 characters).",
 
+  'CompanyUpdate.portal_topups': 'The credit packages the customer portal offers, replacing the list; [] offers none. At most 10.',
+  'CompanyUpdate.portal_topups[].denomination': 'Balance the package credits.',
+  'CompanyUpdate.portal_topups[].amount_to_deposit': 'Units the package adds.',
+  'CompanyUpdate.portal_topups[].amount_to_charge': 'USD cents charged to the card on file: at least 50 ($0.50), at most 99999999.',
+
   'TestClockAdvance.seconds': 'Seconds to move the clock forward; 0 runs everything already due.',
 };
 

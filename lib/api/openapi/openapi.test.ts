@@ -325,6 +325,10 @@ describe('real responses match the document', () => {
     const key = await call('POST', '/v1/companies/{company}/api_keys');
     await call('GET', '/v1/companies/{company}/api_keys?limit=1');
     await call('DELETE', `/v1/companies/{company}/api_keys/${key.data.id}`);
+    const updated = await call('PATCH', '/v1/companies/{company}', { body: { portal_topups: [{ denomination: 'credits', amount_to_deposit: '10.5', amount_to_charge: 500 }] } });
+    expect(updated.data.portal_topups).toEqual([{ denomination: 'credits', amount_to_deposit: 10.5, amount_to_charge: 500 }]);
+    await call('PATCH', '/v1/companies/{company}', { body: { portal_topups: [{ denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 10 }] } }, 400);
+    await call('PATCH', '/v1/companies/c_notmine', { body: { portal_topups: [] } }, 404);
     await admin('GET', '/v1/test_clock');
     await admin('POST', '/v1/test_clock/advance', { seconds: 0 });
   });

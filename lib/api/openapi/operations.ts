@@ -13,6 +13,7 @@ import { planCreate } from '../schemas/plans';
 import { autoRefill, modifyMidMonth, scheduledRefill } from '../schemas/refills';
 import { advance } from '../schemas/test-clock';
 import { companyUsageQuery, usageQuery } from '../schemas/usage';
+import { companyUpdate } from '../schemas/portal';
 import { deliveryListQuery, typeRegistration, webhookCreate, webhookUpdate } from '../schemas/webhooks';
 import type { ResponseSchemaName } from './responses';
 import * as ex from './examples';
@@ -23,6 +24,7 @@ import * as ex from './examples';
  */
 export const REQUEST_SCHEMAS = {
   CompanyCreate: companyCreate,
+  CompanyUpdate: companyUpdate,
   AccountCreate: accountCreate,
   AccountUpdate: accountUpdate,
   CardAttach: cardAttach,
@@ -139,6 +141,14 @@ const CANONICAL: Operation[] = [
     description: 'A one-item list holding the authenticated company. No secrets.',
     query: listQuery,
     response: { schema: 'Company', list: 'all', description: 'A one-item array.', example: [ex.companyExample] },
+  },
+  {
+    method: 'patch', path: '/v1/companies/{company_id}', operationId: 'updateCompany', tag: 'Companies', auth: 'company',
+    summary: "Change the company's settings",
+    description:
+      '`portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before. Another company\'s id is 404.',
+    body: { schema: 'CompanyUpdate', example: { portal_topups: [{ denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 1000 }, { denomination: 'credits', amount_to_deposit: 5500, amount_to_charge: 5000 }] } },
+    response: { schema: 'Company', description: 'The company with its settings.', example: ex.companyExample },
   },
   {
     method: 'post', path: '/v1/companies/{company_id}/api_keys', operationId: 'createApiKey', tag: 'Companies', auth: 'company',

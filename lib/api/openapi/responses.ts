@@ -265,6 +265,15 @@ const companyFields = {
   email: z.string().describe('Contact email.'),
   processor_configured: z.boolean().describe('Whether a processor key is stored (the key itself is never returned).'),
   processor_publishable_key: z.string().nullable().describe('Publishable key used by the hosted card collector, or null.'),
+  portal_topups: z
+    .array(
+      z.strictObject({
+        denomination: z.string().describe('Balance the package credits.'),
+        amount_to_deposit: unitsNumber('Units the package adds.'),
+        amount_to_charge: z.int().describe('USD cents charged to the card on file.'),
+      }),
+    )
+    .describe('Credit packages the customer portal offers to buy with the card on file; [] when none.'),
   created_at: timestamp('When the company was registered'),
 };
 export const company = z.strictObject(companyFields).describe('A company: the API user.');
