@@ -27,6 +27,8 @@ const nextConfig = {
     '@opentelemetry/exporter-trace-otlp-http',
     '@opentelemetry/resources',
     '@opentelemetry/sdk-trace',
+    // Reads its standard fonts' metrics from its own data/ folder at run time.
+    'pdfkit',
   ],
   poweredByHeader: false,
   // `npm test` type-checks the whole project (its tests too) in a step of its own just before it

@@ -23,6 +23,7 @@ export const config = {
     { source: '/console/:path*', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/collect/:token', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/portal/:token', missing: [{ type: 'header', key: 'next-action' }] },
+    { source: '/portal/:token/receipts/:charge', missing: [{ type: 'header', key: 'next-action' }] },
     { source: '/docs/:path*', missing: [{ type: 'header', key: 'next-action' }] },
   ],
 };

@@ -10,7 +10,7 @@ export function consoleDemo(): Demo {
 
 export function api(request: APIRequestContext, creds: { company_id: string; api_key: string } = consoleDemo()) {
   const headers = { Authorization: `Basic ${Buffer.from(`${creds.company_id}:${creds.api_key}`).toString('base64')}` };
-  const call = async (method: 'get' | 'post' | 'put' | 'delete', url: string, data?: unknown) => {
+  const call = async (method: 'get' | 'post' | 'put' | 'patch' | 'delete', url: string, data?: unknown) => {
     const res = await request[method](url.replace('{company}', creds.company_id), { headers, data });
     return { status: res.status(), body: await res.json() };
   };

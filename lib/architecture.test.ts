@@ -24,6 +24,8 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   // The JSON API: route wrapper, schemas, serializers, errors on the wire, the OpenAPI document.
   { name: 'wire', paths: ['lib/api/'] },
   { name: 'domain: task registration', paths: ['lib/billing/tasks.ts'] },
+  // Reads over the other areas: usage summed by bucket and group.
+  { name: 'domain: reports', paths: ['lib/billing/usage/'] },
   // What callers ask for: decide, charge, write.
   { name: 'domain: operations', paths: ['lib/billing/accounts/', 'lib/billing/plans/', 'lib/billing/refills/'] },
   // Binds the payment primitive to what charges pay for.

@@ -99,9 +99,11 @@ describe('the README tour', () => {
     // The promotional grant: what expires when, then the expiry in the ledger, naming the grant.
     const next = lines.find((l) => l.startsWith('next_expiry='));
     expect(next).toMatch(/^next_expiry=100 at \d{4}-\d\d-\d\dT/);
-    const grant = lines[lines.length - 2].match(/^grant=(cg_\w+) credits=0$/);
-    expect(grant, lines.slice(-4).join('\n')).not.toBeNull();
-    expect(lines[lines.length - 3]).toBe(`expire -70 grant=${grant![1]}`);
+    const at = lines.findIndex((l) => /^grant=cg_\w+ credits=0$/.test(l));
+    expect(at, lines.slice(-5).join('\n')).toBeGreaterThan(0);
+    expect(lines[at - 1]).toBe(`expire -70 ${lines[at].split(' ')[0]}`);
+    // Usage: the three chats of step 4, summed; the refused render is not usage.
+    expect(lines[at + 1]).toBe('usage chat events=3 cost=30');
   });
 });
 

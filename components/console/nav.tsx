@@ -8,6 +8,7 @@ const LINKS = [
   { href: '/console/plans', label: 'Plans' },
   { href: '/console/events', label: 'Events' },
   { href: '/console/credits', label: 'Credits' },
+  { href: '/console/portal', label: 'Portal' },
   { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/team', label: 'Team' },

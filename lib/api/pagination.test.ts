@@ -128,7 +128,12 @@ describe('every paged list carries has_more and pages through every item exactly
   });
 
   it('lists that are never paged answer has_more: false', async () => {
-    const unpaged = new Map([['/v1/companies', '/v1/companies']]);
+    const [event] = (await co.call('GET', '/v1/companies/{company}/events?limit=1&state=complete')).body.data;
+    const unpaged = new Map([
+      ['/v1/companies', '/v1/companies'],
+      ['/v1/accounts/{account_id}/usage', `/v1/accounts/${event.account_id}/usage`],
+      ['/v1/companies/{company_id}/usage', '/v1/companies/{company}/usage'],
+    ]);
     expect([...unpaged.keys()].sort()).toEqual(OPERATIONS.filter((o) => o.response.list === 'all').map((o) => o.path).sort());
     for (const [documented, path] of unpaged) {
       const res = await co.call('GET', path);

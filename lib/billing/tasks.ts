@@ -11,6 +11,7 @@ import { deliverDueWebhooks, stopDeliveries } from './webhooks/sender';
 import { nextWebhookDue } from '../db/sql/deliveries';
 import { nextFinishedJobPurge, nextIdempotencyKeyPurge, nextWebhookLogPurge, purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
 import { nextRollUp, rollUpHours } from '../db/hourly-totals';
+import { nextUsageRollUp, rollUpUsage } from '../db/usage-totals';
 import { VACUUM_EVERY_MS, vacuumEmbedded } from '../db/maintenance';
 
 const HOUR_MS = 3600_000;
@@ -38,6 +39,8 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'purge-webhook-logs', run: purgeWebhookLogs, upkeep: { every: HOUR_MS, next: nextWebhookLogPurge } });
   // The console dashboard's closed hours (lib/console/dashboard.ts).
   registerTask({ name: 'hourly-totals', run: rollUpHours, upkeep: { every: HOUR_MS, next: nextRollUp } });
+  // The usage reports' closed hours (lib/billing/usage).
+  registerTask({ name: 'usage-totals', run: rollUpUsage, upkeep: { every: HOUR_MS, next: nextUsageRollUp } });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
   registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }), upkeep: { every: VACUUM_EVERY_MS } });
 }

@@ -68,6 +68,7 @@ const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, id
   'team.inviteAdminAction': { fields: { email: 'invited@example.com', password: 'a long enough password' }, call: (a, fd) => a(idle, fd) },
   'team.changePasswordAction': { fields: { current_password: 'owner password 1', new_password: 'a brand new password' }, call: (a, fd) => a(idle, fd) },
   'webhooks.createWebhookAction': { fields: { url: 'http://127.0.0.1:9/hook', username: 'billing', password: 'hook password', topics: ['balance_change'] }, call: (a, fd) => a(idle, fd) },
+  'portal.savePortalTopupsAction': { fields: { denomination_0: 'credits', units_0: '100', price_0: '5' }, call: (a, fd) => a(idle, fd) },
   'webhooks.setTopicsAction': { fields: { topics: ['balance_change', 'threshold'] }, call: (a, fd, ids) => a(ids.webhook, idle, fd) },
 };
 // Actions whose form has no fields (a button): their ids are bound on the server.

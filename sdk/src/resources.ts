@@ -19,6 +19,11 @@ export class Companies extends Resource {
     return this.client.paginate('/v1/companies', options);
   }
 
+  /** Changes your company's settings: `portal_topups`, the credit packages the customer portal offers. */
+  async update(body: Body<'CompanyUpdate'>, options?: CallOptions): Promise<S.Company> {
+    return (await this.client.request('patch', '/v1/companies/{company_id}', { ...options, body })).data;
+  }
+
   /** Registers a company (needs adminToken). The API key is answered only here. */
   async create(body: Body<'CompanyCreate'>, options?: CallOptions): Promise<S.CompanyWithApiKey> {
     return (await this.client.request('post', '/v1/companies', { ...options, body })).data;
@@ -219,6 +224,19 @@ export class Events extends Resource {
 
   list(query?: QueryParams<'/v1/companies/{company_id}/events'>, options?: CallOptions): ListPromise<S.Event> {
     return this.client.paginate('/v1/companies/{company_id}/events', { ...options, query });
+  }
+}
+
+/** Completed events summed per hour, day or month and per type or property, exactly. */
+export class Usage extends Resource {
+  /** One account's usage over `[from, to)` (the last 30 days by default; at most 400 days), oldest bucket first. */
+  async account(accountId: string, query?: QueryParams<'/v1/accounts/{account_id}/usage'>, options?: CallOptions): Promise<S.UsageRow[]> {
+    return (await this.client.request('get', '/v1/accounts/{account_id}/usage', { ...options, path: { account_id: accountId }, query })).data;
+  }
+
+  /** The same over all of your company's accounts, or one of them with `account_id`. */
+  async company(query?: QueryParams<'/v1/companies/{company_id}/usage'>, options?: CallOptions): Promise<S.UsageRow[]> {
+    return (await this.client.request('get', '/v1/companies/{company_id}/usage', { ...options, query })).data;
   }
 }
 

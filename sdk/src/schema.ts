@@ -105,6 +105,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{company_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the company's settings
+         * @description `portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before. Another company's id is 404.
+         */
+        patch: operations["updateCompany"];
+        trace?: never;
+    };
     "/v1/companies/{company_id}/api_keys": {
         parameters: {
             query?: never;
@@ -664,6 +684,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's usage
+         * @description Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type the answer takes milliseconds whatever the number of events; by a property it reads the events. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.
+         */
+        get: operations["getAccountUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{company_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's usage
+         * @description The same as an account's usage, over all of the company's accounts, or one of them with `account_id` (another company's account is 404, `param: "account_id"`).
+         */
+        get: operations["getCompanyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies/{company_id}/plans": {
         parameters: {
             query?: never;
@@ -998,6 +1058,21 @@ export interface components {
             processor_publishable_key?: string;
             /** @description Console owner's sign-in password (12 to 200 characters). */
             password?: string;
+        };
+        CompanyUpdate: {
+            /** @description The credit packages the customer portal offers, replacing the list; [] offers none. At most 10. */
+            portal_topups?: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /**
+                 * @description Units the package adds. Units: a JSON number or a numeric string, at most 12 decimals, greater than 0.
+                 * @example 10
+                 * @example 0.5
+                 */
+                amount_to_deposit: number | string;
+                /** @description USD cents charged to the card on file: at least 50 ($0.50), at most 99999999. */
+                amount_to_charge: number | string;
+            }[];
         };
         AccountCreate: {
             /** @description Name of the customer. */
@@ -1981,6 +2056,26 @@ export interface components {
             /** @description Why it would be refused; null when allowed. */
             reason: ("insufficient_balance" | "spend_limit") | null;
         };
+        /** @description Completed events of one bucket, group and cost denomination, summed exactly. */
+        UsageRow: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket: the UTC hour, day or month (a window's first and last buckets may cover less of it) (ISO 8601, UTC).
+             */
+            start: string;
+            /** @description The events' type (group_by=type), or the text of the property (group_by=property:<name>; null for events without it). */
+            group: string | null;
+            /** @description The events' cost denomination; null for events without a cost (counted, cost 0). */
+            denomination: string | null;
+            /** @description Completed events in the bucket. */
+            events: number;
+            /** @description Sum of their costs, exact. Units are JSON numbers rendered from exact decimals. */
+            cost: number;
+            /** @description Per quantity name, the exact sum of the events' quantities (units: JSON numbers rendered from exact decimals); {} when they carry none. */
+            quantities: {
+                [key: string]: number;
+            };
+        };
         /** @description A preset of balances and charges. */
         Plan: {
             /** @description Plan id (starts with `p_`). */
@@ -2135,6 +2230,15 @@ export interface components {
             processor_configured: boolean;
             /** @description Publishable key used by the hosted card collector, or null. */
             processor_publishable_key: string | null;
+            /** @description Credit packages the customer portal offers to buy with the card on file; [] when none. */
+            portal_topups: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /** @description Units the package adds. Units are JSON numbers rendered from exact decimals. */
+                amount_to_deposit: number;
+                /** @description USD cents charged to the card on file. */
+                amount_to_charge: number;
+            }[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -2153,6 +2257,15 @@ export interface components {
             processor_configured: boolean;
             /** @description Publishable key used by the hosted card collector, or null. */
             processor_publishable_key: string | null;
+            /** @description Credit packages the customer portal offers to buy with the card on file; [] when none. */
+            portal_topups: {
+                /** @description Balance the package credits. */
+                denomination: string;
+                /** @description Units the package adds. Units are JSON numbers rendered from exact decimals. */
+                amount_to_deposit: number;
+                /** @description USD cents charged to the card on file. */
+                amount_to_charge: number;
+            }[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -2901,6 +3014,13 @@ export interface operations {
                      *           "email": "billing@acme.example",
                      *           "processor_configured": true,
                      *           "processor_publishable_key": "pk_test_51AcmeExample",
+                     *           "portal_topups": [
+                     *             {
+                     *               "denomination": "credits",
+                     *               "amount_to_deposit": 1000,
+                     *               "amount_to_charge": 1000
+                     *             }
+                     *           ],
                      *           "created_at": "2027-03-10T12:00:00.000Z"
                      *         }
                      *       ],
@@ -2970,6 +3090,13 @@ export interface operations {
                      *         "email": "billing@acme.example",
                      *         "processor_configured": true,
                      *         "processor_publishable_key": "pk_test_51AcmeExample",
+                     *         "portal_topups": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "amount_to_deposit": 1000,
+                     *             "amount_to_charge": 1000
+                     *           }
+                     *         ],
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "api_key": "sk_Q2hVbXlXc2VjcmV0S2V5RXhhbXBsZQ"
                      *       }
@@ -2986,6 +3113,92 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "portal_topups": [
+                 *         {
+                 *           "denomination": "credits",
+                 *           "amount_to_deposit": 1000,
+                 *           "amount_to_charge": 1000
+                 *         },
+                 *         {
+                 *           "denomination": "credits",
+                 *           "amount_to_deposit": 5500,
+                 *           "amount_to_charge": 5000
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CompanyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The company with its settings. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "c_01jq3v5zq8x7m2k4n6p8r0t2v4",
+                     *         "name": "Acme Analytics",
+                     *         "email": "billing@acme.example",
+                     *         "processor_configured": true,
+                     *         "processor_publishable_key": "pk_test_51AcmeExample",
+                     *         "portal_topups": [
+                     *           {
+                     *             "denomination": "credits",
+                     *             "amount_to_deposit": 1000,
+                     *             "amount_to_charge": 1000
+                     *           }
+                     *         ],
+                     *         "created_at": "2027-03-10T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Company"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5769,6 +5982,184 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAccountUsage: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this balance. */
+                denomination?: string;
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
+                from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
+                to?: string;
+                /** @description Size of each bucket: hour, day (default) or month, in UTC. */
+                granularity?: "hour" | "day" | "month";
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                group_by?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage rows, oldest bucket first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1204,
+                     *           "cost": 5418,
+                     *           "quantities": {
+                     *             "input_tokens": 981220,
+                     *             "output_tokens": 402117
+                     *           }
+                     *         },
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "upload",
+                     *           "denomination": "credits",
+                     *           "events": 37,
+                     *           "cost": 92.5,
+                     *           "quantities": {}
+                     *         },
+                     *         {
+                     *           "start": "2026-03-02T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1388,
+                     *           "cost": 6246,
+                     *           "quantities": {
+                     *             "input_tokens": 1120483,
+                     *             "output_tokens": 455210
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageRow"][];
+                        /**
+                         * @description Always false: this list is never paged.
+                         * @constant
+                         */
+                        has_more: false;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCompanyUsage: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this balance. */
+                denomination?: string;
+                /** @description Start of the window, included (ISO 8601 with offset; 30 days before to by default). */
+                from?: string;
+                /** @description End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from. */
+                to?: string;
+                /** @description Size of each bucket: hour, day (default) or month, in UTC. */
+                granularity?: "hour" | "day" | "month";
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                group_by?: string;
+                /** @description Only events of this account. */
+                account_id?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Your company id (`c_...`); any other company id is 404.
+                 * @example c_01jq3v5zq8x7m2k4n6p8r0t2v4
+                 */
+                company_id: components["parameters"]["company_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage rows, oldest bucket first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1204,
+                     *           "cost": 5418,
+                     *           "quantities": {
+                     *             "input_tokens": 981220,
+                     *             "output_tokens": 402117
+                     *           }
+                     *         },
+                     *         {
+                     *           "start": "2026-03-01T00:00:00.000Z",
+                     *           "group": "upload",
+                     *           "denomination": "credits",
+                     *           "events": 37,
+                     *           "cost": 92.5,
+                     *           "quantities": {}
+                     *         },
+                     *         {
+                     *           "start": "2026-03-02T00:00:00.000Z",
+                     *           "group": "query",
+                     *           "denomination": "credits",
+                     *           "events": 1388,
+                     *           "cost": 6246,
+                     *           "quantities": {
+                     *             "input_tokens": 1120483,
+                     *             "output_tokens": 455210
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageRow"][];
+                        /**
+                         * @description Always false: this list is never paged.
+                         * @constant
+                         */
+                        has_more: false;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPlans: {
         parameters: {
             query?: {
@@ -7204,6 +7595,7 @@ export interface operations {
 
 /** One alias per schema of the document. */
 export type CompanyCreate = components["schemas"]["CompanyCreate"];
+export type CompanyUpdate = components["schemas"]["CompanyUpdate"];
 export type AccountCreate = components["schemas"]["AccountCreate"];
 export type AccountUpdate = components["schemas"]["AccountUpdate"];
 export type CardAttach = components["schemas"]["CardAttach"];
@@ -7236,6 +7628,7 @@ export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
 export type CheckResult = components["schemas"]["CheckResult"];
+export type UsageRow = components["schemas"]["UsageRow"];
 export type Plan = components["schemas"]["Plan"];
 export type Charge = components["schemas"]["Charge"];
 export type Company = components["schemas"]["Company"];

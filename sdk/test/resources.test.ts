@@ -187,6 +187,16 @@ describe('the SDK against a started server', () => {
     await expect(billing.grants.create(account.id, 'credits', { amount: 5, priority: 101 })).rejects.toMatchObject({ status: 400, param: 'priority' });
   });
 
+  it('usage: an account\'s and the company\'s by day and type, exact; a bad group_by is a typed 400', async () => {
+    await billing.events.record(account.id, { type: 'sdk-usage', cost_override_amount: '0.1', cost_override_denomination: 'credits' });
+    await billing.events.record(account.id, { type: 'sdk-usage', cost_override_amount: '0.2', cost_override_denomination: 'credits' });
+    const own = await billing.usage.account(account.id, { granularity: 'day', group_by: 'type' });
+    expect(own.filter((r) => r.group === 'sdk-usage')).toEqual([expect.objectContaining({ denomination: 'credits', events: 2, cost: 0.3, quantities: {} })]);
+    const company = await billing.usage.company({ account_id: account.id, granularity: 'month' });
+    expect(company.find((r) => r.group === 'sdk-usage')).toMatchObject({ events: 2, cost: 0.3 });
+    await expect(billing.usage.account(account.id, { group_by: 'state' })).rejects.toMatchObject({ status: 400, param: 'group_by' });
+  });
+
   it('auto_refill: set monthly (refilled at once), schedule a change, increase mid-month, remove', async () => {
     const set = await billing.refills.set(account.id, 'minutes', { amount: 100, usd_charge: 1000, refill_period: 'monthly' });
     expect(set).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });

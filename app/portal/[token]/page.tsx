@@ -1,9 +1,13 @@
 import type { Metadata } from 'next';
 import { getDb } from '@/lib/db/client';
 import { setting } from '@/lib/env';
+import { now as clockNow } from '@/lib/clock';
 import { viewPortal, PORTAL_CHARGES, type PortalView } from '@/lib/billing/accounts/portal';
 import { formatCents, formatUnits } from '@/lib/console/format';
 import { PortalCardForm } from '@/components/collector-form';
+import { PortalTopups, RefillSwitch } from '@/components/portal-actions';
+import { UsageChart } from '@/components/usage-chart';
+import { accountUsageByDay, USAGE_CHART_DAYS } from '@/lib/console/usage';
 
 // The token is in the path: no Referer may carry it to another site.
 export const metadata: Metadata = { title: 'Your account', robots: { index: false }, referrer: 'no-referrer' };
@@ -125,7 +129,7 @@ function Plan({ view }: { view: PortalView }) {
   );
 }
 
-function Charges({ view }: { view: PortalView }) {
+function Charges({ view, token }: { view: PortalView; token: string }) {
   if (!view.charges.length) return <p className="mt-2 text-slate-700">No charges yet.</p>;
   return (
     <ul className="mt-3 divide-y divide-slate-200" aria-label="Charges, newest first">
@@ -139,6 +143,11 @@ function Charges({ view }: { view: PortalView }) {
           <div className="flex items-center gap-2">
             <span className="font-semibold tabular-nums">{formatCents(c.amount)}</span>
             <Badge value={c.status} table={CHARGE_STATUS} />
+            {c.status === 'succeeded' && (
+              <a href={`/portal/${token}/receipts/${c.id}`} className="text-sm text-blue-800 underline" aria-label={`Receipt for ${c.description}`}>
+                Receipt
+              </a>
+            )}
           </div>
         </li>
       ))}
@@ -164,6 +173,7 @@ export default async function PortalPage({ params }: { params: Promise<{ token: 
     );
   }
   const { view } = result;
+  const usage = await accountUsageByDay({ db: await getDb(), companyId: view.ids.companyId, accountId: view.ids.accountId, now: clockNow() });
   return (
     <main className="mx-auto w-full max-w-2xl space-y-4 px-4 py-6 sm:py-10">
       <header>
@@ -179,6 +189,29 @@ export default async function PortalPage({ params }: { params: Promise<{ token: 
         <p className="mt-1 text-sm text-slate-700">What you can still use, and when each part expires.</p>
         <Grants view={view} />
       </Card>
+      {view.topups.length > 0 && (
+        <Card title="Buy credit" id="topups">
+          <p className="mt-1 text-sm text-slate-700">Paid at once with your card on file{view.card ? ` (${view.card.brand.toUpperCase()} ending in ${view.card.last4})` : ''}; the credit is added as soon as the payment goes through.</p>
+          <PortalTopups
+            token={token}
+            hasCard={Boolean(view.card)}
+            offers={view.topups.map((t) => ({ denomination: t.denomination, amount_to_deposit: t.amountToDeposit, amount_to_charge: t.amountToCharge, label: `${formatUnits(t.amountToDeposit)} ${t.denomination}`, price: formatCents(t.amountToCharge) }))}
+          />
+        </Card>
+      )}
+      {view.refills.length > 0 && (
+        <Card title="Automatic refills" id="refills">
+          <p className="mt-1 text-sm text-slate-700">When a balance falls below its threshold, your card is charged for more. Turn it off to stop these charges; turn it on again at any time.</p>
+          <ul className="mt-2 divide-y divide-slate-200">
+            {view.refills.map((r) => (
+              <RefillSwitch key={r.denomination} token={token} denomination={r.denomination} on={r.on} summary={`${formatUnits(r.amount)} ${r.denomination} for ${formatCents(r.usd)} when below ${formatUnits(r.threshold)}`} />
+            ))}
+          </ul>
+        </Card>
+      )}
+      <section aria-label="Usage">
+        <UsageChart title={`Usage, last ${USAGE_CHART_DAYS} days`} description="Completed events per day (UTC), by type." days={usage.days} types={usage.types} />
+      </section>
       <Card title="Plan" id="plan">
         <Plan view={view} />
       </Card>
@@ -201,7 +234,7 @@ export default async function PortalPage({ params }: { params: Promise<{ token: 
       </Card>
       <Card title="Recent charges" id="charges">
         <p className="mt-1 text-sm text-slate-700">The last {PORTAL_CHARGES}, newest first.</p>
-        <Charges view={view} />
+        <Charges view={view} token={token} />
       </Card>
       <p className="text-sm text-slate-700">This page is for you alone: do not share its address. It works until {day(view.expiresAt)}, {view.expiresAt.toISOString().slice(11, 16)} UTC.</p>
     </main>

@@ -201,6 +201,7 @@ export const companyExample = {
   email: 'billing@acme.example',
   processor_configured: true,
   processor_publishable_key: 'pk_test_51AcmeExample',
+  portal_topups: [{ denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 1000 }],
   created_at: T0,
 };
 
@@ -340,3 +341,9 @@ export const planChangePreviewExample = {
   next_plan_renewal: accountExample.next_plan_renewal,
   balances: [{ denomination: 'credits', amount: 412, managed_by_plan_id: IDS.plan }],
 };
+
+export const usageExample = [
+  { start: '2026-03-01T00:00:00.000Z', group: 'query', denomination: 'credits', events: 1204, cost: 5418, quantities: { input_tokens: 981220, output_tokens: 402117 } },
+  { start: '2026-03-01T00:00:00.000Z', group: 'upload', denomination: 'credits', events: 37, cost: 92.5, quantities: {} },
+  { start: '2026-03-02T00:00:00.000Z', group: 'query', denomination: 'credits', events: 1388, cost: 6246, quantities: { input_tokens: 1120483, output_tokens: 455210 } },
+];

@@ -111,6 +111,11 @@ export const FIELD_DOCS: Record<string, string> = {
   'CompanyCreate.processor_publishable_key': 'Stripe publishable key (pk_...) for the hosted card collector.',
   'CompanyCreate.password': "Console owner's sign-in password (12 to 200 characters).",
 
+  'CompanyUpdate.portal_topups': 'The credit packages the customer portal offers, replacing the list; [] offers none. At most 10.',
+  'CompanyUpdate.portal_topups[].denomination': 'Balance the package credits.',
+  'CompanyUpdate.portal_topups[].amount_to_deposit': 'Units the package adds.',
+  'CompanyUpdate.portal_topups[].amount_to_charge': 'USD cents charged to the card on file: at least 50 ($0.50), at most 99999999.',
+
   'TestClockAdvance.seconds': 'Seconds to move the clock forward; 0 runs everything already due.',
 };
 
@@ -131,6 +136,8 @@ export const QUERY_DOCS: Record<string, string> = {
   status: 'Only deliveries in this status.',
   from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
   to: 'End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from.',
+  granularity: 'Size of each bucket: hour, day (default) or month, in UTC.',
+  group_by: 'type (default): one row per event type; property:<name>: one row per value of that property (null for events without it).',
 };
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */

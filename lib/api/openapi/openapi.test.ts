@@ -325,6 +325,10 @@ describe('real responses match the document', () => {
     const key = await call('POST', '/v1/companies/{company}/api_keys');
     await call('GET', '/v1/companies/{company}/api_keys?limit=1');
     await call('DELETE', `/v1/companies/{company}/api_keys/${key.data.id}`);
+    const updated = await call('PATCH', '/v1/companies/{company}', { body: { portal_topups: [{ denomination: 'credits', amount_to_deposit: '10.5', amount_to_charge: 500 }] } });
+    expect(updated.data.portal_topups).toEqual([{ denomination: 'credits', amount_to_deposit: 10.5, amount_to_charge: 500 }]);
+    await call('PATCH', '/v1/companies/{company}', { body: { portal_topups: [{ denomination: 'credits', amount_to_deposit: 1, amount_to_charge: 10 }] } }, 400);
+    await call('PATCH', '/v1/companies/c_notmine', { body: { portal_topups: [] } }, 404);
     await admin('GET', '/v1/test_clock');
     await admin('POST', '/v1/test_clock/advance', { seconds: 0 });
   });
@@ -440,6 +444,12 @@ describe('real responses match the document', () => {
     await call('GET', `/v1/companies/{company}/events?properties[model]=large&account_id=${ids.account}`);
     await call('GET', `/v1/companies/{company}/events?limit=2&state=rejected&account_id=${ids.plain}`);
     await call('GET', '/v1/companies/{company}/events?limit=1000');
+    const usage = await call('GET', `/v1/accounts/${ids.account}/usage?granularity=hour`);
+    expect(usage.data.length).toBeGreaterThan(0);
+    await call('GET', `/v1/accounts/${ids.account}/usage?group_by=week`, {}, 400);
+    await call('GET', `/v1/accounts/a_notmine/usage`, {}, 404);
+    await call('GET', `/v1/companies/{company}/usage?group_by=property:model&account_id=${ids.account}&granularity=month`);
+    await call('GET', '/v1/companies/{company}/usage?from=2027-01-02T00:00:00Z&to=2027-01-01T00:00:00Z', {}, 400);
   });
 
   it('webhooks and deliveries', async () => {

@@ -12,6 +12,8 @@ import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } f
 import { planCreate } from '../schemas/plans';
 import { autoRefill, modifyMidMonth, scheduledRefill } from '../schemas/refills';
 import { advance } from '../schemas/test-clock';
+import { companyUsageQuery, usageQuery } from '../schemas/usage-query';
+import { companyUpdate } from '../schemas/portal';
 import { deliveryListQuery, typeRegistration, webhookCreate, webhookUpdate } from '../schemas/webhooks';
 import type { ResponseSchemaName } from './responses';
 import * as ex from './examples';
@@ -22,6 +24,7 @@ import * as ex from './examples';
  */
 export const REQUEST_SCHEMAS = {
   CompanyCreate: companyCreate,
+  CompanyUpdate: companyUpdate,
   AccountCreate: accountCreate,
   AccountUpdate: accountUpdate,
   CardAttach: cardAttach,
@@ -51,6 +54,7 @@ export const TAGS = [
   { name: 'Balances', description: 'One balance per account and denomination, the ledger, grants and deposits.' },
   { name: 'Refills', description: 'Monthly and threshold refills, scheduled changes and mid-month increases.' },
   { name: 'Events', description: 'Billable usage: single (optionally gated), batches, pending holds.' },
+  { name: 'Usage', description: 'Completed events summed by hour, day or month, grouped by type or by a property.' },
   { name: 'Plans', description: 'Presets of balances, charges, billing rules and flags.' },
   { name: 'Charges', description: 'Every attempt to charge an account\'s card.' },
   { name: 'Webhooks', description: 'Registration, topic subscriptions, the delivery log and re-sends.' },
@@ -137,6 +141,14 @@ const CANONICAL: Operation[] = [
     description: 'A one-item list holding the authenticated company. No secrets.',
     query: listQuery,
     response: { schema: 'Company', list: 'all', description: 'A one-item array.', example: [ex.companyExample] },
+  },
+  {
+    method: 'patch', path: '/v1/companies/{company_id}', operationId: 'updateCompany', tag: 'Companies', auth: 'company',
+    summary: "Change the company's settings",
+    description:
+      '`portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before. Another company\'s id is 404.',
+    body: { schema: 'CompanyUpdate', example: { portal_topups: [{ denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 1000 }, { denomination: 'credits', amount_to_deposit: 5500, amount_to_charge: 5000 }] } },
+    response: { schema: 'Company', description: 'The company with its settings.', example: ex.companyExample },
   },
   {
     method: 'post', path: '/v1/companies/{company_id}/api_keys', operationId: 'createApiKey', tag: 'Companies', auth: 'company',
@@ -407,6 +419,23 @@ const CANONICAL: Operation[] = [
     summary: 'List events', description: 'Events of the company, newest first, with filters.',
     query: eventListQuery,
     response: { schema: 'Event', list: 'paged', description: 'The events.', example: [ex.pendingEventExample, ex.eventExample] },
+  },
+
+  // Usage
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/usage', operationId: 'getAccountUsage', tag: 'Usage', auth: 'company',
+    summary: "An account's usage",
+    description:
+      'Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type the answer takes milliseconds whatever the number of events; by a property it reads the events. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.',
+    query: usageQuery,
+    response: { schema: 'UsageRow', list: 'all', description: 'The usage rows, oldest bucket first.', example: ex.usageExample },
+  },
+  {
+    method: 'get', path: '/v1/companies/{company_id}/usage', operationId: 'getCompanyUsage', tag: 'Usage', auth: 'company',
+    summary: "The company's usage",
+    description: 'The same as an account\'s usage, over all of the company\'s accounts, or one of them with `account_id` (another company\'s account is 404, `param: "account_id"`).',
+    query: companyUsageQuery,
+    response: { schema: 'UsageRow', list: 'all', description: 'The usage rows, oldest bucket first.', example: ex.usageExample },
   },
 
   // Plans

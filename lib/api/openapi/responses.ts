@@ -239,6 +239,16 @@ export const checkResult = z
     reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why it would be refused; null when allowed.'),
   })
   .describe('The answer to a check: priced and gated as recording the event now would be; nothing recorded.');
+export const usageRow = z
+  .strictObject({
+    start: timestamp('Start of the bucket: the UTC hour, day or month (a window\'s first and last buckets may cover less of it)'),
+    group: z.string().nullable().describe('The events\' type (group_by=type), or the text of the property (group_by=property:<name>; null for events without it).'),
+    denomination: z.string().nullable().describe('The events\' cost denomination; null for events without a cost (counted, cost 0).'),
+    events: z.int().nonnegative().describe('Completed events in the bucket.'),
+    cost: unitsNumber('Sum of their costs, exact.'),
+    quantities: z.record(z.string(), z.number()).describe('Per quantity name, the exact sum of the events\' quantities (units: JSON numbers rendered from exact decimals); {} when they carry none.'),
+  })
+  .describe('Completed events of one bucket, group and cost denomination, summed exactly.');
 
 export const eventWithBalance = event
   .extend({ balance: balance.nullable().describe('The Balance of the charged denomination after the event; null when the event is not billed.') })
@@ -294,6 +304,15 @@ const companyFields = {
   email: z.string().describe('Contact email.'),
   processor_configured: z.boolean().describe('Whether a processor key is stored (the key itself is never returned).'),
   processor_publishable_key: z.string().nullable().describe('Publishable key used by the hosted card collector, or null.'),
+  portal_topups: z
+    .array(
+      z.strictObject({
+        denomination: z.string().describe('Balance the package credits.'),
+        amount_to_deposit: unitsNumber('Units the package adds.'),
+        amount_to_charge: z.int().describe('USD cents charged to the card on file.'),
+      }),
+    )
+    .describe('Credit packages the customer portal offers to buy with the card on file; [] when none.'),
   created_at: timestamp('When the company was registered'),
 };
 export const company = z.strictObject(companyFields).describe('A company: the API user.');
@@ -496,6 +515,7 @@ export const RESPONSE_SCHEMAS = {
   Event: event,
   EventWithBalance: eventWithBalance,
   CheckResult: checkResult,
+  UsageRow: usageRow,
   Plan: plan,
   Charge: charge,
   Company: company,

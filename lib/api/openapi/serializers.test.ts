@@ -46,7 +46,7 @@ describe('serializers against the documented records', () => {
     const at = new Date('2027-03-01T09:00:00Z');
     const body = serializeCharge({
       id: 'ch_1', companyId: 'c_1', accountId: 'a_1', amount: 500, currency: 'usd', reason: 'deposit', description: 'Deposit', status: 'succeeded',
-      processorPaymentIntentId: 'pi_1', processorPaymentMethodId: 'pm_1', failureCode: null, failureMessage: null, metadata: {}, workKey: null, firstSentAt: at, lastSentAt: at, sendCount: 1, createdAt: at, updatedAt: at,
+      processorPaymentIntentId: 'pi_1', processorPaymentMethodId: 'pm_1', cardBrand: 'visa', cardLast4: '4242', failureCode: null, failureMessage: null, metadata: {}, workKey: null, firstSentAt: at, lastSentAt: at, sendCount: 1, createdAt: at, updatedAt: at,
     });
     expect(chargeSchema.parse(body)).toEqual(body);
   });

@@ -8,8 +8,10 @@ import type { serializeGrant } from '../../billing/balances/grants';
 import type { serializeCharge } from '../../billing/charges/charges';
 import type { serializeApiKey, serializeCompany } from '../../billing/companies/companies';
 import type { serializeEvent } from '../../billing/events/events';
+import type { serializeCheck } from '../../billing/events/check';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
 import type { serializePlan } from '../../billing/catalog/plans';
+import type { serializeUsageRow } from '../../billing/usage/usage';
 import type { serializeAttempt, serializeDelivery } from '../../billing/webhooks/deliveries';
 import type { serializeWebhook } from '../../billing/webhooks/webhooks';
 import type * as documented from './responses';
@@ -67,8 +69,10 @@ export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializeCompany>, Record_<typeof documented.company>>>,
   Expect<Conforms<Answer<typeof serializeApiKey>, Record_<typeof documented.apiKey>>>,
   Expect<Conforms<Answer<typeof serializeEvent>, Record_<typeof documented.event>>>,
+  Expect<Conforms<Answer<typeof serializeCheck>, Record_<typeof documented.checkResult>>>,
   Expect<Conforms<Answer<typeof serializePlan>, Record_<typeof documented.plan>>>,
   Expect<Conforms<Answer<typeof serializePlanChangePreview>, Record_<typeof documented.planChangePreview>>>,
+  Expect<Conforms<Answer<typeof serializeUsageRow>, Record_<typeof documented.usageRow>>>,
   Expect<Conforms<Answer<typeof serializeDelivery>, Record_<typeof documented.delivery>>>,
   Expect<Conforms<Answer<typeof serializeAttempt>, Record_<typeof documented.deliveryAttempt>>>,
   // The signing secret is in the answer of the call that created the webhook only.

@@ -100,7 +100,7 @@ export type EventTransition = z.infer<typeof eventTransition>;
 // can carry 0001-01-01 or 9999-12-31 across that edge.
 const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
-const iso = z.iso
+export const iso = z.iso
   .datetime({ offset: true, error: 'must be an ISO 8601 timestamp' })
   .refine((v) => {
     const at = Date.parse(v);

@@ -100,6 +100,8 @@ async function loadLink(db: Db, token: string) {
 }
 
 export type PortalView = {
+  /** The account and its company (the page reads the account's usage with them). */
+  ids: { accountId: string; companyId: string };
   companyName: string;
   publishableKey: string | null;
   account: { name: string; email: string };
@@ -118,6 +120,10 @@ export type PortalView = {
   } | null;
   card: { brand: string; last4: string; expMonth: number; expYear: number } | null;
   charges: { id: string; createdAt: Date; description: string; amount: number; status: string; failureMessage: string | null }[];
+  /** The top-up packages the company offers. */
+  topups: { denomination: string; amountToDeposit: string; amountToCharge: number }[];
+  /** The threshold refills the company set on the account's balances, and whether the customer has them on. */
+  refills: { denomination: string; threshold: string; amount: string; usd: number; on: boolean }[];
   expiresAt: Date;
 };
 
@@ -151,6 +157,7 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
   const pm = account.paymentMethod;
   return {
     view: {
+      ids: { accountId: account.id, companyId: company.id },
       companyName: company.name,
       publishableKey: company.processorPublishableKey,
       account: { name: account.name, email: account.email },
@@ -171,6 +178,10 @@ export async function viewPortal({ db, token }: { db: Db; token: string }): Prom
           : null,
       card: pm ? { brand: pm.brand, last4: pm.last4, expMonth: pm.exp_month, expYear: pm.exp_year } : null,
       charges: chargePage.items.map((c) => ({ id: c.id, createdAt: c.createdAt, description: c.description, amount: c.amount, status: c.status, failureMessage: c.failureMessage })),
+      topups: company.portalTopups.map((t) => ({ denomination: t.denomination, amountToDeposit: t.amount_to_deposit, amountToCharge: t.amount_to_charge })),
+      refills: balanceRows
+        .filter((b) => b.refillThreshold !== null && b.refillAmount)
+        .map((b) => ({ denomination: b.denomination, threshold: b.refillThreshold!, amount: b.refillAmount!, usd: b.refillUsdAmount ?? 0, on: !b.thresholdRefillOff })),
       expiresAt: row.link.expiresAt,
     },
   };
@@ -219,6 +230,20 @@ export async function replacePortalCard({ db, token, cardToken, quote }: { db: D
   await db.update(portalLinks).set({ busyUntil: null }).where(eq(portalLinks.id, row.link.id));
   const pm = account.paymentMethod;
   return { plan_status: account.planStatus, payment_method: pm && { brand: pm.brand, last4: pm.last4 }, renewal };
+}
+
+/**
+ * The portal link of a token that can still be used, with its account and company; otherwise the
+ * error its calls answer (404 unknown, 410 link_expired when revoked, expired or spent).
+ */
+export async function usablePortalLink(db: Db, token: string, at: Date) {
+  const row = await loadLink(db, token);
+  if (!row) throw notFound('portal link');
+  const issuer = row.company.name;
+  if (row.link.revokedAt) throw revokedError(issuer);
+  if (row.link.expiresAt.getTime() <= at.getTime()) throw new ApiError('link_expired', `This link has expired. Ask ${issuer} for a new link.`);
+  if (isSpent(row.link)) throw linkSpentError(issuer);
+  return row;
 }
 
 function revokedError(issuer: string): ApiError {

@@ -80,6 +80,7 @@ export function balanceFromRow(r: Record<string, unknown>): Balance {
     nextPeriodicRefill: d(r.next_periodic_refill),
     scheduledRefill: (r.scheduled_refill as StoredRefillChange | null) ?? null,
     refillExpiresAfterDays: r.refill_expires_after_days === null || r.refill_expires_after_days === undefined ? null : Number(r.refill_expires_after_days),
+    thresholdRefillOff: r.threshold_refill_off === true,
     managedByPlanId: (r.managed_by_plan_id as string | null) ?? null,
     includedAmount: (r.included_amount as string | null) ?? null,
     headGrantId: (r.head_grant_id as string | null) ?? null,

@@ -65,7 +65,7 @@ export function serializePlan(p: Plan) {
 }
 
 /** A rule as the API shows it: its numbers as JSON numbers rendered from the exact decimals. */
-export function serializeRule(r: BillingRule) {
+function serializeRule(r: BillingRule) {
   const n = (v: string) => unitsOut(v);
   const component = (c: Component) =>
     'unit_amount' in c

@@ -192,6 +192,8 @@ export async function chargeAccount<E extends PaidFor>(asked: ChargeRequest<E>):
     description: req.description,
     status: (req.amount === 0 ? 'succeeded' : 'pending') as ChargeStatus,
     processorPaymentMethodId: req.amount === 0 ? null : (paymentMethod?.id ?? null),
+    cardBrand: req.amount === 0 ? null : (paymentMethod?.brand ?? null),
+    cardLast4: req.amount === 0 ? null : (paymentMethod?.last4 ?? null),
     metadata: { effects: req.effects },
     workKey,
     createdAt: now,

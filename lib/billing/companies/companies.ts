@@ -7,6 +7,8 @@ import { now } from '../../clock';
 import { conflict, invalid, notFound } from '../../errors';
 import { isLiveKey, processorIsStandIn } from '../../processor/stripe';
 import { keysetPage, type PageQuery } from '../../db/keyset';
+import { unitsOut } from '../../money';
+import type { StoredPortalTopup } from '../../db/schema';
 
 export type Company = typeof companies.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
@@ -26,8 +28,21 @@ export function serializeCompany(c: Company) {
     email: c.email,
     processor_configured: Boolean(c.processorKeyEnc),
     processor_publishable_key: c.processorPublishableKey,
+    portal_topups: c.portalTopups.map((t) => ({ denomination: t.denomination, amount_to_deposit: unitsOut(t.amount_to_deposit), amount_to_charge: t.amount_to_charge })),
     created_at: c.createdAt.toISOString(),
   };
+}
+
+/**
+ * Changes the company's own settings: the top-up packages its customer portal offers (replaced as
+ * a whole; [] offers none). A package taken away can no longer be bought, even from a page loaded before.
+ */
+export async function updateCompany({ db, companyId, input }: { db: Db; companyId: string; input: { portal_topups?: StoredPortalTopup[] } }): Promise<Company> {
+  const set: Partial<Company> = {};
+  if (input.portal_topups !== undefined) set.portalTopups = input.portal_topups;
+  const [row] = await db.update(companies).set(set).where(eq(companies.id, companyId)).returning();
+  if (!row) throw notFound('company', 'company_id');
+  return row;
 }
 
 export function serializeApiKey(k: ApiKey) {
@@ -73,6 +88,7 @@ export async function createCompany({ db, input, passwordHash: hashed }: { db: D
     email: input.email,
     processorKeyEnc: input.processor_key ? encrypt(input.processor_key) : null,
     processorPublishableKey: input.processor_publishable_key ?? null,
+    portalTopups: [],
     createdAt: at,
   };
   const { secret, row } = newApiKeyRow(company.id, at);

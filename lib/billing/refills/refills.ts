@@ -398,7 +398,8 @@ const THRESHOLD_WAIT_MS = 60 * 60_000;
 /** Job: a threshold refill, queued in the event's transaction; one per crossing. */
 export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<void> {
   const row = await loadForJob(db, String(job.payload.balance_id));
-  if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null) return;
+  // Turned off by the customer in the portal: the setting stays, nothing is bought.
+  if (!row || !row.balance.refillAmount || row.balance.refillThreshold === null || row.balance.thresholdRefillOff) return;
   const balance = (await findBalance({ db, accountId: row.account.id, denomination: row.balance.denomination, now }))!;
   if (!isBelowThreshold(balance, row.balance.refillThreshold)) return;
   // A threshold refill of this balance whose outcome is not known yet may still add its units:

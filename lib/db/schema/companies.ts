@@ -1,6 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ADMIN_ROLES, IDEMPOTENCY_STATUSES, isOneOf, SIGN_IN_SCOPES } from './enums';
+
+/** A credit package the portal offers: units of one denomination for whole USD cents. */
+export type StoredPortalTopup = { denomination: string; amount_to_deposit: string; amount_to_charge: number };
 
 export const companies = pgTable('companies', {
   id: text('id').primaryKey(),
@@ -9,6 +12,8 @@ export const companies = pgTable('companies', {
   // AES-256-GCM ciphertext (keyId.iv.tag.data, base64url; lib/crypto) of the company's Stripe secret or restricted key.
   processorKeyEnc: text('processor_key_enc'),
   processorPublishableKey: text('processor_publishable_key'),
+  // The credit packages the customer portal offers to buy with the card on file (amounts as stored: units an exact decimal string, USD cents).
+  portalTopups: jsonb('portal_topups').$type<StoredPortalTopup[]>().notNull().default([]),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
 });
 

@@ -27,6 +27,8 @@ export const balances = pgTable(
     scheduledRefill: jsonb('scheduled_refill').$type<StoredRefillChange | null>(),
     // The paid grants this balance's refills make expire this many days after they are made (null: never).
     refillExpiresAfterDays: integer('refill_expires_after_days'),
+    // The customer turned the company's threshold refill off in the portal: it is kept, and charges nothing until turned on again.
+    thresholdRefillOff: boolean('threshold_refill_off').notNull().default(false),
     managedByPlanId: text('managed_by_plan_id'),
     includedAmount: numeric('included_amount'),
     // The grant draws take from now, and what it has left (its credit_grants row is written back
@@ -177,6 +179,9 @@ export const charges = pgTable(
     processorPaymentMethodId: text('processor_payment_method_id'),
     failureCode: text('failure_code'),
     failureMessage: text('failure_message'),
+    // The card the charge was sent to, as it was then (its receipt shows it).
+    cardBrand: text('card_brand'),
+    cardLast4: text('card_last4'),
     metadata: jsonb('metadata').notNull(),
     // Set by work that may be retried (a job, a renewal attempt): the retry finds this charge.
     workKey: text('work_key'),

@@ -1,4 +1,4 @@
-import { bigint, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, jsonb, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * Per company and closed hour: events by state and cost denomination, charges by status, with
@@ -21,4 +21,30 @@ export const hourlyTotals = pgTable(
     total: numeric('total'),
   },
   (t) => [primaryKey({ name: 'hourly_totals_pkey', columns: [t.companyId, t.hour, t.kind, t.state, t.denomination] })],
+);
+
+/**
+ * Completed events per closed hour, account, type and cost denomination, with their exact sums:
+ * what the usage reports read instead of the events (lib/billing/usage). Each hour also has the
+ * company's rows over all its accounts, under account_id '' (a company's 30 days are then a few
+ * thousand rows, whatever its number of accounts). Written by the worker once an hour can no
+ * longer change (lib/db/usage-totals.ts).
+ */
+export const usageHourly = pgTable(
+  'usage_hourly',
+  {
+    companyId: text('company_id').notNull(),
+    /** The account, or '' for the company's total over all accounts. */
+    accountId: text('account_id').notNull(),
+    hour: timestamp('hour', { withTimezone: true, mode: 'date' }).notNull(),
+    type: text('type').notNull(),
+    /** The events' cost denomination; '' for events without a cost. */
+    denomination: text('denomination').notNull(),
+    events: bigint('events', { mode: 'number' }).notNull(),
+    /** Sum of cost_amount (exact); null when no event has a cost. */
+    cost: numeric('cost'),
+    /** Per quantity name, the exact sum as a decimal string; null when no event has quantities. */
+    quantities: jsonb('quantities').$type<Record<string, string> | null>(),
+  },
+  (t) => [primaryKey({ name: 'usage_hourly_pkey', columns: [t.companyId, t.accountId, t.hour, t.type, t.denomination] })],
 );

@@ -13,6 +13,8 @@ import { orNotFound } from '@/lib/console/forms';
 import { latestCollectorLink, planChoices } from '@/lib/console/queries';
 import { formatCents, formatDate, formatTime, formatUnits, planSummary } from '@/lib/console/format';
 import { ActionForm } from '@/components/console/action-form';
+import { UsageChart } from '@/components/usage-chart';
+import { accountUsageByDay, USAGE_CHART_DAYS } from '@/lib/console/usage';
 import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
@@ -47,7 +49,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
   // Expiries due are written first, so the grants and the ledger below agree with each other.
   await settleDueGrants(db, { companyId: user.companyId, accountId: account.id }, at);
-  const [balances, ledger, events, charges, plans, link, portalLinks] = await Promise.all([
+  const [balances, ledger, events, charges, plans, link, portalLinks, usage] = await Promise.all([
     listBalances({ db, accountId: account.id, now: at }),
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
     listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
@@ -55,6 +57,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
     planChoices({ db, companyId: user.companyId, include: [account.planId, account.scheduledPlanId] }),
     latestCollectorLink({ db, accountId: account.id }),
     listLivePortalLinks({ db, accountId: account.id, now: at }),
+    accountUsageByDay({ db, companyId: user.companyId, accountId: account.id, now: at }),
   ]);
   const grants = (
     await Promise.all(balances.map((b) => listGrants(db, { accountId: account.id, denomination: b.denomination, status: 'all', page: { limit: GRANTS } }, at)))
@@ -83,6 +86,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         {[
           ['#balances', 'Balances'],
           ['#grants', 'Grants'],
+          ['#usage', 'Usage'],
           ['#manage', 'Grant, refill, plan'],
           ['#ledger', 'Ledger'],
           ['#events', 'Events'],
@@ -234,6 +238,14 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
           </div>
         </Section>
       </div>
+
+      <Section title="Usage" id="usage" actions={
+          <a href={`/console/accounts/${account.id}/usage/export`} download className={linkClass}>
+            Download CSV
+          </a>
+        } description={`Completed events of the last ${USAGE_CHART_DAYS} days, by day (UTC) and type: what the customer portal shows. The CSV has the exact events, costs and quantities per day, type and denomination.`}>
+        <UsageChart title={`Usage, last ${USAGE_CHART_DAYS} days`} days={usage.days} types={usage.types} />
+      </Section>
 
       <Section title="Ledger" id="ledger" actions={
           <span className="flex flex-wrap gap-x-4">

@@ -1,0 +1,242 @@
+process.env.BILLING_TEST_CLOCK = '1';
+process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
+
+import { describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { query } from '../../db/client';
+import { newCompany, useTestDatabase } from '../../testing/harness';
+import { advance, createAccount, spend, type Co } from '../../testing/scenario';
+import { now } from '../../clock';
+import { Decimal } from '../../money';
+import { rolledUsage, rollUpUsage } from '../../db/usage-totals';
+import { SETTLE_MS } from '../../db/hourly-totals';
+
+const t = useTestDatabase();
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+
+async function usage(co: Co, path: string, params: Record<string, string> = {}) {
+  const r = await co.call('GET', `${path}?${new URLSearchParams(params)}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { start: string; group: string | null; denomination: string | null; events: number; cost: number; quantities: Record<string, number> }[];
+}
+
+/** Sets what events carry beside their cost (their own API fields), straight in the table. */
+async function describeEvent(id: string, properties: Record<string, unknown> | null, quantities: Record<string, unknown> | null) {
+  await query(t.database.db, sql`update events set properties = ${properties === null ? null : JSON.stringify(properties)}::jsonb, quantities = ${quantities === null ? null : JSON.stringify(quantities)}::jsonb where id = ${id}`);
+}
+
+type Row = { start: string; group: string | null; denomination: string | null; events: number; cost: string; quantities: Record<string, string> };
+
+/** The report worked out from every completed event, one by one: what any answer must equal. */
+async function bruteForce(companyId: string, p: { accountId?: string; from: Date; to: Date; granularity: 'hour' | 'day' | 'month'; property?: string; denomination?: string }): Promise<Row[]> {
+  const events = await query<{ account_id: string; type: string; created_at: string | Date; cost_amount: string | null; cost_denomination: string | null; properties: unknown; quantities: unknown }>(
+    t.database.db,
+    sql`select account_id, type, created_at, cost_amount::text as cost_amount, cost_denomination, properties, quantities from events where company_id = ${companyId} and state = 'complete'`,
+  );
+  const out = new Map<string, { row: Row; cost: Decimal; q: Map<string, Decimal> }>();
+  for (const e of events) {
+    const at = new Date(e.created_at);
+    if (at < p.from || at >= p.to) continue;
+    if (p.accountId && e.account_id !== p.accountId) continue;
+    if (p.denomination && e.cost_denomination !== p.denomination) continue;
+    const d = new Date(at);
+    if (p.granularity !== 'hour') d.setUTCHours(0, 0, 0, 0);
+    else d.setUTCMinutes(0, 0, 0);
+    if (p.granularity === 'month') d.setUTCDate(1);
+    const props = (typeof e.properties === 'string' ? JSON.parse(e.properties) : e.properties) as Record<string, unknown> | null;
+    const group = p.property === undefined ? e.type : props && p.property in props ? String(props[p.property]) : null;
+    const key = JSON.stringify([d.toISOString(), group, e.cost_denomination]);
+    let acc = out.get(key);
+    if (!acc) out.set(key, (acc = { row: { start: d.toISOString(), group, denomination: e.cost_denomination, events: 0, cost: '0', quantities: {} }, cost: new Decimal(0), q: new Map() }));
+    acc.row.events++;
+    if (e.cost_amount !== null) acc.cost = acc.cost.plus(e.cost_amount);
+    const qs = (typeof e.quantities === 'string' ? JSON.parse(e.quantities) : e.quantities) as Record<string, string | number> | null;
+    for (const [k, v] of Object.entries(qs ?? {})) acc.q.set(k, (acc.q.get(k) ?? new Decimal(0)).plus(String(v)));
+  }
+  return [...out.values()]
+    .map(({ row, cost, q }) => ({ ...row, cost: cost.toFixed(), quantities: Object.fromEntries([...q].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, v.toFixed()])) }))
+    .sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0) || order(a.group, b.group) || order(a.denomination, b.denomination));
+}
+
+const order = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1);
+
+/** An answer's rows with exact decimals as strings, to compare with bruteForce. */
+async function exactRows(co: Co, path: string, params: Record<string, string>): Promise<Row[]> {
+  const r = await co.call('GET', `${path}?${new URLSearchParams(params)}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return (r.body.data as Row[]).map((row) => ({
+    ...row,
+    cost: new Decimal(row.cost).toFixed(),
+    quantities: Object.fromEntries(Object.entries(row.quantities).map(([k, v]) => [k, new Decimal(v).toFixed()])),
+  }));
+}
+
+describe('GET /v1/accounts/{account_id}/usage', () => {
+  it('sums the costs and counts of completed events per day and type, exactly; holds count once completed, cancelled and refused ones never', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co, { name: 'Ada' });
+    const day0 = new Date(Math.floor(now().getTime() / DAY) * DAY).toISOString();
+    for (let i = 0; i < 10; i++) await spend(co, ada, '0.1', { type: 'chat' });
+    await spend(co, ada, '2.5', { type: 'render', denomination: 'tokens' });
+    // Unpriced: counted, without a cost.
+    expect((await co.call('POST', `/v1/accounts/${ada}/events`, { body: { type: 'login' } })).status).toBe(200);
+    const held = (await spend(co, ada, 7, { type: 'chat', state: 'pending' })).body.data.id;
+    const dropped = (await spend(co, ada, 100, { type: 'chat', state: 'pending' })).body.data.id;
+    expect((await co.call('PUT', `/v1/events/${dropped}`, { body: { state: 'cancelled' } })).status).toBe(200);
+    expect((await co.call('POST', `/v1/accounts/${ada}/events`, { body: { type: 'chat', cost_override_amount: 1e6, cost_override_denomination: 'credits', gate_on_balance: true } })).status).toBe(402);
+
+    const first = await usage(co, `/v1/accounts/${ada}/usage`);
+    expect(first).toEqual([
+      { start: day0, group: 'chat', denomination: 'credits', events: 10, cost: 1, quantities: {} },
+      { start: day0, group: 'login', denomination: null, events: 1, cost: 0, quantities: {} },
+      { start: day0, group: 'render', denomination: 'tokens', events: 1, cost: 2.5, quantities: {} },
+    ]);
+    expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: 'complete' } })).status).toBe(200);
+    const after = await usage(co, `/v1/accounts/${ada}/usage`, { denomination: 'credits' });
+    expect(after).toEqual([{ start: day0, group: 'chat', denomination: 'credits', events: 11, cost: 8, quantities: {} }]);
+  });
+
+  it("is the caller company's: another company's account is 404, on both paths, and so is another company's id", async () => {
+    const co = await newCompany(t);
+    const other = await newCompany(t);
+    const theirs = await createAccount(other);
+    await spend(other, theirs, 5);
+    for (const path of [`/v1/accounts/${theirs}/usage`, `/v1/companies/${co.company.id}/usage?account_id=${theirs}`, `/accounts/${theirs}/usage`]) {
+      const r = await co.call('GET', path);
+      expect(r.status, path).toBe(404);
+      expect(r.body.error).toMatchObject({ type: 'not_found', param: 'account_id' });
+    }
+    const foreign = await co.call('GET', `/v1/companies/${other.company.id}/usage`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.param).toBe('company_id');
+    expect(await usage(co, '/v1/companies/{company}/usage')).toEqual([]);
+    expect((await usage(other, '/v1/companies/{company}/usage')).map((r) => r.cost)).toEqual([5]);
+  });
+
+  it('answers every bad input with a 400 naming the parameter', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    const at = now().getTime();
+    const cases: [Record<string, string>, string][] = [
+      [{ granularity: 'week' }, 'granularity'],
+      [{ group_by: 'state' }, 'group_by'],
+      [{ group_by: 'property:' }, 'group_by'],
+      [{ from: new Date(at).toISOString(), to: new Date(at - HOUR).toISOString() }, 'from'],
+      [{ from: new Date(at).toISOString(), to: new Date(at).toISOString() }, 'from'],
+      [{ from: new Date(at - 401 * DAY).toISOString(), to: new Date(at).toISOString() }, 'to'],
+      [{ from: 'yesterday' }, 'from'],
+      [{ to: '2026-13-01T00:00:00Z' }, 'to'],
+      [{ denomination: 'no spaces' }, 'denomination'],
+      [{ limit: '10' }, 'limit'],
+    ];
+    for (const [params, param] of cases) {
+      for (const path of [`/v1/accounts/${ada}/usage`, '/v1/companies/{company}/usage']) {
+        const r = await co.call('GET', `${path}?${new URLSearchParams(params)}`);
+        expect(r.status, `${path} ${JSON.stringify(params)}`).toBe(400);
+        expect(r.body.error, JSON.stringify(params)).toMatchObject({ type: 'invalid_request', param });
+        expect(r.body.error.message.length).toBeGreaterThan(10);
+      }
+    }
+    // Exactly 400 days is allowed.
+    expect((await co.call('GET', `/v1/accounts/${ada}/usage?${new URLSearchParams({ from: new Date(at - 400 * DAY).toISOString(), to: new Date(at).toISOString() })}`)).status).toBe(200);
+    expect((await co.call('GET', '/v1/accounts/a_nothere/usage')).status).toBe(404);
+  });
+});
+
+describe('usage over time: the roll-up and the events agree', () => {
+  it('gives, for every window, granularity and grouping, what the events say one by one, before and after the hours are rolled up', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co, { name: 'Ada' });
+    const bob = await createAccount(co, { name: 'Bob' });
+    const start = now().getTime();
+    // Four days of usage at odd times, with properties and quantities on some events.
+    const types = ['chat', 'render', 'embed'];
+    const models = ['small', 'large', null];
+    for (let i = 0; i < 48; i++) {
+      const account = i % 3 === 0 ? bob : ada;
+      const r = await spend(co, account, ['0.1', '1.25', '3', '0.000000000001'][i % 4], { type: types[i % 3], denomination: i % 5 === 0 ? 'tokens' : 'credits' });
+      const model = models[i % 3];
+      await describeEvent(r.body.data.id, model === null ? { region: 'eu' } : { model, region: i % 2 ? 'eu' : 'us', beta: i % 4 === 0 }, i % 2 ? { input: (i * 0.1).toFixed(1), output: i } : null);
+      await advance(7 * 3600 + 13 * 60 + 7);
+    }
+    const end = now().getTime();
+    expect(end - start).toBeGreaterThan(3 * DAY);
+
+    const windows = [
+      { from: new Date(start - DAY), to: new Date(end + HOUR) },
+      { from: new Date(start + 5 * HOUR + 17 * 60_000), to: new Date(end - 9 * HOUR - 1000) },
+      { from: new Date(Math.ceil(start / HOUR) * HOUR), to: new Date(Math.floor(end / HOUR) * HOUR) },
+    ];
+    const check = async () => {
+      for (const w of windows) {
+        for (const granularity of ['hour', 'day', 'month'] as const) {
+          for (const property of [undefined, 'model', 'beta']) {
+            for (const [path, accountId] of [[`/v1/accounts/${ada}/usage`, ada], ['/v1/companies/{company}/usage', undefined], [`/v1/companies/{company}/usage`, bob]] as const) {
+              const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(property && { group_by: `property:${property}` }) };
+              if (path.startsWith('/v1/companies') && accountId) params.account_id = accountId;
+              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              expect(await exactRows(co, path, params), `${path} ${JSON.stringify(params)}`).toEqual(expected);
+            }
+          }
+        }
+      }
+      const expected = await bruteForce(co.company.id, { from: windows[0].from, to: windows[0].to, granularity: 'day', denomination: 'tokens' });
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await exactRows(co, '/v1/companies/{company}/usage', { from: windows[0].from.toISOString(), to: windows[0].to.toISOString(), denomination: 'tokens' })).toEqual(expected);
+    };
+    // The test clock's advances ran the roll-up: every hour closed by now is in the table.
+    const rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.until).toBe(Math.floor((end - SETTLE_MS) / HOUR) * HOUR);
+    expect(rolled.from).toBeLessThanOrEqual(start);
+    await check();
+    // The same from the events alone.
+    await query(t.database.db, sql`delete from usage_hourly`);
+    await query(t.database.db, sql`delete from settings where key = 'usage_hourly'`);
+    await check();
+    // Rolled up again from scratch (the first run starts at the oldest event): the same again,
+    // and a roll-up run twice leaves the same rows.
+    await rollUpUsage(t.database.db, now());
+    const rows = await query(t.database.db, sql`select * from usage_hourly order by 1, 2, 3, 4, 5`);
+    expect(rows.length).toBeGreaterThan(0);
+    await check();
+    await query(t.database.db, sql`update settings set value = jsonb_set(value, '{until}', to_jsonb((value->>'from')::bigint)) where key = 'usage_hourly'`);
+    await rollUpUsage(t.database.db, now());
+    expect(await query(t.database.db, sql`select * from usage_hourly order by 1, 2, 3, 4, 5`)).toEqual(rows);
+  });
+
+  it('leaves an hour with a hold still pending out of the roll-up until the hold ends, so its completion counts', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    const start = now();
+    const held = (await spend(co, ada, 7, { type: 'chat', state: 'pending' })).body.data.id;
+    // A hold longer than the hours take to settle.
+    await query(t.database.db, sql`update events set expires_at = ${new Date(start.getTime() + DAY).toISOString()}::timestamptz where id = ${held}`);
+    await advance(5 * 3600);
+    await spend(co, ada, 1, { type: 'chat' });
+    await advance(5 * 3600);
+    const rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.until).toBeLessThanOrEqual(start.getTime());
+    expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: 'complete' } })).status).toBe(200);
+    await advance(5 * 3600);
+    expect((await rolledUsage(t.database.db))!.until).toBe(Math.floor((now().getTime() - SETTLE_MS) / HOUR) * HOUR);
+    const w = { from: new Date(start.getTime() - DAY), to: now() };
+    const expected = await bruteForce(co.company.id, { from: w.from, to: w.to, granularity: 'day', accountId: ada });
+    expect(expected.reduce((n, r) => n + r.events, 0)).toBe(2);
+    expect(await exactRows(co, `/v1/accounts/${ada}/usage`, { from: w.from.toISOString(), to: w.to.toISOString() })).toEqual(expected);
+  });
+
+  it('reads a company total from the company rows of the roll-up, not from the events', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    await spend(co, ada, 4, { type: 'chat' });
+    await advance(4 * 3600);
+    const day = new Date(Math.floor((now().getTime() - 4 * HOUR) / DAY) * DAY).toISOString();
+    // A closed hour is read from the table: changing the table changes the answer (and nothing else would).
+    await query(t.database.db, sql`update usage_hourly set cost = cost + 1, events = events + 1 where company_id = ${co.company.id} and account_id = ''`);
+    const [row] = await usage(co, '/v1/companies/{company}/usage', { from: new Date(now().getTime() - DAY).toISOString(), to: now().toISOString() });
+    expect(row).toMatchObject({ start: day, group: 'chat', events: 2, cost: 5 });
+    const [own] = await usage(co, `/v1/accounts/${ada}/usage`, { from: new Date(now().getTime() - DAY).toISOString(), to: now().toISOString() });
+    expect(own).toMatchObject({ events: 1, cost: 4 });
+  });
+});
