@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { addUnits, balance, createAccount, createPlan, type Co } from '../testing/scenario';
+import { expireHolds } from '../billing/events/events';
 
 const t = useTestDatabase();
 
@@ -222,6 +223,22 @@ describe('usage priced by quantities and properties', () => {
     expect((await put(allowed.id, { expires_in: 7200 })).status).toBe(409);
     // Completed with what was held, the record keeps both.
     expect((await put(kept.id, { state: 'complete' })).body.data).toMatchObject({ cost: { amount: 0 }, held_cost: { amount: 0 } });
+  });
+
+  it('a hold the sweep cancelled at its expiry is no repeat: cancelling or completing it is 409, in a batch or alone', async () => {
+    const a = await createAccount(co, { plan_id: plan.id });
+    await addUnits(co, a, 10, 'gpu');
+    const single = (await post(a, { type: 'job', cost_override_amount: 2, cost_override_denomination: 'gpu', state: 'pending', expires_in: 60 })).body.data;
+    const batched = (await co.call('POST', '/v1/events', { body: [{ account_id: a, type: 'job', cost_override_amount: 3, cost_override_denomination: 'gpu', state: 'pending', expires_in: 60 }] })).body.data[0];
+    await expireHolds(t.database.db, new Date(Date.parse(single.expires_at) + 1_000));
+    for (const hold of [single, batched]) {
+      for (const body of [{ state: 'cancelled' }, { state: 'complete' }]) {
+        const r = await co.call('PUT', `/v1/events/${hold.id}`, { body });
+        expect(r.status, JSON.stringify(r.body)).toBe(409);
+        expect(r.body.error.message).toMatch(/Only a pending event/);
+      }
+    }
+    expect((await balance(co, a, 'gpu')).available).toBe(10);
   });
 
   it('settles a rate-card hold at the actual quantities, priced by the same rule', async () => {

@@ -4,7 +4,7 @@ import { promoteStandby, restartPostgres, startPostgres, startStandby, stopPostg
 import { api, newCompany, underSettings, type TestDb } from '../testing/harness';
 import { captureLogs } from '../testing/log-capture';
 import { sample } from '../testing/prometheus';
-import { openPostgres, query, setDatabase, sql, type Database } from './client';
+import { getDb, openPostgres, query, setDatabase, sql, type Database } from './client';
 import { registerBillingTasks } from '../billing/tasks';
 
 /**
@@ -46,12 +46,16 @@ describe.skipIf(!onPostgres)('a primary with a standby', () => {
     stopPostgres({ port: PRIMARY, name: names.primary });
   });
 
+  // Until the standby has replayed all the primary has written so far: compared with the primary's
+  // own position, since a standby that has not received the latest WAL yet has replayed all it received.
   const replayed = async () => {
-    for (let i = 0; i < 100; i++) {
-      const [r] = await query<{ caught_up: boolean }>(standbyDb.db, sql`select pg_last_wal_replay_lsn() >= (select pg_last_wal_receive_lsn()) as caught_up`);
+    const [{ lsn }] = await query<{ lsn: string }>(await getDb(), sql`select pg_current_wal_lsn()::text as lsn`);
+    for (let i = 0; i < 400; i++) {
+      const [r] = await query<{ caught_up: boolean }>(standbyDb.db, sql`select coalesce(pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn, false) as caught_up`);
       if (r.caught_up) return;
       await new Promise((res) => setTimeout(res, 50));
     }
+    throw new Error(`the standby did not replay up to ${lsn} within 20 s`);
   };
 
   it('writes to the writable host of the URL, though a standby is listed first', async () => {

@@ -399,7 +399,9 @@ export async function transitionEvent({ db, companyId, eventId, change, now }: {
     const { state } = change;
     if (current !== 'pending') {
       // Sent again: a hold that lapsed unsent was never cancelled by this call, so it is no repeat.
-      if (state && row.state === state && (row.heldCost !== null || row.costAmount === null)) return repeated(row, change);
+      // The sweep writes a lapsed hold's cancellation at or after its expiry; a call, before it.
+      const byCall = !row.expiresAt || (row.updatedAt !== null && row.updatedAt.getTime() < row.expiresAt.getTime());
+      if (state && row.state === state && byCall && (row.heldCost !== null || row.costAmount === null)) return repeated(row, change);
       const why = row.state === 'pending' ? `it expired at ${row.expiresAt!.toISOString()} and was cancelled` : `it is ${current}`;
       throw conflict(`Only a pending event can be completed, cancelled or extended; ${why}.`, state ? 'state' : 'expires_in');
     }

@@ -132,7 +132,6 @@ describe('creating and reading plans', () => {
     ['variable_unit_price negative', { ...valid, balances: [{ amount: 5, denomination: 'tokens', variable_unit_price: -1 }] }, 'balances[0].variable_unit_price'],
     ['unknown balance field', { ...valid, balances: [{ amount: 5, denomination: 'tokens', price: 3 }] }, 'balances[0].price'],
     ['billing rule without type', { ...valid, billing_rules: [{ amount: 1, denomination: 'tokens' }] }, 'billing_rules[0].type'],
-    ['duplicate billing rule types', { ...valid, billing_rules: [{ type: 'q', amount: 1, denomination: 'tokens' }, { type: 'q', amount: 2, denomination: 'tokens' }] }, 'billing_rules[1].type'],
     ['flags an array', { ...valid, flags: ['sso'] }, 'flags'],
     ['flag value a string', { ...valid, flags: { sso: 'yes' } }, 'flags.sso'],
     ['metadata a string', { ...valid, metadata: 'x' }, 'metadata'],
