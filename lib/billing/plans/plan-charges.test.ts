@@ -91,6 +91,49 @@ describe('renewal charges whose outcome is unknown', () => {
     expect(await tokens(co, a.id)).toBe(1000);
   });
 
+  it('a renewal settled by the reconciler after a run claimed the account is not charged again by that run, a period early', async () => {
+    const co = await newPayingCompany(t);
+    const daily = await createPlan(co, { name: 'Daily', charge_amount: 300, billing_period: 'day', overage_charge_mode: 'none', balances: [{ amount: 3, denomination: 'credits' }] });
+    const late = await subscribe(co, daily.id);
+    setTestTime(now().getTime() + 30 * 60_000);
+    const other = await subscribe(co, daily.id);
+    const due = new Date(late.next_plan_renewal);
+    // The first account's renewal is paid after the service gave up waiting: pending, looked at again in an hour.
+    setTestTime(due.getTime());
+    await local.control('fail', { delay_ms: 3500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST', late: true });
+    await renewDuePlans(db(), now());
+    expect(await chargeLines(co, late.id)).toEqual([
+      ['plan_start', 300, 'succeeded'],
+      ['plan_renewal', 300, 'pending'],
+    ]);
+    await local.untilPaymentIntents(co, 3);
+    // An hour later a run claims both accounts (the other one's renewal first, due earlier) and
+    // is held at the processor by the other's charge; meanwhile the reconciler finds the first
+    // account's payment and renews its period, and a credit of the new period is used.
+    setTestTime(due.getTime() + 3600_000);
+    await local.control('fail', { delay_ms: 1500, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' });
+    const run = renewDuePlans(db(), now());
+    await untilCharge(other.id, 'plan_renewal');
+    await reconcileCharges(db(), now());
+    const renewed = await getAccount(co, late.id);
+    expect(renewed.next_plan_renewal).toBe(new Date(due.getTime() + 86_400_000).toISOString());
+    await spend(co, late.id, 1);
+    await run;
+    // The run finds the first account no longer due: no third charge, its period and its credits stay.
+    expect(await chargeLines(co, late.id)).toEqual([
+      ['plan_start', 300, 'succeeded'],
+      ['plan_renewal', 300, 'succeeded'],
+    ]);
+    expect(await getAccount(co, late.id)).toMatchObject({ plan_status: 'ACTIVE', next_plan_renewal: renewed.next_plan_renewal, last_plan_renewal: due.toISOString() });
+    expect((await co.call('GET', `/v1/accounts/${late.id}/balance/credits`)).body.data.amount).toBe(2);
+    expect(await chargeLines(co, other.id)).toEqual([
+      ['plan_start', 300, 'succeeded'],
+      ['plan_renewal', 300, 'succeeded'],
+    ]);
+    expect(await local.paymentIntents(co)).toBe(4);
+    await expectLedgerMatches(db(), co, late.id);
+  });
+
   it('an error that is not a payment failure leaves the account ACTIVE and the renewal is tried again later', async () => {
     const co = await newPayingCompany(t);
     const pro = await createPlan(co, { name: 'Pro', charge_amount: 1500, balances: [{ amount: 10, denomination: 'tokens' }] });

@@ -29,7 +29,7 @@ export async function retryPastDueRenewal(db: Db, accountId: string, now: Date):
   const lease = new Date(now.getTime() + 10 * 60_000);
   if (!(await leasePastDueRenewal(db, accountId, now, lease))) return false;
   try {
-    await renewOne(db, accountId, now, { withNewCard: true });
+    await renewOne(db, accountId, now, lease, { withNewCard: true });
   } finally {
     await releaseRenewalLeases(db, [accountId], lease);
   }
@@ -94,7 +94,7 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
       return i;
     }
     try {
-      await renewOne(db, id, now);
+      await renewOne(db, id, now, lease);
     } catch (err) {
       // Not a payment failure (those are recorded with their charge): the account keeps its
       // lease, so the renewal runs again when the lease ends, not at once in a loop.
@@ -107,16 +107,34 @@ export async function renewDuePlans(db: Db, now: Date, opts: { stopping?: () => 
 }
 
 /**
+ * Whether a claimed account is still this run's to renew: under its lease and due at `now`. Work
+ * done since the claim may have renewed it (the reconciler settling an earlier renewal charge
+ * that was paid late, a plan change), which clears the lease and moves the due date: renewing it
+ * again would charge the next period early and expire what is left of the one just paid for.
+ */
+function stillOurs(account: typeof accounts.$inferSelect, now: Date, lease: Date, withNewCard: boolean): boolean {
+  // A new card's try is outside the retry schedule (leasePastDueRenewal): due is enough.
+  const at = withNewCard ? account.nextPlanRenewal : (account.renewalRetryAt ?? account.nextPlanRenewal);
+  return (
+    account.renewalLockedUntil?.getTime() === lease.getTime() &&
+    (account.planStatus === 'ACTIVE' || account.planStatus === 'PAST_DUE') &&
+    at !== null &&
+    at.getTime() <= now.getTime()
+  );
+}
+
+/**
  * One renewal attempt. `withNewCard`: tried at once because a card was just attached, outside
  * the retry schedule; its failure leaves the schedule (the attempt count and the next retry) as
  * it was, and each card gets its own charge.
  */
-async function renewOne(db: Db, accountId: string, now: Date, { withNewCard = false }: { withNewCard?: boolean } = {}): Promise<void> {
+async function renewOne(db: Db, accountId: string, now: Date, lease: Date, { withNewCard = false }: { withNewCard?: boolean } = {}): Promise<void> {
   const [row] = await db
     .select({ account: accounts, company: companies })
     .from(accounts)
     .innerJoin(companies, eq(companies.id, accounts.companyId))
     .where(eq(accounts.id, accountId));
+  if (!row || !stillOurs(row.account, now, lease, withNewCard)) return;
   const { account, company } = row;
   const due = account.nextPlanRenewal!;
   const stillDue = and(eq(accounts.id, accountId), eq(accounts.nextPlanRenewal, due));

@@ -10,15 +10,18 @@ export async function leaseDueRenewals(db: Db, at: Date, lease: Date, limit: num
   const t = at.toISOString();
   const rows = await query<{ id: string }>(
     db,
-    sql`update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
-      where id in (
-        select id from accounts
-        where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
-          and coalesce(renewal_retry_at, next_plan_renewal) <= ${t}::timestamptz
-          and (renewal_locked_until is null or renewal_locked_until < ${t}::timestamptz)
-        order by coalesce(renewal_retry_at, next_plan_renewal) limit ${limit}
-        for update skip locked)
-      returning id`,
+    // RETURNING follows no order of its own: the claimed rows are put in order after.
+    sql`with claimed as (
+        update accounts set renewal_locked_until = ${lease.toISOString()}::timestamptz
+        where id in (
+          select id from accounts
+          where plan_status in ('ACTIVE', 'PAST_DUE') and next_plan_renewal is not null
+            and coalesce(renewal_retry_at, next_plan_renewal) <= ${t}::timestamptz
+            and (renewal_locked_until is null or renewal_locked_until < ${t}::timestamptz)
+          order by coalesce(renewal_retry_at, next_plan_renewal) limit ${limit}
+          for update skip locked)
+        returning id, coalesce(renewal_retry_at, next_plan_renewal) as due)
+      select id from claimed order by due, id`,
   );
   return rows.map((r) => r.id);
 }
