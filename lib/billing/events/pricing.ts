@@ -8,7 +8,7 @@ export type { PricedBy };
 
 /**
  * How an event is priced: a caller's override wins, then the plan's rate card (the first rule of
- * its type whose filters match, priced from its quantities: `rate_card_event`, the SQL form of
+ * its type whose filters match, priced from its quantities: `rateCardPrice` below, the SQL form of
  * rate-card.ts), else it is not billed. The single-event statement and the batch path both price
  * through this fragment, so they cannot disagree.
  *
@@ -26,9 +26,32 @@ export function eventPrice(p: { planId: SQL; type: SQL; overrideAmount: SQL; ove
       case when ${p.overrideAmount} is null and x.p is not null then jsonb_build_object('rule', x.p->'rule', 'components', x.p->'components') end as pricing,
       coalesce(${p.overrideAmount} is null and (x.p->>'graduated')::boolean, false) as graduated
     from (select) one left join lateral (
-      select rate_card_event(pl.billing_rules, ${p.type}, ${p.quantities}, ${p.properties}, ${p.used ?? sql`null::jsonb`}) as p
+      select ${rateCardPrice({ rules: sql`pl.billing_rules`, type: p.type, quantities: p.quantities, properties: p.properties, used: p.used })} as p
       from plans pl where pl.id = ${p.planId}
     ) x on true
+  )`;
+}
+
+/**
+ * The SQL form of rate-card.ts's `priceEvent`: a scalar subquery answering what `rate_card_event`
+ * answers (drizzle/0031_usage_functions.sql), NULL when no rule matches. The first rule of the
+ * type whose filters match is picked inline (`rate_card_match` is asked only of a rule that has
+ * filters), and a flat rule (an amount, no components) is priced inline too, exactly as
+ * `rate_card_price` would price it: an event of a flat-priced plan calls no pricing function.
+ * `rules` is an expression of the rules (jsonb array), written twice.
+ */
+export function rateCardPrice(p: { rules: SQL; type: SQL; quantities: SQL; properties: SQL; used?: SQL }): SQL {
+  // The rule is picked first (LIMIT in a subquery of its own), then priced: only that one.
+  return sql`(
+    select case when m.rule ? 'components' then rate_card_price(${p.rules}, m.i, ${p.quantities}, ${p.used ?? sql`null::jsonb`})
+        else jsonb_build_object('rule', m.i, 'denomination', m.rule->>'denomination', 'amount', trim_scale(coalesce((m.rule->>'amount')::numeric, 0))::text,
+          'components', '[]'::jsonb, 'graduated', false) end
+    from (
+      select r.rule, (r.n - 1)::integer as i from jsonb_array_elements(${p.rules}) with ordinality as r(rule, n)
+      where r.rule->>'type' = ${p.type}
+        and (not (r.rule ? 'filters') or rate_card_match(jsonb_build_array(r.rule), ${p.type}, coalesce(${p.properties}, '{}'::jsonb)) is not null)
+      order by r.n limit 1
+    ) m
   )`;
 }
 

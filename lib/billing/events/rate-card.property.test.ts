@@ -4,11 +4,13 @@ import Decimal from 'decimal.js';
 import { useTestDatabase } from '../../testing/harness';
 import { query, sql } from '../../db/client';
 import { priceEvent, type BillingRule, type Component, type Properties, type Quantities } from './rate-card';
+import { rateCardPrice } from './pricing';
 
 /**
- * The rate card has one TypeScript form (rate-card.ts) and one SQL form (`rate_card_event`, which
- * the single-event statement and the batch pricing call): random rate cards, events and graduated
- * counts must price to the same rule, components and amounts, to the last of 12 decimals.
+ * The rate card has one TypeScript form (rate-card.ts) and one SQL form (`rateCardPrice`, which
+ * the single-event statement and the batch pricing use, on the functions of
+ * drizzle/0031_usage_functions.sql): random rate cards, events and graduated counts must price to
+ * the same rule, components and amounts, to the last of 12 decimals; so must `rate_card_event`.
  */
 
 const t = useTestDatabase();
@@ -57,14 +59,16 @@ describe('the rate card in TypeScript and in SQL', () => {
   it('price every event alike', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(rule, { minLength: 1, maxLength: 5 }), fc.array(event, { minLength: 1, maxLength: 12 }), async (rules, evs) => {
-        const rows = await query<{ ord: string; p: unknown }>(
+        const rows = await query<{ ord: string; p: unknown; f: unknown }>(
           t.database.db,
-          sql`select v.ord, rate_card_event(${JSON.stringify(rules)}::jsonb, v.e->>'type', v.e->'quantities', v.e->'properties', v.e->'used') as p
+          sql`select v.ord, ${rateCardPrice({ rules: sql`${JSON.stringify(rules)}::jsonb`, type: sql`(v.e->>'type')`, quantities: sql`(v.e->'quantities')`, properties: sql`(v.e->'properties')`, used: sql`(v.e->'used')` })} as p,
+              rate_card_event(${JSON.stringify(rules)}::jsonb, v.e->>'type', v.e->'quantities', v.e->'properties', v.e->'used') as f
             from jsonb_array_elements(${JSON.stringify(evs)}::jsonb) with ordinality as v(e, ord) order by v.ord`,
         );
-        const got = rows.map((r) => (typeof r.p === 'string' ? JSON.parse(r.p) : r.p));
+        const parse = (x: unknown) => (typeof x === 'string' ? JSON.parse(x) : x);
         const want = evs.map((e) => priceEvent(rules, e.type, e.quantities, e.properties, e.used));
-        expect(got).toEqual(want);
+        expect(rows.map((r) => parse(r.p))).toEqual(want);
+        expect(rows.map((r) => parse(r.f))).toEqual(want);
       }),
       { numRuns: Number(process.env.RATE_CARD_RUNS ?? 150) },
     );
@@ -75,21 +79,28 @@ describe('the rate card in TypeScript and in SQL', () => {
       { type: 'llm', denomination: 'usd', filters: { model: 'big' }, components: [{ quantity: 'input_tokens', unit_amount: '0.000003' }, { quantity: 'output_tokens', unit_amount: '0.000015' }] },
       { type: 'llm', denomination: 'usd', components: [{ quantity: 'input_tokens', tiers_mode: 'graduated', tiers: [{ up_to: '1000', unit_amount: '0', flat_amount: '0' }, { up_to: null, unit_amount: '0.001', flat_amount: '2' }] }] },
       { type: 'img', denomination: 'usd', components: [{ quantity: 'images', package: { size: '10', amount: '0.5' } }, { quantity: 'px', tiers_mode: 'volume', tiers: [{ up_to: '100', unit_amount: '1' }, { up_to: null, unit_amount: '0.5', flat_amount: '3' }] }] },
+      // Flat: priced without the pricing functions, to the same answer.
+      { type: 'call', denomination: 'credits', amount: '0.0100' },
     ];
     const cases: { type: string; q: Quantities; p: Properties; used: Record<string, string> }[] = [
       { type: 'llm', q: { input_tokens: '1200', output_tokens: '350' }, p: { model: 'big' }, used: {} },
       { type: 'llm', q: { input_tokens: '1200' }, p: { model: 'small' }, used: { '1.0': '500' } },
       { type: 'img', q: { images: '11', px: '150' }, p: {}, used: {} },
+      { type: 'call', q: { input_tokens: '5' }, p: { model: 'big' }, used: {} },
     ];
     const want = [
       { rule: 0, denomination: 'usd', amount: '0.00885', components: [{ quantity: '1200', amount: '0.0036' }, { quantity: '350', amount: '0.00525' }], graduated: false },
       // 500 free units left in the first tier, 700 at 0.001, and the second tier's flat 2 once.
       { rule: 1, denomination: 'usd', amount: '2.7', components: [{ quantity: '1200', amount: '2.7' }], graduated: true },
       { rule: 2, denomination: 'usd', amount: '79', components: [{ quantity: '11', amount: '1' }, { quantity: '150', amount: '78' }], graduated: false },
+      { rule: 3, denomination: 'credits', amount: '0.01', components: [], graduated: false },
     ];
     for (const [i, c] of cases.entries()) {
       expect(priceEvent(rules, c.type, c.q, c.p, c.used)).toEqual(want[i]);
-      const [row] = await query<{ p: unknown }>(t.database.db, sql`select rate_card_event(${JSON.stringify(rules)}::jsonb, ${c.type}, ${JSON.stringify(c.q)}::jsonb, ${JSON.stringify(c.p)}::jsonb, ${JSON.stringify(c.used)}::jsonb) as p`);
+      const [row] = await query<{ p: unknown }>(
+        t.database.db,
+        sql`select ${rateCardPrice({ rules: sql`${JSON.stringify(rules)}::jsonb`, type: sql`${c.type}::text`, quantities: sql`${JSON.stringify(c.q)}::jsonb`, properties: sql`${JSON.stringify(c.p)}::jsonb`, used: sql`${JSON.stringify(c.used)}::jsonb` })} as p`,
+      );
       expect(typeof row.p === 'string' ? JSON.parse(row.p) : row.p).toEqual(want[i]);
     }
   });

@@ -3,7 +3,7 @@ import { Decimal, type Units } from '../../money';
 /**
  * A plan's rate card: the pure definition of how a plan prices an event from its type, its
  * `properties` and its `quantities`. The database says the same rules in one SQL form
- * (`rate_card_event`, drizzle/0026_usage_functions.sql), which the single-event statement and the batch
+ * (`rateCardPrice` in pricing.ts, on the functions of drizzle/0031_usage_functions.sql), which the single-event statement and the batch
  * pricing both call; `rate-card.property.test.ts` holds the two to one answer on both databases.
  *
  * - The first rule of the event's type, in plan order, whose `filters` all match prices the
