@@ -57,6 +57,12 @@ const POOLED = [
 ];
 for (const f of POOLED) if (!onDatabases.includes(f)) throw new Error(`vitest.config.ts: ${f} is listed for the pgbouncer project but does not open a test database`);
 
+/**
+ * The database projects' files hash passwords at a lower cost (lib/testing/password-cost.ts);
+ * the unit project keeps the real one, which lib/crypto.test.ts checks.
+ */
+const onDatabaseSetup = ['lib/testing/log-setup.ts', 'lib/testing/password-cost.ts'];
+
 const env = { APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' };
 
 export default defineConfig({
@@ -69,11 +75,11 @@ export default defineConfig({
     setupFiles: ['lib/testing/log-setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: unit, env: env } },
-      { extends: true, test: { name: 'embedded', include: onDatabases, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
-      { extends: true, test: { name: 'postgres', include: onDatabases, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
+      { extends: true, test: { name: 'embedded', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
       {
         extends: true,
-        test: { name: 'pgbouncer', include: POOLED, env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' }, globalSetup: ['lib/testing/pgbouncer-setup.ts'] },
+        test: { name: 'pgbouncer', include: POOLED, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' }, globalSetup: ['lib/testing/pgbouncer-setup.ts'] },
       },
     ],
   },

@@ -1,6 +1,6 @@
 import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, verifyPassword } from './crypto';
+import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, passwordParams, setPasswordCostForTests, verifyPassword } from './crypto';
 import { ApiError } from './errors';
 import { appSecret, consoleSessionSecret } from './secrets';
 import { withSettings, type Settings } from './env';
@@ -96,10 +96,22 @@ describe('password hashes', () => {
     expect(ticks).toBeGreaterThan(3);
     expect(hash).toMatch(/^scrypt\$n=131072,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     expect(PASSWORD_PARAMS.N).toBeGreaterThanOrEqual(2 ** 17);
+    expect(passwordParams()).toBe(PASSWORD_PARAMS);
     expect(needsRehash(hash)).toBe(false);
     expect(vi.mocked(scrypt).mock.calls.at(-1)?.[3]).toMatchObject({ N: 2 ** 17, r: 8, p: 1 });
     expect(await verifyPassword('correct horse battery', hash)).toBe(true);
     expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
+  });
+
+  it('cannot be made cheaper outside the test runner', () => {
+    const runner = process.env.VITEST;
+    delete process.env.VITEST;
+    try {
+      expect(() => setPasswordCostForTests({ N: 2 ** 10, r: 1, p: 1 })).toThrow(/test runner only/);
+    } finally {
+      process.env.VITEST = runner;
+    }
+    expect(passwordParams()).toBe(PASSWORD_PARAMS);
   });
 
   it('made before parameters were stored (scrypt$salt$hash, N=2^14) still verify and ask to be upgraded', async () => {

@@ -91,6 +91,29 @@ export const PASSWORD_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
 const LEGACY_PARAMS = { N: 2 ** 14, r: 8, p: 1 } as const;
 type ScryptParams = { N: number; r: number; p: number };
 
+/**
+ * What new hashes get: PASSWORD_PARAMS, unless a test process asked for less. No setting
+ * reaches it: only setPasswordCostForTests, which refuses outside the test runner.
+ */
+let current: ScryptParams = PASSWORD_PARAMS;
+/** The dummy hash of verifyPassword at `current`'s parameters, made when first needed. */
+let dummy: string | null = null;
+
+/**
+ * For the test runner only (lib/testing/password-cost.ts): hash at `lower` instead of
+ * PASSWORD_PARAMS in this process, so tests of sign-in rules do not spend their time in scrypt;
+ * null puts PASSWORD_PARAMS back. Throws anywhere
+ * but under vitest.
+ */
+export function setPasswordCostForTests(lower: ScryptParams | null): void {
+  if (process.env.VITEST !== 'true') throw new Error('setPasswordCostForTests is for the test runner only');
+  current = lower ?? PASSWORD_PARAMS;
+  dummy = null;
+}
+
+/** The parameters new hashes get now (PASSWORD_PARAMS outside tests). */
+export const passwordParams = (): ScryptParams => current;
+
 // Each hash holds 128 MiB while it runs: more at once would only queue on libuv's threads
 // (which DNS and file work share) and multiply the memory.
 const MAX_CONCURRENT_HASHES = 2;
@@ -142,8 +165,8 @@ async function deriveKey(password: string, salt: Buffer, length: number, params:
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await deriveKey(password, salt, 32, PASSWORD_PARAMS);
-  const { N, r, p } = PASSWORD_PARAMS;
+  const hash = await deriveKey(password, salt, 32, current);
+  const { N, r, p } = current;
   return `scrypt$n=${N},r=${r},p=${p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
@@ -162,14 +185,14 @@ function parseHash(stored: string): ParsedHash | null {
 /** Whether a stored hash was made with weaker parameters than new hashes get. */
 export function needsRehash(stored: string): boolean {
   const parsed = parseHash(stored);
-  return !parsed || parsed.params.N < PASSWORD_PARAMS.N || parsed.params.r < PASSWORD_PARAMS.r || parsed.params.p < PASSWORD_PARAMS.p;
+  return !parsed || parsed.params.N < current.N || parsed.params.r < current.r || parsed.params.p < current.p;
 }
 
 /**
  * A hash no password matches (its bytes are random, not derived), with today's parameters:
  * checking a password against it costs what checking a real one costs.
  */
-const DUMMY_HASH = `scrypt$n=${PASSWORD_PARAMS.N},r=${PASSWORD_PARAMS.r},p=${PASSWORD_PARAMS.p}$${randomBytes(16).toString('base64url')}$${randomBytes(32).toString('base64url')}`;
+const dummyHash = () => (dummy ??= `scrypt$n=${current.N},r=${current.r},p=${current.p}$${randomBytes(16).toString('base64url')}$${randomBytes(32).toString('base64url')}`);
 
 /**
  * Checks a password against a stored hash, or against the dummy hash when there is none (an
@@ -177,7 +200,7 @@ const DUMMY_HASH = `scrypt$n=${PASSWORD_PARAMS.N},r=${PASSWORD_PARAMS.r},p=${PAS
  * dummy check at today's, so an old account does not answer faster than an unknown email.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const parsed = parseHash(stored ?? DUMMY_HASH);
+  const parsed = parseHash(stored ?? dummyHash());
   if (!parsed) {
     await verifyPassword(password, null);
     return false;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { now, setTestTime } from '../clock';
 import { admins, signInAttempts } from '../db/schema';
-import { hashingSaturated, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../crypto';
+import { hashingSaturated, hashPassword, MAX_WAITING_HASHES, needsRehash, passwordParams, verifyPassword } from '../crypto';
 import { attemptSignIn, SIGN_IN_GLOBAL_LIMIT, SIGN_IN_LIMITS, SIGN_IN_LOCK_MS } from './sign-in';
 import { changePassword, inviteAdmin } from './team';
 import { clientAddress } from '../net/client-address';
@@ -103,7 +103,10 @@ describe('console sign-in lockout', () => {
     expect((await t.database.db.select().from(admins).where(eq(admins.email, email)))[0].passwordHash).toBe(legacy);
     expect((await attempt(email, PASSWORD)).status).toBe('ok');
     const [row] = await t.database.db.select().from(admins).where(eq(admins.email, email));
-    expect(row.passwordHash).toMatch(/^scrypt\$n=131072,r=8,p=1\$/);
+    // Upgraded to the parameters new hashes get (lib/testing/password-cost.ts: lower in tests).
+    const { N, r, p } = passwordParams();
+    expect(row.passwordHash.startsWith(`scrypt$n=${N},r=${r},p=${p}$`)).toBe(true);
+    expect(needsRehash(row.passwordHash)).toBe(false);
     expect(await verifyPassword(PASSWORD, row.passwordHash)).toBe(true);
     expect(row.sessionVersion).toBe(1);
     expect((await attempt(email, PASSWORD)).status).toBe('ok');

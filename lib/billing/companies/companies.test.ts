@@ -8,6 +8,7 @@ import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
 import { decrypt, encrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
 import { authenticateCompany } from '../../api/credentials';
 import { testSettingsRefusedByStoredKeys } from './live-keys';
+import { atRealPasswordCost } from '../../testing/password-cost';
 
 const t = useTestDatabase();
 const ADMIN = { ADMIN_TOKEN: 'admin-secret-for-tests' };
@@ -36,7 +37,7 @@ describe('registering companies', () => {
     expect(keys[0].keyHash).not.toContain(c.api_key);
   }));
 
-  it("hashes a keyed registration's password before its transaction, so the database goes on answering meanwhile", underSettings(ADMIN, async () => {
+  it("hashes a keyed registration's password before its transaction, so the database goes on answering meanwhile", underSettings(ADMIN, () => atRealPasswordCost(async () => {
     // Loaded and warm first, so that the keyed request below claims its key within the 100 ms.
     expect((await api('POST', '/v1/companies', { auth: 'admin', body: { name: 'Warm', email: 'warm@hooli.io' } })).status).toBe(200);
     const order: string[] = [];
@@ -48,7 +49,7 @@ describe('registering companies', () => {
       order.push('registered');
       return res;
     });
-    // The hash takes most of a second. On the embedded database a statement outside the request's
+    // The hash takes most of a second (the real cost, here). On the embedded database a statement outside the request's
     // transaction waits for its commit: had the hash been inside, this read would come last.
     await new Promise((r) => setTimeout(r, 100));
     await t.database.db.select().from(companies).where(eq(companies.email, 'nobody@hooli.io'));
@@ -59,7 +60,7 @@ describe('registering companies', () => {
     // And the owner signs in with that password: the hash made beforehand is the one stored.
     const [owner] = await t.database.db.select().from(admins).where(eq(admins.email, 'ops@hooli.io'));
     expect(await verifyPassword('correct horse battery', owner.passwordHash)).toBe(true);
-  }));
+  })));
 
   it('refuses a second console owner with the same email (409), and replays a registration sent again with its Idempotency-Key', underSettings(ADMIN, async () => {
     const body = { name: 'Initech', email: 'ops@initech.io', password: 'correct horse' };
