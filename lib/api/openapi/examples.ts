@@ -272,6 +272,15 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
       rejected_event_id: IDS.event,
     },
   },
+  spend_limit_exceeded: {
+    summary: "An event would take the account's spend past a reject limit",
+    error: {
+      type: 'spend_limit_exceeded',
+      message: "This event costs 4.5 credits, which would take the account's spend past its limit; it was recorded as rejected and nothing was charged.",
+      param: null,
+      rejected_event_id: IDS.event,
+    },
+  },
   payment_method_required: {
     summary: 'A chargeable plan without a card, token or collector',
     error: {
