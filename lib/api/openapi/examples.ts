@@ -76,6 +76,7 @@ export const balanceExample = {
   last_periodic_refill: T0,
   next_periodic_refill: '2027-04-10T00:00:00.000Z',
   refill_expires_after_days: null,
+  refill_max_charges_per_month: null,
   scheduled_refill_change: null,
   managed_by_plan_id: null,
   next_expiry: { expires_at: '2027-04-10T00:00:00.000Z', amount: 200 },
@@ -94,6 +95,7 @@ export const newBalanceExample = {
   last_periodic_refill: null,
   next_periodic_refill: null,
   refill_expires_after_days: null,
+  refill_max_charges_per_month: null,
   next_expiry: null,
   updated_at: null,
 };

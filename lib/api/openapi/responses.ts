@@ -87,6 +87,7 @@ const balanceFields = {
   last_periodic_refill: maybeTimestamp('Last monthly refill'),
   next_periodic_refill: maybeTimestamp('Next monthly refill'),
   refill_expires_after_days: z.number().int().nullable().describe('Days after each refill that the paid grant it makes expires; null: those grants never expire.'),
+  refill_max_charges_per_month: z.number().int().nullable().describe('At most this many threshold refills are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month. null: no limit.'),
   scheduled_refill_change: scheduledRefillChange.nullable().describe('A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null.'),
   managed_by_plan_id: maybePrefixed('p', 'Plan whose allowance this balance holds: it expires at each period end and the next one is granted'),
   next_expiry: z

@@ -32,6 +32,7 @@ export function serializeBalance(b: Balance) {
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
     refill_expires_after_days: b.refillExpiresAfterDays ?? null,
+    refill_max_charges_per_month: b.refillMaxChargesPerMonth ?? null,
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
     scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
