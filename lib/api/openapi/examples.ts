@@ -358,3 +358,13 @@ export const usageExample = [
   { start: '2026-03-01T00:00:00.000Z', group: 'upload', denomination: 'credits', events: 37, cost: 92.5, quantities: {} },
   { start: '2026-03-02T00:00:00.000Z', group: 'query', denomination: 'credits', events: 1388, cost: 6246, quantities: { input_tokens: 1120483, output_tokens: 455210 } },
 ];
+
+export const spendLimitExample = {
+  denomination: 'credits',
+  period: 'day' as const,
+  limit: 50,
+  action: 'reject' as const,
+  spent: 12.5,
+  period_start: '2026-03-14T00:00:00.000Z',
+  period_end: '2026-03-15T00:00:00.000Z',
+};

@@ -240,6 +240,18 @@ export const checkResult = z
     reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why it would be refused; null when allowed.'),
   })
   .describe('The answer to a check: priced and gated as recording the event now would be; nothing recorded.');
+export const spendLimitRecord = z
+  .strictObject({
+    denomination: z.string().describe('The denomination whose spend is limited.'),
+    period: z.enum(['day', 'week', 'month']).describe('UTC calendar day, ISO week (from Monday) or calendar month.'),
+    limit: unitsNumber('The most the period may spend.'),
+    action: z.enum(['reject', 'notify']).describe('reject: an event that would pass the limit is rejected; notify: passing it sends `spend_limit_reached` once per period.'),
+    spent: unitsNumber('Spent in the period under way: completed costs plus live holds.'),
+    period_start: timestamp('Start of the period under way'),
+    period_end: timestamp('End of the period under way (the next one\'s start)'),
+  })
+  .describe('A spend limit of an account, with its period under way.');
+
 export const usageRow = z
   .strictObject({
     start: timestamp('Start of the bucket: the UTC hour, day or month (a window\'s first and last buckets may cover less of it)'),
@@ -516,6 +528,7 @@ export const RESPONSE_SCHEMAS = {
   Event: event,
   EventWithBalance: eventWithBalance,
   CheckResult: checkResult,
+  SpendLimit: spendLimitRecord,
   UsageRow: usageRow,
   Plan: plan,
   Charge: charge,
