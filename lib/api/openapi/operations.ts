@@ -375,7 +375,7 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/events', operationId: 'recordEvent', tag: 'Events', auth: 'company',
     summary: 'Record one event',
     description:
-      'Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan\'s billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`. Gated or not, an event whose cost would take the account\'s spend past a `reject` spend limit is recorded as rejected (`reason: \"spend_limit\"`) and the call is 402 `spend_limit_exceeded` with `rejected_event_id`.',
+      'Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan\'s billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`. Gated or not, an event whose cost would take the account\'s spend past a `reject` spend limit is recorded as rejected (`reason: "spend_limit"`) and the call is 402 `spend_limit_exceeded` with `rejected_event_id`.',
     body: { schema: 'EventCreate', example: { type: 'query', cost_override_amount: 4.5, cost_override_denomination: 'credits', gate_on_balance: true, metadata: { query_id: 'q_991' } } },
     response: { schema: 'EventWithBalance', description: 'The event record with the resulting balance of the charged denomination.', example: { ...ex.eventExample, priced_by: 'override', gate_on_balance: true, balance: ex.balanceExample } },
     errors: ['insufficient_balance', 'spend_limit_exceeded'],
@@ -384,7 +384,7 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/check', operationId: 'checkEvent', tag: 'Events', auth: 'company',
     summary: 'Check whether an event would pass',
     description:
-      'Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan\'s rate card from its quantities and properties, a graduated tier from the account\'s count so far) and gated on `available` (gated unless `gate_on_balance: false`), after the account\'s `reject` spend limits (`reason: \"spend_limit\"`, gated or not). Records nothing, charges nothing, sends nothing.',
+      'Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan\'s rate card from its quantities and properties, a graduated tier from the account\'s count so far) and gated on `available` (gated unless `gate_on_balance: false`), after the account\'s `reject` spend limits (`reason: "spend_limit"`, gated or not). Records nothing, charges nothing, sends nothing.',
     body: { schema: 'EventCreate', example: { type: 'llm', quantities: { input_tokens: 1200, output_tokens: 350 }, properties: { model: 'large' } } },
     response: { schema: 'CheckResult', description: 'Whether it would pass, what it would cost, and what is available.', example: { allowed: true, cost: { amount: 0.0065, denomination: 'usd' }, available: 12.5, reason: null } },
   },
