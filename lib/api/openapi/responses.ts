@@ -504,7 +504,7 @@ export const errorBody = z
         message: z.string().describe('Readable explanation, safe to show a developer (never a stack trace or SQL).'),
         param: z.string().nullable().describe('The field at fault (`name`, `[3].type`, `balances[0].amount`), or null.'),
         request_id: z.string().regex(/^req_/).describe('The Request-Id header of this response; quote it when asking for help.'),
-        rejected_event_id: prefixed('ev', 'insufficient_balance only: the rejected event recorded in place of the charge').optional(),
+        rejected_event_id: prefixed('ev', 'insufficient_balance and spend_limit_exceeded only: the rejected event recorded in place of the charge').optional(),
         decline_code: z.string().nullable().optional().describe('card_declined only, when known: the processor decline code.'),
         charge_pending: z.literal(true).optional().describe("processor_error only: the processor's answer about a charge is not known yet; the charge is settled automatically, and a retry with the same Idempotency-Key carries on with it."),
         charge_id: prefixed('ch', 'processor_error with charge_pending only: the pending charge').optional(),
