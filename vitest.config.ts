@@ -39,7 +39,8 @@ const unit = files.filter((f) => !onDatabases.includes(f));
  * name itself (the single-event statement, lib/billing/events/single.ts), the batch path's
  * transaction-scoped advisory lock and `set_config` (events.ts) and the webhooks' (webhooks.ts),
  * concurrent writers on one balance (group commit, two app processes), the reference model of
- * balances (every write path, the single-event statement among them), migrations under their
+ * balances (every write path, the single-event statement among them), spend limits (their
+ * counters read and moved under the balance lock), migrations under their
  * advisory lock, and every endpoint once.
  */
 const POOLED = [
@@ -51,6 +52,7 @@ const POOLED = [
   'lib/billing/events/paths.property.test.ts',
   'lib/billing/events/gone-balance.test.ts',
   'lib/billing/balances/model.property.test.ts',
+  'lib/billing/balances/spend-limits.test.ts',
   'lib/billing/webhooks/webhooks.test.ts',
   'lib/db/migrate.test.ts',
   'lib/api/every-endpoint.test.ts',

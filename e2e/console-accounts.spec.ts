@@ -144,6 +144,26 @@ test('an admin creates a plan and accounts, follows usage, and manages an accoun
     await expect(section(page, 'Balances').getByRole('row', { name: /tokens/ })).toContainText('Below 100: +1,000 for $5.00');
   });
 
+  await test.step('set a daily spend limit, refusing a negative limit first', async () => {
+    const limits = section(page, 'Spend limits');
+    await expect(limits.getByText('No spend limits.')).toBeVisible();
+    const row = limits.getByRole('group', { name: 'New limit' }).first();
+    await row.getByLabel('Denomination').fill('tokens');
+    await row.getByLabel('Limit (units)').fill('-1');
+    await limits.getByRole('button', { name: 'Save spend limits' }).click();
+    await expect(row.getByText('Must not be negative.')).toBeVisible();
+    await expect(row.getByLabel('Limit (units)')).toHaveAttribute('aria-invalid', 'true');
+    await expect(row.getByLabel('Denomination')).toHaveValue('tokens'); // nothing typed was lost
+    await row.getByLabel('Limit (units)').fill('50');
+    await row.getByLabel('Past it').selectOption('reject');
+    await limits.getByRole('button', { name: 'Save spend limits' }).click();
+    await expect(limits.getByRole('status')).toHaveText('1 spend limit set.');
+    const set = limits.getByRole('row', { name: /tokens/ });
+    await expect(set).toContainText('Reject events');
+    await expect(set.getByRole('cell').nth(2)).toHaveText('50');
+    await expect(limits.getByRole('group', { name: 'Limit 1' }).getByLabel('Limit (units)')).toHaveValue('50');
+  });
+
   await test.step('change to a cheaper plan: scheduled for the renewal', async () => {
     const change = section(page, 'Change plan');
     await change.getByLabel('New plan').selectOption({ label: `${freeName} (free, monthly)` });

@@ -3,6 +3,7 @@ export type ErrorType =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_balance'
+  | 'spend_limit_exceeded'
   | 'payment_method_required'
   | 'card_declined'
   | 'not_found'
@@ -19,6 +20,7 @@ export const STATUS: Record<ErrorType, number> = {
   invalid_request: 400,
   unauthorized: 401,
   insufficient_balance: 402,
+  spend_limit_exceeded: 402,
   payment_method_required: 402,
   card_declined: 402,
   not_found: 404,

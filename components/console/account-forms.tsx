@@ -61,7 +61,34 @@ export function RefillForm({ action, denominations }: { action: FormAction; deno
       <Field name="amount" label="Units per refill" inputMode="decimal" autoComplete="off" />
       <Field name="usd_charge" label="Price per refill (USD)" inputMode="decimal" defaultValue="0" hint="Charged to the card on file; 0 makes it free." autoComplete="off" />
       <Field name="threshold" label="Refill when available drops below (units)" inputMode="decimal" hint="Leave empty for no threshold refill." autoComplete="off" />
+      <Field name="max_charges_per_month" label="At most this many threshold refills a month" inputMode="numeric" hint="Leave empty for no limit. Past it no refill is charged until the next month." autoComplete="off" />
       <CheckboxField name="refill_period" value="monthly" label="Refill every month" hint="The first monthly refill is made (and charged) now, then on this day of each month." />
+    </ActionForm>
+  );
+}
+
+export type SpendLimitRow = { denomination: string; period: string; limit: string; action: string };
+
+/** The account's whole list of spend limits, edited as rows (two empty ones to add); saving replaces the list, and empty rows are no limits. */
+export function SpendLimitsForm({ action, limits, denominations }: { action: FormAction; limits: SpendLimitRow[]; denominations: string[] }) {
+  const rows = [...limits, { denomination: '', period: 'day', limit: '', action: 'reject' }, { denomination: '', period: 'day', limit: '', action: 'reject' }];
+  return (
+    <ActionForm action={action} submitLabel="Save spend limits" pendingLabel="Saving…" label="Spend limits" className="space-y-3" resetOnSuccess={false}>
+      <datalist id="limit-denominations">
+        {denominations.map((d) => (
+          <option key={d} value={d} />
+        ))}
+      </datalist>
+      {rows.map((r, i) => (
+        <fieldset key={`${i}-${r.denomination}-${r.period}-${r.action}-${r.limit}`} className="grid grid-cols-1 gap-2 border-t border-slate-200 pt-2 sm:grid-cols-4">
+          <legend className="sr-only">{i < limits.length ? `Limit ${i + 1}` : 'New limit'}</legend>
+          <Field name={`limits[${i}].denomination`} label="Denomination" list="limit-denominations" defaultValue={r.denomination} autoComplete="off" />
+          <SelectField name={`limits[${i}].period`} label="Per" defaultValue={r.period} options={[{ value: 'day', label: 'Day (UTC)' }, { value: 'week', label: 'Week (from Monday)' }, { value: 'month', label: 'Month' }]} />
+          <Field name={`limits[${i}].limit`} label="Limit (units)" inputMode="decimal" defaultValue={r.limit} autoComplete="off" />
+          <SelectField name={`limits[${i}].action`} label="Past it" defaultValue={r.action} options={[{ value: 'reject', label: 'Reject events' }, { value: 'notify', label: 'Notify once' }]} />
+        </fieldset>
+      ))}
+      <p className="text-xs text-slate-700">Spend is what completed events cost in the period plus live holds. Clear a row to remove its limit.</p>
     </ActionForm>
   );
 }

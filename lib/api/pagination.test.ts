@@ -133,7 +133,10 @@ describe('every paged list carries has_more and pages through every item exactly
       ['/v1/companies', '/v1/companies'],
       ['/v1/accounts/{account_id}/usage', `/v1/accounts/${event.account_id}/usage`],
       ['/v1/companies/{company_id}/usage', '/v1/companies/{company}/usage'],
+      ['/v1/accounts/{account_id}/spend_limits', `/v1/accounts/${event.account_id}/spend_limits`],
     ]);
+    const limits = await co.call('PUT', `/v1/accounts/${event.account_id}/spend_limits`, { body: [{ denomination: 'credits', period: 'month', limit: 1000000, action: 'notify' }] });
+    expect(limits.status).toBe(200);
     expect([...unpaged.keys()].sort()).toEqual(OPERATIONS.filter((o) => o.response.list === 'all').map((o) => o.path).sort());
     for (const [documented, path] of unpaged) {
       const res = await co.call('GET', path);

@@ -84,6 +84,7 @@ const FOREIGN: Record<string, (w: World) => { call: (a: Action) => Promise<FormS
   ],
   'accounts.setRefillAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form({ denomination: 'credits', amount: '10', usd_charge: '5', threshold: '1' })) }],
   'accounts.removeRefillAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, 'credits', idle, form()) }],
+  'accounts.setSpendLimitsAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form({ 'limits[0].denomination': 'credits', 'limits[0].period': 'day', 'limits[0].limit': '10', 'limits[0].action': 'reject' })) }],
   'accounts.collectorLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
   'accounts.portalLinkAction': (w) => [{ what: 'account', call: (a) => a(w.other.account, idle, form()) }],
   'accounts.revokePortalLinkAction': (w) => [{ what: 'portal link', call: (a) => a(w.own.account, w.other.portalLink, idle, form()) }],

@@ -61,6 +61,10 @@ const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, id
     },
   },
   'accounts.setRefillAction': { fields: { denomination: 'credits', amount: '10', usd_charge: '5', threshold: '1' }, call: (a, fd, ids) => a(ids.account, idle, fd) },
+  'accounts.setSpendLimitsAction': {
+    fields: { 'limits[0].denomination': 'credits', 'limits[0].period': 'day', 'limits[0].limit': '10', 'limits[0].action': 'reject' },
+    call: (a, fd, ids) => a(ids.account, idle, fd),
+  },
   'plans.createPlanAction': {
     fields: { name: 'Pro', charge_amount: '0', 'balances[0].denomination': 'credits', 'balances[0].amount': '5' },
     call: (a, fd) => a(idle, fd),

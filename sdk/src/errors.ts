@@ -26,7 +26,8 @@ export type ErrorFields = components['schemas']['Error']['error'];
 
 /**
  * The API answered with an error. `type`, `param` and `request_id` are the API's own; extra
- * fields of some types are here too (`rejected_event_id` on 402 insufficient_balance,
+ * fields of some types are here too (`rejected_event_id` on 402 insufficient_balance and
+ * spend_limit_exceeded,
  * `charge_pending`, `charge_id` and (for a plan charge) `account_id` on 502 processor_error,
  * `decline_code` on 402 card_declined),
  * and all of them under `error`.

@@ -1,5 +1,5 @@
 import { BillingClient, type ClientOptions } from './client.js';
-import { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, TestClock, Transactions, Usage, Webhooks } from './resources.js';
+import { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, SpendLimits, TestClock, Transactions, Usage, Webhooks } from './resources.js';
 
 /**
  * The billing API client.
@@ -21,6 +21,7 @@ export class Billing extends BillingClient {
   readonly refills = new Refills(this);
   readonly events = new Events(this);
   readonly usage = new Usage(this);
+  readonly spendLimits = new SpendLimits(this);
   readonly plans = new Plans(this);
   readonly webhooks = new Webhooks(this);
   readonly testClock = new TestClock(this);
@@ -39,4 +40,4 @@ export type { CallOptions, HttpMethod, ListItem, ListPath, PathsFor, QueryParams
 export type * from './schema.js';
 // The document's \`operations\` interface, whose name the runtime map of operations holds.
 export type { operations as OperationTypes } from './schema.js';
-export { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, TestClock, Transactions, Usage, Webhooks } from './resources.js';
+export { Accounts, ApiKeys, Balances, Charges, Companies, Events, Grants, Plans, Refills, SpendLimits, TestClock, Transactions, Usage, Webhooks } from './resources.js';

@@ -43,6 +43,8 @@ export const operations = {
   modifyMidMonth: { method: 'post', path: '/v1/accounts/{account_id}/modifymidmonth', auth: 'company', list: false },
   recordEvent: { method: 'post', path: '/v1/accounts/{account_id}/events', auth: 'company', list: false },
   checkEvent: { method: 'post', path: '/v1/accounts/{account_id}/check', auth: 'company', list: false },
+  getSpendLimits: { method: 'get', path: '/v1/accounts/{account_id}/spend_limits', auth: 'company', list: true },
+  setSpendLimits: { method: 'put', path: '/v1/accounts/{account_id}/spend_limits', auth: 'company', list: false },
   recordEvents: { method: 'post', path: '/v1/events', auth: 'company', list: false },
   getEvent: { method: 'get', path: '/v1/events/{event_id}', auth: 'company', list: false },
   transitionEvent: { method: 'put', path: '/v1/events/{event_id}', auth: 'company', list: false },

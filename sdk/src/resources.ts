@@ -191,7 +191,8 @@ export class Refills extends Resource {
 export class Events extends Resource {
   /**
    * Records one event and answers it with the resulting balance. A gated event that lacks
-   * balance throws BillingApiError 402 `insufficient_balance` with `rejected_event_id`.
+   * balance throws BillingApiError 402 `insufficient_balance` with `rejected_event_id`; one past a
+   * `reject` spend limit, 402 `spend_limit_exceeded` with it.
    */
   async record(accountId: string, body: Body<'EventCreate'>, options?: CallOptions): Promise<S.EventWithBalance> {
     return (await this.client.request('post', '/v1/accounts/{account_id}/events', { ...options, path: { account_id: accountId }, body })).data;
@@ -237,6 +238,22 @@ export class Usage extends Resource {
   /** The same over all of your company's accounts, or one of them with `account_id`. */
   async company(query?: QueryParams<'/v1/companies/{company_id}/usage'>, options?: CallOptions): Promise<S.UsageRow[]> {
     return (await this.client.request('get', '/v1/companies/{company_id}/usage', { ...options, query })).data;
+  }
+}
+
+/** An account's spend limits per denomination and period (day, week, month), each rejecting or notifying past its limit. */
+export class SpendLimits extends Resource {
+  /** The account's limits, each with its period under way and what was spent in it so far. */
+  async get(accountId: string, options?: CallOptions): Promise<S.SpendLimit[]> {
+    return (await this.client.request('get', '/v1/accounts/{account_id}/spend_limits', { ...options, path: { account_id: accountId } })).data;
+  }
+
+  /**
+   * Replaces the account's limits (`[]` clears them). An event past a `reject` limit then throws
+   * BillingApiError 402 `spend_limit_exceeded` with `rejected_event_id`.
+   */
+  async set(accountId: string, limits: Body<'SpendLimitsPut'>, options?: CallOptions): Promise<S.SpendLimit[]> {
+    return (await this.client.request('put', '/v1/accounts/{account_id}/spend_limits', { ...options, path: { account_id: accountId }, body: limits })).data;
   }
 }
 

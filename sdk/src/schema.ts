@@ -529,7 +529,7 @@ export interface paths {
         get?: never;
         /**
          * Set a monthly or threshold refill
-         * @description Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance's refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. A monthly setting (and modifymidmonth) made while another one, or a plan change or renewal, of the account is under way answers 409 with `Retry-After: 1`. Also at `.../autorefill`.
+         * @description Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it; with `max_charges_per_month`, at most that many threshold refills are charged per calendar month (UTC), and past it none is and `refill_limit_reached` is sent once that month. While a refill charge that sets this balance's refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. A monthly setting (and modifymidmonth) made while another one, or a plan change or renewal, of the account is under way answers 409 with `Retry-After: 1`. Also at `.../autorefill`.
          */
         put: operations["setAutoRefill"];
         post?: never;
@@ -594,7 +594,7 @@ export interface paths {
         put?: never;
         /**
          * Record one event
-         * @description Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan's billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`.
+         * @description Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan's billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`. Gated or not, an event whose cost would take the account's spend past a `reject` spend limit is recorded as rejected (`reason: "spend_limit"`) and the call is 402 `spend_limit_exceeded` with `rejected_event_id`.
          */
         post: operations["recordEvent"];
         delete?: never;
@@ -614,9 +614,33 @@ export interface paths {
         put?: never;
         /**
          * Check whether an event would pass
-         * @description Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan's rate card from its quantities and properties, a graduated tier from the account's count so far) and gated on `available` (gated unless `gate_on_balance: false`). Records nothing, charges nothing, sends nothing.
+         * @description Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan's rate card from its quantities and properties, a graduated tier from the account's count so far) and gated on `available` (gated unless `gate_on_balance: false`), after the account's `reject` spend limits (`reason: "spend_limit"`, gated or not). Records nothing, charges nothing, sends nothing.
          */
         post: operations["checkEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/spend_limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's spend limits
+         * @description Every spend limit of the account, each with its period under way (`period_start`, `period_end`) and what was spent in it so far: the costs of completed events (a hold counts in the period it completed in) plus the live holds.
+         */
+        get: operations["getSpendLimits"];
+        /**
+         * Replace the account's spend limits
+         * @description The account's whole list of limits (`[]` clears them), at most one per denomination, period and action. `period` is a UTC calendar `day`, an ISO `week` (from Monday 00:00 UTC) or a calendar `month`. Spend in a period = the costs of completed events plus live holds, in the limit's denomination. An event (gated or not) whose cost would take it past a `reject` limit is recorded as rejected with `reason: "spend_limit"`: a single event answers 402 `spend_limit_exceeded` with `rejected_event_id`, a batch item comes back rejected, `check` answers `reason: "spend_limit"`. Passing a `notify` limit refuses nothing and sends `spend_limit_reached` once per period. The periods under way are counted from the account's events when the limits are set. A bad item is 400 naming it (`param: "[1].period"`); nothing is stored.
+         */
+        put: operations["setSpendLimits"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -634,7 +658,7 @@ export interface paths {
         put?: never;
         /**
          * Record a batch of events
-         * @description Up to 1000 events (more is 413), each naming its `account_id`, in one transaction. The whole batch is validated first: 400 names the bad item (`param: "[3].type"`); an account that is not the caller's is 404 with `param: "[3].account_id"`. A gated item that lacks balance comes back with `state: "rejected"`; the call is still 200.
+         * @description Up to 1000 events (more is 413), each naming its `account_id`, in one transaction. The whole batch is validated first: 400 names the bad item (`param: "[3].type"`); an account that is not the caller's is 404 with `param: "[3].account_id"`. A gated item that lacks balance, or an item past a `reject` spend limit, comes back with `state: "rejected"` and its `reason`, in request order; the call is still 200.
          */
         post: operations["recordEvents"];
         delete?: never;
@@ -1012,7 +1036,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant A, by type)
-         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered by event type with `POST /v1/webhooks` (variant A). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced), `spend_limit_reached` when an account's spend in a day, week or month passes a `notify` spend limit (once per limit and period; `data`: `period`, `period_start`, `limit`, `spent`), `refill_limit_reached` when a threshold refill is not charged because the month's `max_charges_per_month` were made (once per month; `data`: `max_charges_per_month`, `month`). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByType"];
         delete?: never;
@@ -1032,7 +1056,7 @@ export interface webhooks {
         put?: never;
         /**
          * Balance notification (variant B, by topic)
-         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
+         * @description Sent to webhooks registered with `POST /v1/companies/{company_id}/webhooks` and subscribed to topics (variant B). Topics: `pause_balance` and `negative_balance` when a balance's available drops below zero (`pause_balance` also when a gated event is refused), `balance_change` (may be coalesced; carries the balance at send time), `auto_refill` on refills and plan renewals, `threshold` when a plan's threshold_alert_percentage or a refill threshold is crossed, `refill_failed`, `payment_failed`, `card_changed` when a card is saved through a hosted page (the card collector or a customer portal link: `data` names the page, its link id, the new card and the one it replaced), `spend_limit_reached` when an account's spend in a day, week or month passes a `notify` spend limit (once per limit and period; `data`: `period`, `period_start`, `limit`, `spent`), `refill_limit_reached` when a threshold refill is not charged because the month's `max_charges_per_month` were made (once per month; `data`: `max_charges_per_month`, `month`). Crossing topics fire once per crossing. Verify `webhook-signature` (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the webhook secret); `webhook-timestamp` is real wall-clock time even under the test clock.
          */
         post: operations["webhookByTopic"];
         delete?: never;
@@ -1228,6 +1252,8 @@ export interface components {
             threshold?: number | string;
             /** @description Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default). */
             expires_after_days?: number;
+            /** @description With threshold: at most this many threshold refills (1 to 1000) are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month (optional; no limit by default). */
+            max_charges_per_month?: number;
         };
         RefillChangeRequest: {
             /** @description Balance whose monthly refill changes at its next refill. */
@@ -1553,6 +1579,27 @@ export interface components {
             /** @description Seconds to move the clock forward; 0 runs everything already due. */
             seconds: number;
         };
+        SpendLimitInput: {
+            /** @description The denomination whose spend is limited. */
+            denomination: string;
+            /**
+             * @description `day` (UTC calendar day), `week` (ISO week, from Monday 00:00 UTC) or `month` (calendar month).
+             * @enum {string}
+             */
+            period: "day" | "week" | "month";
+            /**
+             * @description The most the period may spend, in units (0 or more). Units: a JSON number or a numeric string, at most 12 decimals, not negative.
+             * @example 10
+             * @example 0.5
+             */
+            limit: number | string;
+            /**
+             * @description `reject`: an event that would pass the limit is rejected with `reason: "spend_limit"`; `notify`: passing it sends `spend_limit_reached` once per period.
+             * @enum {string}
+             */
+            action: "reject" | "notify";
+        };
+        SpendLimitsPut: components["schemas"]["SpendLimitInput"][];
         /** @description A customer of the company. */
         Account: {
             /** @description Account id (starts with `a_`). */
@@ -1662,6 +1709,8 @@ export interface components {
             next_periodic_refill: string | null;
             /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
             refill_expires_after_days: number | null;
+            /** @description At most this many threshold refills are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month. null: no limit. */
+            refill_max_charges_per_month: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
             /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
@@ -1712,6 +1761,8 @@ export interface components {
             next_periodic_refill: string | null;
             /** @description Days after each refill that the paid grant it makes expires; null: those grants never expire. */
             refill_expires_after_days: number | null;
+            /** @description At most this many threshold refills are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month. null: no limit. */
+            refill_max_charges_per_month: number | null;
             /** @description A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null. */
             scheduled_refill_change: components["schemas"]["ScheduledRefillChange"] | null;
             /** @description Plan whose allowance this balance holds: it expires at each period end and the next one is granted (starts with `p_`), or null. */
@@ -2055,6 +2106,35 @@ export interface components {
             available: number | null;
             /** @description Why it would be refused; null when allowed. */
             reason: ("insufficient_balance" | "spend_limit") | null;
+        };
+        /** @description A spend limit of an account, with its period under way. */
+        SpendLimit: {
+            /** @description The denomination whose spend is limited. */
+            denomination: string;
+            /**
+             * @description UTC calendar day, ISO week (from Monday) or calendar month.
+             * @enum {string}
+             */
+            period: "day" | "week" | "month";
+            /** @description The most the period may spend. Units are JSON numbers rendered from exact decimals. */
+            limit: number;
+            /**
+             * @description reject: an event that would pass the limit is rejected; notify: passing it sends `spend_limit_reached` once per period.
+             * @enum {string}
+             */
+            action: "reject" | "notify";
+            /** @description Spent in the period under way: completed costs plus live holds. Units are JSON numbers rendered from exact decimals. */
+            spent: number;
+            /**
+             * Format: date-time
+             * @description Start of the period under way (ISO 8601, UTC).
+             */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @description End of the period under way (the next one's start) (ISO 8601, UTC).
+             */
+            period_end: string;
         };
         /** @description Completed events of one bucket, group and cost denomination, summed exactly. */
         UsageRow: {
@@ -2636,14 +2716,14 @@ export interface components {
                  * @description Machine-readable kind; see the per-status responses.
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "insufficient_balance" | "payment_method_required" | "card_declined" | "not_found" | "conflict" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "processor_error" | "service_unavailable";
+                type: "invalid_request" | "unauthorized" | "insufficient_balance" | "spend_limit_exceeded" | "payment_method_required" | "card_declined" | "not_found" | "conflict" | "link_expired" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "processor_error" | "service_unavailable";
                 /** @description Readable explanation, safe to show a developer (never a stack trace or SQL). */
                 message: string;
                 /** @description The field at fault (`name`, `[3].type`, `balances[0].amount`), or null. */
                 param: string | null;
                 /** @description The Request-Id header of this response; quote it when asking for help. */
                 request_id: string;
-                /** @description insufficient_balance only: the rejected event recorded in place of the charge (starts with `ev_`). */
+                /** @description insufficient_balance and spend_limit_exceeded only: the rejected event recorded in place of the charge (starts with `ev_`). */
                 rejected_event_id?: string;
                 /** @description card_declined only, when known: the processor decline code. */
                 decline_code?: string | null;
@@ -4368,6 +4448,7 @@ export interface operations {
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -4454,6 +4535,7 @@ export interface operations {
                      *         "last_periodic_refill": null,
                      *         "next_periodic_refill": null,
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": null,
@@ -4523,6 +4605,7 @@ export interface operations {
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *           "refill_expires_after_days": null,
+                     *           "refill_max_charges_per_month": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
                      *           "next_expiry": {
@@ -4976,6 +5059,7 @@ export interface operations {
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -5077,6 +5161,7 @@ export interface operations {
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -5167,6 +5252,7 @@ export interface operations {
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": null,
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -5320,6 +5406,7 @@ export interface operations {
                      *         "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *         "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *         "refill_expires_after_days": null,
+                     *         "refill_max_charges_per_month": null,
                      *         "scheduled_refill_change": null,
                      *         "managed_by_plan_id": null,
                      *         "next_expiry": {
@@ -5450,6 +5537,7 @@ export interface operations {
                      *           "last_periodic_refill": "2027-03-10T12:00:00.000Z",
                      *           "next_periodic_refill": "2027-04-10T00:00:00.000Z",
                      *           "refill_expires_after_days": null,
+                     *           "refill_max_charges_per_month": null,
                      *           "scheduled_refill_change": null,
                      *           "managed_by_plan_id": null,
                      *           "next_expiry": {
@@ -5469,7 +5557,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description Payment needed or refused. Types: `insufficient_balance`. */
+            /** @description Payment needed or refused. Types: `insufficient_balance`, `spend_limit_exceeded`. */
             402: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -5550,6 +5638,162 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["CheckResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSpendLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits, by denomination and period. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "denomination": "credits",
+                     *           "period": "day",
+                     *           "limit": 50,
+                     *           "action": "reject",
+                     *           "spent": 12.5,
+                     *           "period_start": "2026-03-14T00:00:00.000Z",
+                     *           "period_end": "2026-03-15T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "denomination": "credits",
+                     *           "period": "day",
+                     *           "limit": 40,
+                     *           "action": "notify",
+                     *           "spent": 12.5,
+                     *           "period_start": "2026-03-14T00:00:00.000Z",
+                     *           "period_end": "2026-03-15T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SpendLimit"][];
+                        /**
+                         * @description Always false: this list is never paged.
+                         * @constant
+                         */
+                        has_more: false;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setSpendLimits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe for 24 hours: the same key with the same body returns the first response; with a different body it is 409.
+                 * @example order-8812-topup
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Synonym of Idempotency-Key (used when Idempotency-Key is absent). */
+                "X-DedupeId"?: components["parameters"]["XDedupeId"];
+            };
+            path: {
+                /**
+                 * @description Account id (`a_...`).
+                 * @example a_01jq3v6b2c4d6f8g0h2j4k6m8n
+                 */
+                account_id: components["parameters"]["account_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "denomination": "credits",
+                 *         "period": "day",
+                 *         "limit": 50,
+                 *         "action": "reject"
+                 *       },
+                 *       {
+                 *         "denomination": "credits",
+                 *         "period": "day",
+                 *         "limit": 40,
+                 *         "action": "notify"
+                 *       }
+                 *     ]
+                 */
+                "application/json": components["schemas"]["SpendLimitsPut"];
+            };
+        };
+        responses: {
+            /** @description The limits as stored, each with its period's spend so far. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "denomination": "credits",
+                     *           "period": "day",
+                     *           "limit": 50,
+                     *           "action": "reject",
+                     *           "spent": 12.5,
+                     *           "period_start": "2026-03-14T00:00:00.000Z",
+                     *           "period_end": "2026-03-15T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "denomination": "credits",
+                     *           "period": "day",
+                     *           "limit": 40,
+                     *           "action": "notify",
+                     *           "spent": 12.5,
+                     *           "period_start": "2026-03-14T00:00:00.000Z",
+                     *           "period_end": "2026-03-15T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SpendLimit"][];
                     };
                 };
             };
@@ -7616,6 +7860,8 @@ export type WebhookCreate = components["schemas"]["WebhookCreate"];
 export type WebhookUpdate = components["schemas"]["WebhookUpdate"];
 export type WebhookTypeRegistration = components["schemas"]["WebhookTypeRegistration"];
 export type TestClockAdvance = components["schemas"]["TestClockAdvance"];
+export type SpendLimitInput = components["schemas"]["SpendLimitInput"];
+export type SpendLimitsPut = components["schemas"]["SpendLimitsPut"];
 export type Account = components["schemas"]["Account"];
 export type PaymentMethod = components["schemas"]["PaymentMethod"];
 export type Balance = components["schemas"]["Balance"];
@@ -7628,6 +7874,7 @@ export type CreditsReport = components["schemas"]["CreditsReport"];
 export type Event = components["schemas"]["Event"];
 export type EventWithBalance = components["schemas"]["EventWithBalance"];
 export type CheckResult = components["schemas"]["CheckResult"];
+export type SpendLimit = components["schemas"]["SpendLimit"];
 export type UsageRow = components["schemas"]["UsageRow"];
 export type Plan = components["schemas"]["Plan"];
 export type Charge = components["schemas"]["Charge"];

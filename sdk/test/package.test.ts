@@ -71,7 +71,7 @@ console.log(JSON.stringify({
     );
     const out = JSON.parse(execFileSync(process.execPath, [script], { cwd: consumer, encoding: 'utf8' }));
     expect(out.exports).toEqual(expect.arrayContaining(['Billing', 'BillingClient', 'BillingApiError', 'BillingConnectionError', 'BillingTimeoutError', 'BillingError', 'WebhookVerificationError', 'ListPromise', 'verifyWebhook', 'operations']));
-    expect(out.groups).toEqual(['accounts', 'apiKeys', 'balances', 'charges', 'companies', 'events', 'grants', 'plans', 'refills', 'testClock', 'transactions', 'usage', 'webhooks']);
+    expect(out.groups).toEqual(['accounts', 'apiKeys', 'balances', 'charges', 'companies', 'events', 'grants', 'plans', 'refills', 'spendLimits', 'testClock', 'transactions', 'usage', 'webhooks']);
     expect(out.iterable).toBe('function');
     expect(out.operations).toBeGreaterThan(40);
   });

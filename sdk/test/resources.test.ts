@@ -197,6 +197,22 @@ describe('the SDK against a started server', () => {
     await expect(billing.usage.account(account.id, { group_by: 'state' })).rejects.toMatchObject({ status: 400, param: 'group_by' });
   });
 
+  it('spendLimits: set and read them typed; an event past a reject limit is a typed 402 spend_limit_exceeded, and check says so', async () => {
+    // An account of its own: the other tests list this company's rejected events.
+    const spender = await billing.accounts.create({ name: 'Spender', email: 'spender@example.com' });
+    const set = await billing.spendLimits.set(spender.id, [{ denomination: 'sdk-spend', period: 'day', limit: '1.5', action: 'reject' }]);
+    expect(set).toEqual([expect.objectContaining({ denomination: 'sdk-spend', period: 'day', limit: 1.5, action: 'reject', spent: 0 })]);
+    await billing.events.record(spender.id, { type: 'sdk-spend', cost_override_amount: 1, cost_override_denomination: 'sdk-spend' });
+    expect((await billing.events.check(spender.id, { type: 'sdk-spend', cost_override_amount: 1, cost_override_denomination: 'sdk-spend', gate_on_balance: false })).reason).toBe('spend_limit');
+    const refused = await billing.events.record(spender.id, { type: 'sdk-spend', cost_override_amount: 1, cost_override_denomination: 'sdk-spend' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BillingApiError);
+    expect(refused).toMatchObject({ status: 402, type: 'spend_limit_exceeded' });
+    expect((refused as BillingApiError).rejected_event_id).toMatch(/^ev_/);
+    expect((await billing.spendLimits.get(spender.id))[0].spent).toBe(1);
+    await expect(billing.spendLimits.set(spender.id, [{ denomination: 'sdk-spend', period: 'year' as 'day', limit: 1, action: 'reject' }])).rejects.toMatchObject({ status: 400, param: '[0].period' });
+    expect(await billing.spendLimits.set(spender.id, [])).toEqual([]);
+  });
+
   it('auto_refill: set monthly (refilled at once), schedule a change, increase mid-month, remove', async () => {
     const set = await billing.refills.set(account.id, 'minutes', { amount: 100, usd_charge: 1000, refill_period: 'monthly' });
     expect(set).toMatchObject({ amount: 100, refill_amount: 100, refill_usd_amount: 1000 });

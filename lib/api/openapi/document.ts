@@ -310,7 +310,7 @@ made is picked up again by that retry, never made twice. Events may also carry t
 Every error has the body \`{"error": {"type", "message", "param", "request_id"}}\`; \`param\`
 names the field at fault (\`name\`, \`[3].type\`) or is null. Types and statuses:
 ${(Object.entries(STATUS) as [ErrorType, number][]).map(([t, s]) => `\`${s}\` \`${t}\``).join(', ')}.
-A 402 \`insufficient_balance\` adds \`rejected_event_id\`. A 502 \`processor_error\` with
+A 402 \`insufficient_balance\` or \`spend_limit_exceeded\` adds \`rejected_event_id\`. A 502 \`processor_error\` with
 \`charge_pending: true\` (and \`charge_id\`) means the processor's answer is not known yet: the
 charge is settled automatically, and what it pays for is granted only if it was paid.
 
@@ -341,6 +341,7 @@ bodies, the per-address limit, and 410 \`link_expired\` once the link has expire
 or 5 card attempts through it failed.
 `.trim();
 
+const spendLimitData = { period: 'day', period_start: '2026-03-14T00:00:00.000Z', limit: '40', spent: '41.5' };
 const cardChangedData = {
   source: 'portal',
   link_id: IDS.portalLink,
@@ -360,7 +361,7 @@ function webhookOperation(kind: 'type' | 'topic'): Json {
       operationId: kind === 'type' ? 'webhookByType' : 'webhookByTopic',
       tags: ['Webhooks'],
       summary: kind === 'type' ? 'Balance notification (variant A, by type)' : 'Balance notification (variant B, by topic)',
-      description: `${registered} Topics: \`pause_balance\` and \`negative_balance\` when a balance's available drops below zero (\`pause_balance\` also when a gated event is refused), \`balance_change\` (may be coalesced; carries the balance at send time), \`auto_refill\` on refills and plan renewals, \`threshold\` when a plan's threshold_alert_percentage or a refill threshold is crossed, \`refill_failed\`, \`payment_failed\`, \`card_changed\` when a card is saved through a hosted page (the card collector or a customer portal link: \`data\` names the page, its link id, the new card and the one it replaced). Crossing topics fire once per crossing. Verify \`webhook-signature\` (HMAC-SHA256 over \`webhook-id.webhook-timestamp.body\` with the webhook secret); \`webhook-timestamp\` is real wall-clock time even under the test clock.`,
+      description: `${registered} Topics: \`pause_balance\` and \`negative_balance\` when a balance's available drops below zero (\`pause_balance\` also when a gated event is refused), \`balance_change\` (may be coalesced; carries the balance at send time), \`auto_refill\` on refills and plan renewals, \`threshold\` when a plan's threshold_alert_percentage or a refill threshold is crossed, \`refill_failed\`, \`payment_failed\`, \`card_changed\` when a card is saved through a hosted page (the card collector or a customer portal link: \`data\` names the page, its link id, the new card and the one it replaced), \`spend_limit_reached\` when an account's spend in a day, week or month passes a \`notify\` spend limit (once per limit and period; \`data\`: \`period\`, \`period_start\`, \`limit\`, \`spent\`), \`refill_limit_reached\` when a threshold refill is not charged because the month's \`max_charges_per_month\` were made (once per month; \`data\`: \`max_charges_per_month\`, \`month\`). Crossing topics fire once per crossing. Verify \`webhook-signature\` (HMAC-SHA256 over \`webhook-id.webhook-timestamp.body\` with the webhook secret); \`webhook-timestamp\` is real wall-clock time even under the test clock.`,
       security: [{}, { webhookBasicAuth: [] }],
       parameters: [
         { name: 'webhook-id', in: 'header', required: true, description: 'The delivery id (`whd_...`), the same on every attempt that carries the same message: deduplicate on it. A `balance_change` retried with a newer balance than its attempt before is a new message: `<delivery id>_r<attempt>` (the delivery endpoints take that form too).', schema: { type: 'string' }, example: IDS.delivery },
@@ -380,6 +381,13 @@ function webhookOperation(kind: 'type' | 'topic'): Json {
                   kind === 'type'
                     ? { ...example, type: 'payment_failed', account_balance: 0, account_denomination: 'USD', data: { charge_id: IDS.charge, amount: 4900, reason: 'plan_renewal', failure_code: 'card_declined' } }
                     : { ...example, topic: 'payment_failed', balance: '0', denomination: 'USD', data: { charge_id: IDS.charge, amount: 4900, reason: 'plan_renewal', failure_code: 'card_declined' } },
+              },
+              spend_limit_reached: {
+                summary: 'A notify spend limit was passed (once per period; the limit under data)',
+                value:
+                  kind === 'type'
+                    ? { ...example, type: 'spend_limit_reached', account_balance: 87.5, account_denomination: 'credits', data: spendLimitData }
+                    : { ...example, topic: 'spend_limit_reached', balance: '87.5', denomination: 'credits', data: spendLimitData },
               },
               card_changed: {
                 summary: 'A card was saved through a hosted page (the new card and the one it replaced under data)',

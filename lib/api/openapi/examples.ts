@@ -76,6 +76,7 @@ export const balanceExample = {
   last_periodic_refill: T0,
   next_periodic_refill: '2027-04-10T00:00:00.000Z',
   refill_expires_after_days: null,
+  refill_max_charges_per_month: null,
   scheduled_refill_change: null,
   managed_by_plan_id: null,
   next_expiry: { expires_at: '2027-04-10T00:00:00.000Z', amount: 200 },
@@ -94,6 +95,7 @@ export const newBalanceExample = {
   last_periodic_refill: null,
   next_periodic_refill: null,
   refill_expires_after_days: null,
+  refill_max_charges_per_month: null,
   next_expiry: null,
   updated_at: null,
 };
@@ -272,6 +274,15 @@ export const ERROR_EXAMPLES: Record<ErrorType, { summary: string; error: Record<
       rejected_event_id: IDS.event,
     },
   },
+  spend_limit_exceeded: {
+    summary: "An event would take the account's spend past a reject limit",
+    error: {
+      type: 'spend_limit_exceeded',
+      message: "This event costs 4.5 credits, which would take the account's spend past its limit; it was recorded as rejected and nothing was charged.",
+      param: null,
+      rejected_event_id: IDS.event,
+    },
+  },
   payment_method_required: {
     summary: 'A chargeable plan without a card, token or collector',
     error: {
@@ -347,3 +358,13 @@ export const usageExample = [
   { start: '2026-03-01T00:00:00.000Z', group: 'upload', denomination: 'credits', events: 37, cost: 92.5, quantities: {} },
   { start: '2026-03-02T00:00:00.000Z', group: 'query', denomination: 'credits', events: 1388, cost: 6246, quantities: { input_tokens: 1120483, output_tokens: 455210 } },
 ];
+
+export const spendLimitExample = {
+  denomination: 'credits',
+  period: 'day' as const,
+  limit: 50,
+  action: 'reject' as const,
+  spent: 12.5,
+  period_start: '2026-03-14T00:00:00.000Z',
+  period_end: '2026-03-15T00:00:00.000Z',
+};

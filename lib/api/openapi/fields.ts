@@ -59,6 +59,12 @@ export const FIELD_DOCS: Record<string, string> = {
     'monthly: refill on the same day each month from today (after the 28th: the 1st of the second following month, then the 1st); the first refill happens at once.',
   'AutoRefillRequest.threshold': 'Refill each time the balance drops below this.',
   'AutoRefillRequest.expires_after_days': 'Days (1 to 3650) after each refill that the paid grant it makes expires (optional; never by default).',
+  'AutoRefillRequest.max_charges_per_month': 'With threshold: at most this many threshold refills (1 to 1000) are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month (optional; no limit by default).',
+
+  'SpendLimitInput.denomination': 'The denomination whose spend is limited.',
+  'SpendLimitInput.period': '`day` (UTC calendar day), `week` (ISO week, from Monday 00:00 UTC) or `month` (calendar month).',
+  'SpendLimitInput.limit': 'The most the period may spend, in units (0 or more).',
+  'SpendLimitInput.action': '`reject`: an event that would pass the limit is rejected with `reason: "spend_limit"`; `notify`: passing it sends `spend_limit_reached` once per period.',
 
   'RefillChangeRequest.denomination': 'Balance whose monthly refill changes at its next refill.',
   'RefillChangeRequest.amount': 'Units per refill from the next refill on.',

@@ -404,6 +404,10 @@ describe('real responses match the document', () => {
     await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5, expires_after_days: 30 } });
     await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5, expires_after_days: 0 } }, 400);
     await call('POST', `/v1/accounts/${ids.account}/deposit`, { body: { denomination: 'tokens', amount_to_deposit: 10, amount_to_charge: 500, expires_at: '2099-01-01T00:00:00Z', priority: 20 } });
+    await call('PUT', `/v1/accounts/${ids.account}/balance/tokens/auto_refill`, { body: { amount: 100, usd_charge: 1000, threshold: 5, max_charges_per_month: 4 } });
+    await call('PUT', `/v1/accounts/${ids.account}/spend_limits`, { body: [{ denomination: 'tokens', period: 'month', limit: 100000, action: 'reject' }, { denomination: 'tokens', period: 'day', limit: 5000, action: 'notify' }] });
+    await call('PUT', `/v1/accounts/${ids.account}/spend_limits`, { body: [{ denomination: 'tokens', period: 'year', limit: 1, action: 'reject' }] }, 400);
+    await call('GET', `/v1/accounts/${ids.account}/spend_limits`);
 
     const g = await call('POST', `/v1/accounts/${ids.plain}/balance/credits/grants`, { body: { amount: 5, category: 'promotional', priority: 10, expires_at: '2099-01-01T00:00:00Z', reason: 'Launch offer' }, headers: { 'Idempotency-Key': 'cg-1' } });
     await call('POST', `/v1/accounts/${ids.plain}/balance/credits/grants`, { body: { amount: 0 } }, 400);

@@ -12,6 +12,7 @@ import { batchItem, eventBatch, eventCreate, eventListQuery, eventTransition } f
 import { planCreate } from '../schemas/plans';
 import { autoRefill, modifyMidMonth, scheduledRefill } from '../schemas/refills';
 import { advance } from '../schemas/test-clock';
+import { spendLimit, spendLimitsPut } from '../schemas/spend-limits';
 import { companyUsageQuery, usageQuery } from '../schemas/usage-query';
 import { companyUpdate } from '../schemas/portal';
 import { deliveryListQuery, typeRegistration, webhookCreate, webhookUpdate } from '../schemas/webhooks';
@@ -45,6 +46,8 @@ export const REQUEST_SCHEMAS = {
   WebhookUpdate: webhookUpdate,
   WebhookTypeRegistration: typeRegistration,
   TestClockAdvance: advance,
+  SpendLimitInput: spendLimit,
+  SpendLimitsPut: spendLimitsPut,
 } satisfies Record<string, z.ZodType>;
 export type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
 
@@ -333,7 +336,7 @@ const CANONICAL: Operation[] = [
     method: 'put', path: '/v1/accounts/{account_id}/balance/{denomination}/auto_refill', operationId: 'setAutoRefill', tag: 'Refills', auth: 'company',
     summary: 'Set a monthly or threshold refill',
     description:
-      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it. While a refill charge that sets this balance\'s refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. A monthly setting (and modifymidmonth) made while another one, or a plan change or renewal, of the account is under way answers 409 with `Retry-After: 1`. Also at `.../autorefill`.',
+      'Time-based: `refill_period: "monthly"` refills on the same day each month from today (the first refill at once; after the 28th, the 1st of the second following month and the 1st thereafter). The monthly setting already in effect (same `amount`, `usd_charge` and `threshold`, no change scheduled), sent again, changes nothing and charges nothing. Threshold-based: `threshold` adds `amount` units for `usd_charge` cents each time the balance drops below it; with `max_charges_per_month`, at most that many threshold refills are charged per calendar month (UTC), and past it none is and `refill_limit_reached` is sent once that month. While a refill charge that sets this balance\'s refills is pending at the processor, this call, the DELETE, the scheduled change and modifymidmonth answer 409 until it settles. A monthly setting (and modifymidmonth) made while another one, or a plan change or renewal, of the account is under way answers 409 with `Retry-After: 1`. Also at `.../autorefill`.',
     body: { schema: 'AutoRefillRequest', example: { amount: 1000, usd_charge: 2500, refill_period: 'monthly' } },
     response: { schema: 'Balance', description: 'The balance with its refill settings.', example: ex.balanceExample },
     errors: PAY,
@@ -372,24 +375,39 @@ const CANONICAL: Operation[] = [
     method: 'post', path: '/v1/accounts/{account_id}/events', operationId: 'recordEvent', tag: 'Events', auth: 'company',
     summary: 'Record one event',
     description:
-      'Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan\'s billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`.',
+      'Priced by `cost_override_amount` + `cost_override_denomination`, or else by the plan\'s billing rule for `type` (types without a rule are accepted and not billed). Without `gate_on_balance` it always succeeds and may leave the balance negative. With it, an event whose cost exceeds `available` is recorded as rejected, nothing is charged, and the call is 402 `insufficient_balance` with `rejected_event_id`. Gated or not, an event whose cost would take the account\'s spend past a `reject` spend limit is recorded as rejected (`reason: "spend_limit"`) and the call is 402 `spend_limit_exceeded` with `rejected_event_id`.',
     body: { schema: 'EventCreate', example: { type: 'query', cost_override_amount: 4.5, cost_override_denomination: 'credits', gate_on_balance: true, metadata: { query_id: 'q_991' } } },
     response: { schema: 'EventWithBalance', description: 'The event record with the resulting balance of the charged denomination.', example: { ...ex.eventExample, priced_by: 'override', gate_on_balance: true, balance: ex.balanceExample } },
-    errors: ['insufficient_balance'],
+    errors: ['insufficient_balance', 'spend_limit_exceeded'],
   },
   {
     method: 'post', path: '/v1/accounts/{account_id}/check', operationId: 'checkEvent', tag: 'Events', auth: 'company',
     summary: 'Check whether an event would pass',
     description:
-      'Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan\'s rate card from its quantities and properties, a graduated tier from the account\'s count so far) and gated on `available` (gated unless `gate_on_balance: false`). Records nothing, charges nothing, sends nothing.',
+      'Takes an event body and answers whether recording it now would pass: priced exactly as recording prices it (the override, or the plan\'s rate card from its quantities and properties, a graduated tier from the account\'s count so far) and gated on `available` (gated unless `gate_on_balance: false`), after the account\'s `reject` spend limits (`reason: "spend_limit"`, gated or not). Records nothing, charges nothing, sends nothing.',
     body: { schema: 'EventCreate', example: { type: 'llm', quantities: { input_tokens: 1200, output_tokens: 350 }, properties: { model: 'large' } } },
     response: { schema: 'CheckResult', description: 'Whether it would pass, what it would cost, and what is available.', example: { allowed: true, cost: { amount: 0.0065, denomination: 'usd' }, available: 12.5, reason: null } },
+  },
+  {
+    method: 'get', path: '/v1/accounts/{account_id}/spend_limits', operationId: 'getSpendLimits', tag: 'Events', auth: 'company',
+    summary: "The account's spend limits",
+    description:
+      'Every spend limit of the account, each with its period under way (`period_start`, `period_end`) and what was spent in it so far: the costs of completed events (a hold counts in the period it completed in) plus the live holds.',
+    response: { schema: 'SpendLimit', list: 'all', description: 'The limits, by denomination and period.', example: [ex.spendLimitExample, { ...ex.spendLimitExample, limit: 40, action: 'notify' }] },
+  },
+  {
+    method: 'put', path: '/v1/accounts/{account_id}/spend_limits', operationId: 'setSpendLimits', tag: 'Events', auth: 'company',
+    summary: "Replace the account's spend limits",
+    description:
+      "The account's whole list of limits (`[]` clears them), at most one per denomination, period and action. `period` is a UTC calendar `day`, an ISO `week` (from Monday 00:00 UTC) or a calendar `month`. Spend in a period = the costs of completed events plus live holds, in the limit's denomination. An event (gated or not) whose cost would take it past a `reject` limit is recorded as rejected with `reason: \"spend_limit\"`: a single event answers 402 `spend_limit_exceeded` with `rejected_event_id`, a batch item comes back rejected, `check` answers `reason: \"spend_limit\"`. Passing a `notify` limit refuses nothing and sends `spend_limit_reached` once per period. The periods under way are counted from the account's events when the limits are set. A bad item is 400 naming it (`param: \"[1].period\"`); nothing is stored.",
+    body: { schema: 'SpendLimitsPut', example: [{ denomination: 'credits', period: 'day', limit: 50, action: 'reject' }, { denomination: 'credits', period: 'day', limit: 40, action: 'notify' }] },
+    response: { schema: 'SpendLimit', list: 'batch', description: 'The limits as stored, each with its period\'s spend so far.', example: [ex.spendLimitExample, { ...ex.spendLimitExample, limit: 40, action: 'notify' }] },
   },
   {
     method: 'post', path: '/v1/events', operationId: 'recordEvents', tag: 'Events', auth: 'company',
     summary: 'Record a batch of events',
     description:
-      'Up to 1000 events (more is 413), each naming its `account_id`, in one transaction. The whole batch is validated first: 400 names the bad item (`param: "[3].type"`); an account that is not the caller\'s is 404 with `param: "[3].account_id"`. A gated item that lacks balance comes back with `state: "rejected"`; the call is still 200.',
+      'Up to 1000 events (more is 413), each naming its `account_id`, in one transaction. The whole batch is validated first: 400 names the bad item (`param: "[3].type"`); an account that is not the caller\'s is 404 with `param: "[3].account_id"`. A gated item that lacks balance, or an item past a `reject` spend limit, comes back with `state: "rejected"` and its `reason`, in request order; the call is still 200.',
     body: {
       schema: 'EventBatch',
       example: [

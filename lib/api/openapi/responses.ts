@@ -87,6 +87,7 @@ const balanceFields = {
   last_periodic_refill: maybeTimestamp('Last monthly refill'),
   next_periodic_refill: maybeTimestamp('Next monthly refill'),
   refill_expires_after_days: z.number().int().nullable().describe('Days after each refill that the paid grant it makes expires; null: those grants never expire.'),
+  refill_max_charges_per_month: z.number().int().nullable().describe('At most this many threshold refills are charged per calendar month (UTC); past it none is, and `refill_limit_reached` is sent once that month. null: no limit.'),
   scheduled_refill_change: scheduledRefillChange.nullable().describe('A change scheduled with PUT /v1/accounts/{account_id}/auto_refill, or null.'),
   managed_by_plan_id: maybePrefixed('p', 'Plan whose allowance this balance holds: it expires at each period end and the next one is granted'),
   next_expiry: z
@@ -239,6 +240,18 @@ export const checkResult = z
     reason: z.enum(['insufficient_balance', 'spend_limit']).nullable().describe('Why it would be refused; null when allowed.'),
   })
   .describe('The answer to a check: priced and gated as recording the event now would be; nothing recorded.');
+export const spendLimitRecord = z
+  .strictObject({
+    denomination: z.string().describe('The denomination whose spend is limited.'),
+    period: z.enum(['day', 'week', 'month']).describe('UTC calendar day, ISO week (from Monday) or calendar month.'),
+    limit: unitsNumber('The most the period may spend.'),
+    action: z.enum(['reject', 'notify']).describe('reject: an event that would pass the limit is rejected; notify: passing it sends `spend_limit_reached` once per period.'),
+    spent: unitsNumber('Spent in the period under way: completed costs plus live holds.'),
+    period_start: timestamp('Start of the period under way'),
+    period_end: timestamp('End of the period under way (the next one\'s start)'),
+  })
+  .describe('A spend limit of an account, with its period under way.');
+
 export const usageRow = z
   .strictObject({
     start: timestamp('Start of the bucket: the UTC hour, day or month (a window\'s first and last buckets may cover less of it)'),
@@ -491,7 +504,7 @@ export const errorBody = z
         message: z.string().describe('Readable explanation, safe to show a developer (never a stack trace or SQL).'),
         param: z.string().nullable().describe('The field at fault (`name`, `[3].type`, `balances[0].amount`), or null.'),
         request_id: z.string().regex(/^req_/).describe('The Request-Id header of this response; quote it when asking for help.'),
-        rejected_event_id: prefixed('ev', 'insufficient_balance only: the rejected event recorded in place of the charge').optional(),
+        rejected_event_id: prefixed('ev', 'insufficient_balance and spend_limit_exceeded only: the rejected event recorded in place of the charge').optional(),
         decline_code: z.string().nullable().optional().describe('card_declined only, when known: the processor decline code.'),
         charge_pending: z.literal(true).optional().describe("processor_error only: the processor's answer about a charge is not known yet; the charge is settled automatically, and a retry with the same Idempotency-Key carries on with it."),
         charge_id: prefixed('ch', 'processor_error with charge_pending only: the pending charge').optional(),
@@ -515,6 +528,7 @@ export const RESPONSE_SCHEMAS = {
   Event: event,
   EventWithBalance: eventWithBalance,
   CheckResult: checkResult,
+  SpendLimit: spendLimitRecord,
   UsageRow: usageRow,
   Plan: plan,
   Charge: charge,

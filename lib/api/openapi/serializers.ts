@@ -9,6 +9,7 @@ import type { serializeCharge } from '../../billing/charges/charges';
 import type { serializeApiKey, serializeCompany } from '../../billing/companies/companies';
 import type { serializeEvent } from '../../billing/events/events';
 import type { serializeCheck } from '../../billing/events/check';
+import type { serializeSpendLimit } from '../../billing/balances/spend-limits';
 import type { serializePlanChangePreview } from '../../billing/plans/change';
 import type { serializePlan } from '../../billing/catalog/plans';
 import type { serializeUsageRow } from '../../billing/usage/usage';
@@ -70,6 +71,7 @@ export type SerializersConform = [
   Expect<Conforms<Answer<typeof serializeApiKey>, Record_<typeof documented.apiKey>>>,
   Expect<Conforms<Answer<typeof serializeEvent>, Record_<typeof documented.event>>>,
   Expect<Conforms<Answer<typeof serializeCheck>, Record_<typeof documented.checkResult>>>,
+  Expect<Conforms<Answer<typeof serializeSpendLimit>, Record_<typeof documented.spendLimitRecord>>>,
   Expect<Conforms<Answer<typeof serializePlan>, Record_<typeof documented.plan>>>,
   Expect<Conforms<Answer<typeof serializePlanChangePreview>, Record_<typeof documented.planChangePreview>>>,
   Expect<Conforms<Answer<typeof serializeUsageRow>, Record_<typeof documented.usageRow>>>,

@@ -8,6 +8,8 @@ import { movedBalance, notifyMoves } from './crossings';
 import { decideMove, needsGrants, type Facts, type GrantFact, type MoveOp, type MovePlan, type MoveRow, type PlanAlert } from './move-decision';
 import { insertLedgerRows, lockBalances, nextExpirySql, openGrants, setBalances, writeGrants, type GrantInsert, type LockedBalance, type OpenGrant } from '../../db/sql/balance-move';
 import { keysetPage, type PageQuery } from '../../db/keyset';
+import { addSpend } from '../../db/sql/spend';
+import { spendFacts, spendKey, type SpendLimitFact } from './spend-limits';
 
 export type BalanceRow = typeof balances.$inferSelect;
 /** When the soonest of a balance's live grants expires, and how many units expire then. */
@@ -30,6 +32,7 @@ export function serializeBalance(b: Balance) {
     last_periodic_refill: b.lastPeriodicRefill?.toISOString() ?? null,
     next_periodic_refill: b.nextPeriodicRefill?.toISOString() ?? null,
     refill_expires_after_days: b.refillExpiresAfterDays ?? null,
+    refill_max_charges_per_month: b.refillMaxChargesPerMonth ?? null,
     // Stored with the amount as an exact decimal string; out as a JSON number like every unit.
     scheduled_refill_change: b.scheduledRefill ? { ...b.scheduledRefill, amount: unitsOut(b.scheduledRefill.amount) } : null,
     managed_by_plan_id: b.managedByPlanId,
@@ -178,8 +181,13 @@ export async function moveBalances(db: Db, companyId: string, moves: BalanceMove
   const before = moves.map((m) => {
     const b = facts.get(pairKey(m.accountId, m.denomination))!;
     const flipped = m.ops.reduce((sum, { op }) => (op.kind === 'release' ? add(sum, op.amount) : op.kind === 'complete_hold' ? add(sum, op.held ?? op.cost) : sum), '0');
-    return { m, b, facts: { ...factsOf(b, now), pending: sub(add(b.pending, flipped), m.ownHolds ?? '0') } };
+    const read: Facts = { ...factsOf(b, now), pending: sub(add(b.pending, flipped), m.ownHolds ?? '0') };
+    return { m, b, facts: read };
   });
+  // The spend limits of the balances that have any, with their periods' spend before the moves.
+  const limited = before.filter(({ b }) => b.limited);
+  const spend = limited.length ? await spendFacts(db, limited.map(({ m, facts: f }) => ({ accountId: m.accountId, denomination: m.denomination, pending: f.pending })), now) : new Map<string, SpendLimitFact[]>();
+  for (const x of limited) x.facts.spend = spend.get(spendKey(x.m.accountId, x.m.denomination)) ?? [];
   // The open grants, read for the moves that need them.
   const need = before.filter(({ m, facts: f }) => needsGrants(f, m.ops.map((o) => o.op)));
   const grants = await openGrants(db, need.map(({ b }) => b.id));
@@ -245,10 +253,21 @@ export async function moveBalances(db: Db, companyId: string, moves: BalanceMove
     .filter(({ plan, known, b }) => cmp(plan.amount, plan.start.amount) !== 0 || known || (plan.head?.remaining ?? null) !== b.head_remaining)
     .map(({ b, plan, known }) => ({ id: b.id, amount: plan.amount, headGrantId: plan.head?.id ?? null, headRemaining: plan.head?.remaining ?? null, grantsDueAt: plan.dueAt, grantsKnown: known }));
   if (moved.length) await setBalances(db, moved, now);
+  // What completed events cost, counted toward the periods of the balances' limits.
+  const completed = decided.flatMap(({ m, b, plan }) => {
+    if (!b.limited) return [];
+    const amount = m.ops.reduce((sum, { op }, i) => (op.kind === 'event' && plan.outcomes[i] === 'complete' ? add(sum, op.cost) : op.kind === 'complete_hold' ? add(sum, op.cost) : sum), '0');
+    return cmp(amount, '0') === 0 ? [] : [{ accountId: m.accountId, denomination: m.denomination, amount }];
+  });
+  await addSpend(db, completed, now);
   await notifyMoves(
     db,
     companyId,
-    decided.map(({ m, b, plan }) => movedBalance({ accountId: m.accountId, denomination: m.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), raisedAt: m.raisedAt, hasStates: b.has_states }, plan)),
+    decided.map(({ m, b, plan }) => {
+      const limits = spend.get(spendKey(m.accountId, m.denomination)) ?? [];
+      const reached = plan.spendCrossed.flatMap((c) => limits.filter((l) => l.key === c.key).map((l) => ({ period: l.period, periodStart: l.periodStart, limit: l.limit, spent: c.spent })));
+      return { ...movedBalance({ accountId: m.accountId, denomination: m.denomination, id: b.id, threshold: b.refill_threshold, planAlert: planAlertOf(b), raisedAt: m.raisedAt, hasStates: b.has_states }, plan), spendReached: reached };
+    }),
     now,
   );
   // Each move's rows, in its own order.

@@ -33,6 +33,8 @@ export type MovedBalance = {
   raisedAt?: Date;
   /** false when the balance is known to be in no notification state (nothing to clear). */
   hasStates?: boolean;
+  /** The `notify` spend limits the move took past their limit, with the spend just after. */
+  spendReached?: { period: string; periodStart: Date; limit: Units; spent: Units }[];
 };
 
 /** `needed`: for `paused`, the available amount that is sufficient again (a refused event's cost; 0 after a drop below zero). */
@@ -76,6 +78,16 @@ export async function notifyMoves(db: Db, companyId: string, moved: MovedBalance
         kind: 'plan_threshold',
         period: periodKey(m.planAlert.period),
         n: [{ ...base, topic: 'threshold', detail: { reason: 'plan_threshold', threshold_alert_percentage: m.planAlert.pct, included_amount: m.planAlert.included } }],
+      });
+    }
+    // Once per limit and period: the state row is keyed by both.
+    for (const r of m.spendReached ?? []) {
+      const periodStart = r.periodStart.toISOString();
+      enter.push({
+        balanceId: m.id,
+        kind: 'spend_limit',
+        period: `${r.period}:${periodStart}`,
+        n: [{ ...base, topic: 'spend_limit_reached', detail: { period: r.period, period_start: periodStart, limit: r.limit, spent: r.spent } }],
       });
     }
     for (const r of m.refusals) {

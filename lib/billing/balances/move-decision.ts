@@ -80,8 +80,11 @@ export type SpendFact = { key: string; action: 'reject' | 'notify'; limit: Units
 export type NewGrant = { id: string; amount: Units; priority: number; effectiveAt: Date; expiresAt: Date | null };
 
 export type MoveOp =
-  /** An event billed to the balance: completed (drawn) or held (pending), gated or not. */
-  | { kind: 'event'; cost: Units; state: 'complete' | 'pending'; gate: boolean }
+  /**
+   * An event billed to the balance: completed (drawn) or held (pending), gated or not;
+   * `recorded` when its state was written before the lock (nothing refuses it then).
+   */
+  | { kind: 'event'; cost: Units; state: 'complete' | 'pending'; gate: boolean; recorded?: boolean }
   /** Units taken with a ledger row of their own (not an event), drawn like a cost. */
   | { kind: 'draw'; amount: Units }
   /** Units added: a new grant, which first pays what is below zero. */
@@ -266,7 +269,7 @@ export function decideMove(facts: Facts, ops: readonly MoveOp[]): MovePlan {
     reasons.push(null);
     switch (op.kind) {
       case 'event':
-        if (cmp(op.cost, '0') > 0 && spend.some((l) => l.action === 'reject' && cmp(add(l.spent, op.cost), l.limit) > 0)) {
+        if (!op.recorded && cmp(op.cost, '0') > 0 && spend.some((l) => l.action === 'reject' && cmp(add(l.spent, op.cost), l.limit) > 0)) {
           outcomes[i] = 'rejected';
           reasons[i] = 'spend_limit';
         } else if (op.gate && cmp(op.cost, sub(amount, pending)) > 0) {

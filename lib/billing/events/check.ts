@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client';
 import { notFound } from '../../errors';
-import { cmp, sub, unitsOut, type Units } from '../../money';
+import { add, cmp, sub, unitsOut, type Units } from '../../money';
+import { spendFacts, spendKey } from '../balances/spend-limits';
 import { findBalance, settleGrants, type Balance } from '../balances/balances';
 import { priceEvents, priceGraduated, type Cost } from './pricing';
 import type { EventInput } from './input';
@@ -16,7 +17,8 @@ class Rollback extends Error {
 /**
  * Would this event pass if it were recorded now? Priced as recording prices it (override, then
  * the plan's rate card; a graduated tier from the account's count as it stands) and gated on
- * `available` as recording gates it: gated unless the body says `gate_on_balance: false`.
+ * `available` as recording gates it: gated unless the body says `gate_on_balance: false`; a
+ * `reject` spend limit it would pass refuses it first, gated or not.
  * Records nothing: a balance with a grant due (expiring or taking effect) is read as that
  * grant's time leaves it, inside a transaction that is rolled back.
  */
@@ -41,6 +43,11 @@ export async function checkEvent({ db, companyId, accountId, input, now }: { db:
       });
   }
   const available = balance ? sub(balance.amount, balance.pending) : '0';
+  // A reject limit refuses first, gated or not, as the balance move decides (move-decision.ts).
+  if (cmp(cost.amount, '0') > 0) {
+    const limits = (await spendFacts(db, [{ accountId, denomination: cost.denomination, pending: balance?.pending ?? '0' }], now)).get(spendKey(accountId, cost.denomination)) ?? [];
+    if (limits.some((l) => l.action === 'reject' && cmp(add(l.spent, cost.amount), l.limit) > 0)) return { allowed: false, cost, available, reason: 'spend_limit' };
+  }
   const refused = (input.gate_on_balance ?? true) && cmp(cost.amount, available) > 0;
   return { allowed: !refused, cost, available, reason: refused ? 'insufficient_balance' : null };
 }

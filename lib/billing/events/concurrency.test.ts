@@ -95,4 +95,36 @@ describe.skipIf(!onPostgres)('two app processes on one PostgreSQL', () => {
     credits = await balance(co, acct);
     expect([credits.amount, credits.pending, credits.available]).toEqual([150, 150, 0]);
   });
+
+  it('concurrent events from two processes never take the spend past a reject limit', async () => {
+    const co = await newCompany(t);
+    const auth = authOf(co);
+    const acct = await createAccount(co, { name: 'Capped', email: 'capped@x.io' });
+    await addUnits(co, acct, 1000);
+    expect((await co.call('PUT', `/v1/accounts/${acct}/spend_limits`, { body: [{ denomination: 'credits', period: 'month', limit: 30, action: 'reject' }] })).status).toBe(200);
+    const item = { type: 'call', cost_override_amount: '0.5', cost_override_denomination: 'credits' };
+    // 80 single events (ungated, gated and holds) and 20 batches of 2, all at once: exactly 60 × 0.5 fit.
+    const singles = Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/accounts/${acct}/events`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ ...item, ...(i % 3 === 1 && { gate_on_balance: true }), ...(i % 3 === 2 && { state: 'pending' }) }),
+        }).then((r) => r.status),
+      ),
+    );
+    const batches = Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${servers[i % 2].url}/v1/events`, { method: 'POST', headers: auth, body: JSON.stringify([{ ...item, account_id: acct }, { ...item, account_id: acct }]) }).then(
+          async (r) => ((await r.json()).data as { state: string }[]).map((e) => (e.state === 'rejected' ? 402 : 200)),
+        ),
+      ),
+    );
+    const all = [...(await singles), ...(await batches).flat()];
+    expect(all.filter((s) => s === 200).length).toBe(60);
+    expect(all.filter((s) => s === 402).length).toBe(60);
+    const limits = await co.call('GET', `/v1/accounts/${acct}/spend_limits`);
+    expect(limits.body.data[0].spent).toBe(30);
+    expect((await balance(co, acct)).available).toBe(970);
+  });
 });

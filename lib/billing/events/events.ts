@@ -252,7 +252,7 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
             let m = moves.get(k);
             if (!m) moves.set(k, (m = { accountId: p.item.account_id, denomination: p.cost.denomination, ops: [], ownHolds: ownHolds.get(k) ?? '0' }));
             // An early row's state is settled: it is decided ungated.
-            m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false) }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
+            m.ops.push({ op: { kind: 'event', cost: p.cost.amount, state: state === 'pending' ? 'pending' : 'complete', gate: !early[i] && (p.item.gate_on_balance ?? false), recorded: !!early[i] }, ledger: { type: 'event', description: `Event ${p.item.type}`, eventId: ids[i] }, order: i });
           }
           const list = [...moves.values()];
           const results = await moveBalances(db, companyId, list, now);
@@ -328,6 +328,14 @@ export async function recordEvent({ db, companyId, accountId, input, now, group 
   // An event with its own idempotency key is written alone: its answer may be an earlier record.
   const result = group && !input.idempotency_key ? await recordInGroup({ db, companyId, accountId, input, now }, recordAlone, recordGroup) : await recordAlone({ db, companyId, accountId, input, now });
   const row = result.event;
+  if (row.state === 'rejected' && row.reason === 'spend_limit') {
+    throw new ApiError(
+      'spend_limit_exceeded',
+      `This event costs ${unitsOut(row.costAmount)} ${row.costDenomination}, which would take the account's spend past its limit; it was recorded as rejected and nothing was charged.`,
+      null,
+      { rejected_event_id: row.id },
+    );
+  }
   if (row.state === 'rejected') {
     throw new ApiError(
       'insufficient_balance',

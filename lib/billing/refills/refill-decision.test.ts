@@ -41,7 +41,7 @@ describe('a monthly refill is due on the day it was set, and after the 28th on t
       amount: '500',
       charge: 2500,
       description: 'Monthly refill of 500 credits (first)',
-      columns: { refillAmount: '500', refillUsdAmount: 2500, refillThreshold: null, refillOnDay, nextPeriodicRefill: next, scheduledRefill: null, refillExpiresAfterDays: null },
+      columns: { refillAmount: '500', refillUsdAmount: 2500, refillThreshold: null, refillOnDay, nextPeriodicRefill: next, scheduledRefill: null, refillExpiresAfterDays: null, refillMaxChargesPerMonth: null },
     });
   });
 });
@@ -50,13 +50,23 @@ describe('setting, turning off and scheduling refills', () => {
   it('a threshold refill is stored at once, charges nothing now and ends a monthly schedule', () => {
     expect(decideRefillSetting({ at: at(2027, 3, 10), denomination: 'credits', config: { amount: '100', usd_charge: 900, threshold: '10' } })).toEqual({
       kind: 'set_threshold',
-      columns: { refillAmount: '100', refillUsdAmount: 900, refillThreshold: '10', refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, refillExpiresAfterDays: null },
+      columns: { refillAmount: '100', refillUsdAmount: 900, refillThreshold: '10', refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, refillExpiresAfterDays: null, refillMaxChargesPerMonth: null },
     });
   });
   it('keeps how many days the grants of its refills last', () => {
     expect(decideRefillSetting({ at: at(2027, 3, 10), denomination: 'credits', config: { amount: '100', usd_charge: 900, threshold: '10', expires_after_days: 30 } })).toMatchObject({
       kind: 'set_threshold',
       columns: { refillThreshold: '10', refillExpiresAfterDays: 30 },
+    });
+  });
+  it('keeps how many threshold refills a month may charge; a monthly refill alone has no such limit', () => {
+    expect(decideRefillSetting({ at: at(2027, 3, 10), denomination: 'credits', config: { amount: '100', usd_charge: 900, threshold: '10', max_charges_per_month: 3 } })).toMatchObject({
+      kind: 'set_threshold',
+      columns: { refillThreshold: '10', refillMaxChargesPerMonth: 3 },
+    });
+    expect(decideRefillSetting({ at: at(2027, 3, 10), denomination: 'credits', config: { amount: '100', usd_charge: 900, refill_period: 'monthly' } })).toMatchObject({
+      kind: 'start_monthly',
+      columns: { refillMaxChargesPerMonth: null },
     });
   });
   it('monthly and threshold together: the first refill is charged, both are stored with its units', () => {

@@ -6,7 +6,7 @@ import type { Effect } from '../settlement';
 import { computeRefillSchedule } from './schedule';
 
 /** A refill setting, as the API's body parses into it. */
-export type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string; expires_after_days?: number };
+export type RefillConfig = { amount: string; usd_charge: number; refill_period?: 'monthly'; threshold?: string; expires_after_days?: number; max_charges_per_month?: number };
 
 /** The balance columns a refill setting writes (a charge carries them as JSON until it is paid). */
 export type RefillColumns = {
@@ -17,10 +17,11 @@ export type RefillColumns = {
   nextPeriodicRefill: Date | null;
   scheduledRefill: null;
   refillExpiresAfterDays?: number | null;
+  refillMaxChargesPerMonth?: number | null;
 };
 
 /** The balance columns of a balance without refills. */
-export const REFILLS_OFF = { refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, refillExpiresAfterDays: null } as const;
+export const REFILLS_OFF = { refillThreshold: null, refillAmount: null, refillUsdAmount: null, refillOnDay: null, nextPeriodicRefill: null, scheduledRefill: null, refillExpiresAfterDays: null, refillMaxChargesPerMonth: null } as const;
 
 /**
  * The balance columns for a refill setting. A PUT replaces the whole setting (amount and charge
@@ -39,7 +40,7 @@ export function refillColumns(c: RefillConfig, now: Date, opts: { keepThreshold?
     nextPeriodicRefill: schedule ? schedule.next : null,
     scheduledRefill: null,
     // The mid-month change alters amount and charge only: the refills' expiry stays as set.
-    ...(opts.keepThreshold ? {} : { refillExpiresAfterDays: c.expires_after_days ?? null }),
+    ...(opts.keepThreshold ? {} : { refillExpiresAfterDays: c.expires_after_days ?? null, refillMaxChargesPerMonth: c.threshold !== undefined ? (c.max_charges_per_month ?? null) : null }),
   };
 }
 
@@ -68,7 +69,7 @@ export function decideRefillSetting({
   at: Date;
   denomination: string;
   config: RefillConfig;
-  balance?: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'>;
+  balance?: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'> & { refillMaxChargesPerMonth?: number | null };
   /** The balance's last monthly refill charge failed: setting it again buys the refill now, as a new setting does. */
   lastRefillFailed?: boolean;
 }): RefillSettingDecision {
@@ -78,9 +79,10 @@ export function decideRefillSetting({
   return { kind: 'start_monthly', columns, amount: config.amount, charge: config.usd_charge, description: `Monthly refill of ${config.amount} ${denomination} (first)` };
 }
 
-function isMonthlySetting(b: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'>, c: RefillConfig): boolean {
+function isMonthlySetting(b: Pick<Balance, 'refillAmount' | 'refillUsdAmount' | 'refillThreshold' | 'nextPeriodicRefill' | 'scheduledRefill'> & { refillMaxChargesPerMonth?: number | null }, c: RefillConfig): boolean {
   if (b.nextPeriodicRefill === null || b.scheduledRefill !== null || b.refillAmount === null || b.refillUsdAmount !== c.usd_charge) return false;
   if (cmp(b.refillAmount, c.amount) !== 0) return false;
+  if ((b.refillMaxChargesPerMonth ?? null) !== (c.threshold !== undefined ? (c.max_charges_per_month ?? null) : null)) return false;
   return c.threshold === undefined ? b.refillThreshold === null : b.refillThreshold !== null && cmp(b.refillThreshold, c.threshold) === 0;
 }
 

@@ -1,9 +1,10 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray } from 'drizzle-orm';
 import { query, sql, type Db } from '../../db/client';
 import { accounts, balances, charges, companies, type Account } from '../../db/schema';
 import { ApiError, conflict } from '../../errors';
 import { unitsOut } from '../../money';
 import { enqueueJob, type Job } from '../../db/sql/jobs';
+import { enterNotificationStates } from '../../db/sql/notification-states';
 import { DeferJob } from '../../jobs/defer';
 import { ensureBalances, findBalance, type Balance } from '../balances/balances';
 import { queueThresholdRefill } from '../balances/crossings';
@@ -61,6 +62,15 @@ async function chargeRefill(args: {
 /** The refill effect a charge carries for the balance, if any. */
 function refillOf(charge: Pick<Charge, 'metadata'>, balanceId: string): RefillEffect | undefined {
   return effectsOf<RefillEffect>(charge).find((e) => e.kind === 'refill' && e.balance_id === balanceId);
+}
+
+/** How many threshold refill charges of the balance were made (paid or pending) since `since`, other than the one made under `ownWorkKey`. */
+async function thresholdRefillsSince(db: Db, accountId: string, balanceId: string, since: Date, ownWorkKey: string): Promise<number> {
+  const rows = await db
+    .select({ id: charges.id, metadata: charges.metadata, workKey: charges.workKey })
+    .from(charges)
+    .where(and(eq(charges.accountId, accountId), eq(charges.reason, 'refill_threshold'), inArray(charges.status, ['pending', 'succeeded']), gte(charges.createdAt, since)));
+  return rows.filter((c) => c.workKey !== ownWorkKey && refillOf(c, balanceId) !== undefined).length;
 }
 
 /** A pending refill charge (`reason`) of the balance whose row and refill effect `matches`; null when none. */
@@ -407,6 +417,25 @@ export async function runThresholdRefill(db: Db, job: Job, now: Date): Promise<v
   // raised, or buys its own if that one was declined); its own charge (a retry of it) carries on.
   if (await pendingThresholdRefill(db, row.account.id, row.balance.id, `job:${job.id}`)) {
     throw new DeferJob(THRESHOLD_WAIT_MS, 'a threshold refill charge of this balance is still pending');
+  }
+  // At most max_charges_per_month threshold refills charged (paid or still pending) per calendar
+  // month (UTC): past it nothing is charged, and refill_limit_reached is sent once that month.
+  const max = row.balance.refillMaxChargesPerMonth;
+  if (max !== null) {
+    const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const made = await thresholdRefillsSince(db, row.account.id, row.balance.id, month, `job:${job.id}`);
+    if (made >= max) {
+      const [entered] = await enterNotificationStates(db, [{ balanceId: row.balance.id, kind: 'refill_limit', period: month.toISOString(), needed: null }], now);
+      if (entered) {
+        await enqueueNotifications(
+          db,
+          row.company.id,
+          [{ accountId: row.account.id, denomination: row.balance.denomination, topic: 'refill_limit_reached', balance: balance.amount, detail: { max_charges_per_month: max, month: month.toISOString() } }],
+          now,
+        );
+      }
+      return;
+    }
   }
   await chargeRefill({ db, company: row.company, account: row.account, balance, amount: row.balance.refillAmount, usd: row.balance.refillUsdAmount ?? 0, periodic: false, description: `Threshold refill of ${row.balance.refillAmount} ${row.balance.denomination}`, now, workKey: `job:${job.id}` }).catch(async (err) => {
     if (!(err instanceof ApiError)) throw err;

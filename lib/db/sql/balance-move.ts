@@ -75,6 +75,8 @@ export type LockedBalance = {
   head_grant_id: string | null;
   head_remaining: string | null;
   grants_due_at: string | Date | null;
+  /** The balance has a spend limit (its spend is read under the lock too). */
+  limited?: boolean;
 };
 
 /**
@@ -114,7 +116,8 @@ export async function lockBalances(db: Db, pairs: (readonly [string, string])[],
       l.managed_by_plan_id is not null as plan_managed, l.included_amount::text as included, coalesce(p.pending, 0)::text as pending,
       pl.threshold_alert_percentage as pct, a.last_plan_renewal as period,
       exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
-      l.head_grant_id, l.head_remaining::text as head_remaining, l.grants_due_at
+      l.head_grant_id, l.head_remaining::text as head_remaining, l.grants_due_at,
+      exists (select 1 from spend_limits sl where sl.account_id = l.account_id and sl.denomination = l.denomination) as limited
     from locked l
     ${lockedContext(now)}`,
   );
@@ -305,11 +308,13 @@ export async function moveBalancesForEvents(
       select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)})
         with ordinality as h(account_id, denomination, own_holds, total, ord)
     ), general as materialized (
-      -- A balance with a grant due, or whose draws pass what its head grant has left, is the
-      -- general writer's (move-decision.ts): then this statement writes nothing at all.
+      -- A balance with a grant due, whose draws pass what its head grant has left, or with a
+      -- spend limit, is the general writer's (move-decision.ts): then this statement writes nothing at all.
       select exists (
         select 1 from locked l join holds h on h.account_id = l.account_id and h.denomination = l.denomination
         where l.grants_due_at <= ${at}::timestamptz or (l.head_grant_id is not null and coalesce(h.total::numeric, 0) > l.head_remaining)
+          -- A spend limit set since the batch was priced: its counters are the general writer's to move.
+          or exists (select 1 from spend_limits sl where sl.account_id = l.account_id and sl.denomination = l.denomination)
       ) as g
     ), stamp as materialized (
       -- Taken once every balance is locked (the count reads them all), for the ledger ids.

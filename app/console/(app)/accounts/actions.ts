@@ -4,6 +4,8 @@ import { accountCreate } from '@/lib/api/schemas/accounts';
 import { balanceCreate, denominationParam } from '@/lib/api/schemas/balances';
 import { changePlan as changePlanBody } from '@/lib/api/schemas/changeplan';
 import { autoRefill } from '@/lib/api/schemas/refills';
+import { spendLimit } from '@/lib/api/schemas/spend-limits';
+import { setSpendLimits, type SpendLimit } from '@/lib/billing/balances/spend-limits';
 import { createAccount, getAccount } from '@/lib/billing/accounts/accounts';
 import { createCollectorLink } from '@/lib/billing/accounts/collector';
 import { createPortalLink, revokeAccountPortalLinks, revokePortalLink } from '@/lib/billing/accounts/portal';
@@ -13,7 +15,7 @@ import type { PlanChangePreview } from '@/lib/billing/plans/change-decision';
 import { getPlan } from '@/lib/billing/catalog/plans';
 import { removeAutoRefill, setAutoRefill } from '@/lib/billing/refills/refills';
 import { notFound } from '@/lib/errors';
-import { consoleAction, field, formValues, parseWith } from '@/lib/console/forms';
+import { consoleAction, field, FormInvalid, formValues, parseWith, type FieldError } from '@/lib/console/forms';
 import { dollarsToCents, formatCents, formatTime, formatUnits } from '@/lib/console/format';
 
 /** POST /v1/companies/{company_id}/accounts, from the console. */
@@ -101,14 +103,53 @@ export const setRefillAction = consoleAction(
       usd_charge: dollarsToCents(String(v.usd_charge ?? '')),
       ...(v.refill_period ? { refill_period: v.refill_period } : {}),
       ...(v.threshold ? { threshold: v.threshold } : {}),
+      ...(v.max_charges_per_month ? { max_charges_per_month: Number(v.max_charges_per_month) } : {}),
     }, [], /^usd_charge$/);
     return { denomination, config };
   },
   async ({ db, company, input: { denomination, config } }, accountId: string) => {
     const { balance, unchanged } = await setAutoRefill({ db, company: await company(), accountId, denomination, config, now: now() });
     if (unchanged) return `This monthly refill of ${balance.denomination} is already set; nothing was charged.`;
-    const kinds = [config.refill_period === 'monthly' ? 'every month' : null, config.threshold ? `when available drops below ${formatUnits(config.threshold)}` : null].filter(Boolean).join(' and ');
+    const kinds = [
+      config.refill_period === 'monthly' ? 'every month' : null,
+      config.threshold ? `when available drops below ${formatUnits(config.threshold)}${config.max_charges_per_month ? ` (at most ${config.max_charges_per_month} a month)` : ''}` : null,
+    ].filter(Boolean).join(' and ');
     return `Refill set: ${formatUnits(config.amount)} ${balance.denomination} for ${formatCents(config.usd_charge)} ${kinds}.${config.refill_period === 'monthly' ? ' The first refill was made now.' : ''}`;
+  },
+  { revalidate: (accountId) => `/console/accounts/${accountId}` },
+);
+
+/**
+ * PUT /v1/accounts/{account_id}/spend_limits, from the rows of the spend limits form
+ * (`limits[i].denomination` ...): a row left empty is no limit; every row kept is checked as the
+ * API checks it, errors named by the row's own fields.
+ */
+export const setSpendLimitsAction = consoleAction(
+  (fd) => {
+    const rows = (formValues(fd).limits ?? []) as (Record<string, unknown> | undefined)[];
+    const limits: SpendLimit[] = [];
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    rows.forEach((row, i) => {
+      // A row with nothing but its selects' defaults is an empty row.
+      if (!row || (row.denomination === undefined && row.limit === undefined)) return;
+      try {
+        const l = parseWith(spendLimit, row, ['limits', i]);
+        const k = `${l.denomination}\u0000${l.period}\u0000${l.action}`;
+        if (seen.has(k)) errors.push({ param: `limits[${i}].period`, message: `A second ${l.action} limit for ${l.denomination} per ${l.period}: keep one.` });
+        seen.add(k);
+        limits.push(l);
+      } catch (err) {
+        if (!(err instanceof FormInvalid)) throw err;
+        errors.push(...err.errors);
+      }
+    });
+    if (errors.length) throw new FormInvalid(errors);
+    return limits;
+  },
+  async ({ db, companyId, input }, accountId: string) => {
+    const set = await setSpendLimits({ db, companyId, accountId, limits: input, now: now() });
+    return set.length ? `${set.length} spend limit${set.length === 1 ? '' : 's'} set.` : 'Spend limits cleared.';
   },
   { revalidate: (accountId) => `/console/accounts/${accountId}` },
 );

@@ -15,10 +15,11 @@ import { formatCents, formatDate, formatTime, formatUnits, planSummary } from '@
 import { ActionForm } from '@/components/console/action-form';
 import { UsageChart } from '@/components/usage-chart';
 import { accountUsageByDay, USAGE_CHART_DAYS } from '@/lib/console/usage';
-import { ChangePlanForm, GrantForm, RefillForm } from '@/components/console/account-forms';
+import { ChangePlanForm, GrantForm, RefillForm, SpendLimitsForm } from '@/components/console/account-forms';
+import { getSpendLimits } from '@/lib/billing/balances/spend-limits';
 import { Badge, Empty, Facts, PageHeader, Section, Table, Td, linkClass } from '@/components/console/ui';
 import { ChargesTable, EventsTable, LedgerTable } from '@/components/console/account-tables';
-import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction, voidGrantAction } from '../actions';
+import { changePlanAction, collectorLinkAction, grantUnitsAction, portalLinkAction, removeRefillAction, revokeAllPortalLinksAction, revokePortalLinkAction, setRefillAction, setSpendLimitsAction, voidGrantAction } from '../actions';
 
 export const metadata = { title: 'Account' };
 
@@ -31,7 +32,7 @@ function refillText(b: Balance): React.ReactNode {
     parts.push(`Monthly: +${formatUnits(b.refillAmount)} for ${formatCents(b.refillUsdAmount)}, next ${formatDate(b.nextPeriodicRefill)}`);
   }
   if (b.refillThreshold && b.refillAmount) {
-    parts.push(`Below ${formatUnits(b.refillThreshold)}: +${formatUnits(b.refillAmount)} for ${formatCents(b.refillUsdAmount)}`);
+    parts.push(`Below ${formatUnits(b.refillThreshold)}: +${formatUnits(b.refillAmount)} for ${formatCents(b.refillUsdAmount)}${b.refillMaxChargesPerMonth ? `, at most ${b.refillMaxChargesPerMonth} a month` : ''}`);
   }
   if (!parts.length) return <span className="text-slate-700">None</span>;
   return parts.map((p) => (
@@ -49,7 +50,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
   const account = await orNotFound(getAccount({ db, companyId: user.companyId, accountId: id }));
   // Expiries due are written first, so the grants and the ledger below agree with each other.
   await settleDueGrants(db, { companyId: user.companyId, accountId: account.id }, at);
-  const [balances, ledger, events, charges, plans, link, portalLinks, usage] = await Promise.all([
+  const [balances, ledger, events, charges, plans, link, portalLinks, usage, limits] = await Promise.all([
     listBalances({ db, accountId: account.id, now: at }),
     listTransactions({ db, accountId: account.id, page: { limit: RECENT } }),
     listEvents({ db, companyId: user.companyId, q: { limit: RECENT, account_id: account.id }, now: at }),
@@ -58,6 +59,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
     latestCollectorLink({ db, accountId: account.id }),
     listLivePortalLinks({ db, accountId: account.id, now: at }),
     accountUsageByDay({ db, companyId: user.companyId, accountId: account.id, now: at }),
+    getSpendLimits({ db, companyId: user.companyId, accountId: account.id, now: at }),
   ]);
   const grants = (
     await Promise.all(balances.map((b) => listGrants(db, { accountId: account.id, denomination: b.denomination, status: 'all', page: { limit: GRANTS } }, at)))
@@ -86,6 +88,7 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
         {[
           ['#balances', 'Balances'],
           ['#grants', 'Grants'],
+          ['#spend-limits', 'Spend limits'],
           ['#usage', 'Usage'],
           ['#manage', 'Grant, refill, plan'],
           ['#ledger', 'Ledger'],
@@ -188,6 +191,34 @@ export default async function AccountPage({ params }: { params: Promise<{ id: st
             ))}
           </Table>
         )}
+      </Section>
+
+      <Section title="Spend limits" id="spend-limits" description="What the account may spend per denomination in a UTC day, week (from Monday) or month: completed events plus live holds. Past a reject limit events are rejected; past a notify limit spend_limit_reached is sent once per period.">
+        {limits.length === 0 ? (
+          <Empty>No spend limits.</Empty>
+        ) : (
+          <Table caption="Spend limits" head={['Denomination', 'Per', 'Limit', 'Past it', 'Spent this period', 'Period']}>
+            {limits.map((l) => (
+              <tr key={`${l.denomination}-${l.period}-${l.action}`}>
+                <Td className="font-medium">{l.denomination}</Td>
+                <Td>{l.period}</Td>
+                <Td className="tabular-nums">{formatUnits(l.limit)}</Td>
+                <Td>{l.action === 'reject' ? 'Reject events' : 'Notify once'}</Td>
+                <Td className="font-semibold tabular-nums">{formatUnits(l.spent)}</Td>
+                <Td>
+                  {formatTime(l.periodStart)} to {formatTime(l.periodEnd)}
+                </Td>
+              </tr>
+            ))}
+          </Table>
+        )}
+        <div className="mt-4">
+          <SpendLimitsForm
+            action={setSpendLimitsAction.bind(null, account.id)}
+            limits={limits.map((l) => ({ denomination: l.denomination, period: l.period, limit: l.limit, action: l.action }))}
+            denominations={denominations}
+          />
+        </div>
       </Section>
 
       <div id="manage" className="mb-6 grid grid-cols-1 gap-4 lg:grid-cols-2">
