@@ -66,11 +66,11 @@ export function RateCardEditor() {
                 <h3 className="text-sm font-semibold">Filters</h3>
                 {r.filters.length === 0 && <p className="text-sm text-slate-700">None: the rule prices every event of its type (that an earlier rule did not).</p>}
                 {r.filters.map((f, k) => (
-                  <div key={f.id} role="group" aria-label={`Filter ${k + 1}`} className="grid grid-cols-1 items-end gap-3 rounded bg-slate-50 p-2 sm:grid-cols-[1fr_10rem_1fr_auto]">
+                  <div key={f.id} role="group" aria-label={`Filter ${k + 1}`} className="grid grid-cols-1 items-start gap-3 rounded bg-slate-50 p-2 sm:grid-cols-[1fr_10rem_1fr_auto]">
                     <Field name={`${at}.filters[${k}].key`} label="Property" autoComplete="off" value={f.key} onChange={(e) => edit((d) => void (d[i].filters[k].key = e.target.value))} />
                     <SelectField name={`${at}.filters[${k}].kind`} label="Value is" options={VALUE_KINDS} value={f.kind} onChange={(e) => edit((d) => void (d[i].filters[k].kind = e.target.value))} />
                     <Field name={`${at}.filters[${k}].value`} label="Equals" autoComplete="off" value={f.value} onChange={(e) => edit((d) => void (d[i].filters[k].value = e.target.value))} />
-                    <button type="button" className={`${removeClass} mb-1`} onClick={() => edit((d) => void d[i].filters.splice(k, 1))}>
+                    <button type="button" className={`${removeClass} justify-self-start sm:mt-7`} onClick={() => edit((d) => void d[i].filters.splice(k, 1))}>
                       Remove filter {k + 1}
                     </button>
                   </div>
@@ -138,7 +138,7 @@ export function RateCardEditor() {
                             Tiers go in ascending order; leave &quot;Up to&quot; empty on the last one.
                           </p>
                           {c.tiers.map((t, n) => (
-                            <div key={t.id} role="group" aria-label={`Tier ${n + 1}`} className="grid grid-cols-1 items-end gap-3 rounded bg-slate-50 p-2 sm:grid-cols-[1fr_1fr_1fr_auto]">
+                            <div key={t.id} role="group" aria-label={`Tier ${n + 1}`} className="grid grid-cols-1 items-start gap-3 rounded bg-slate-50 p-2 sm:grid-cols-[1fr_1fr_1fr_auto]">
                               <Field
                                 name={`${cat}.tiers[${n}].up_to`}
                                 label={`Tier ${n + 1}: up to`}
@@ -150,7 +150,7 @@ export function RateCardEditor() {
                               />
                               <Field name={`${cat}.tiers[${n}].unit_amount`} label="Price per unit" inputMode="decimal" autoComplete="off" value={t.unit_amount} onChange={(e) => edit((d) => void (d[i].components[j].tiers[n].unit_amount = e.target.value))} />
                               <Field name={`${cat}.tiers[${n}].flat_amount`} label="Flat fee" inputMode="decimal" placeholder="0" autoComplete="off" value={t.flat_amount} onChange={(e) => edit((d) => void (d[i].components[j].tiers[n].flat_amount = e.target.value))} />
-                              <button type="button" className={`${removeClass} mb-1`} onClick={() => edit((d) => void d[i].components[j].tiers.splice(n, 1))}>
+                              <button type="button" className={`${removeClass} justify-self-start sm:mt-7`} onClick={() => edit((d) => void d[i].components[j].tiers.splice(n, 1))}>
                                 Remove tier {n + 1}
                               </button>
                             </div>
