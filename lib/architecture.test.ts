@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -218,6 +219,33 @@ describe('the import graph', () => {
       .filter((f) => /^lib\/(billing|jobs)\//.test(f))
       .flatMap((f) => importsOf(f, fs.readFileSync(path.join(ROOT, f), 'utf8')).filter((i) => i.kind === 'dynamic').map((i) => `${f} → ${i.specifier}`));
     expect(lazyPackages).toEqual([]);
+  });
+
+  // A client component and everything it imports is sent to the browser: the rate-card editor
+  // prices its preview with lib/billing/events/rate-card.ts and checks it with the API's schemas,
+  // so those (and lib/money.ts under them) must load without Node.js's own modules.
+  it('sends the browser no Node.js module: nothing a client component imports reaches one', () => {
+    const builtins = new Set(builtinModules);
+    const clients = files.filter((f) => /^['"]use client['"]/.test(fs.readFileSync(path.join(ROOT, f), 'utf8').trimStart()));
+    expect(clients).toContain('components/console/rate-card-editor.tsx');
+    const found: string[] = [];
+    for (const client of clients) {
+      const seen = new Set([client]);
+      const queue = [client];
+      while (queue.length) {
+        const file = queue.shift()!;
+        for (const { specifier, kind } of importsOf(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))) {
+          if (kind === 'type') continue;
+          if (specifier.startsWith('node:') || builtins.has(specifier.split('/')[0])) found.push(`${client}: ${file} imports ${specifier}`);
+          const to = resolve(file, specifier);
+          if (typeof to === 'string' && !seen.has(to)) {
+            seen.add(to);
+            queue.push(to);
+          }
+        }
+      }
+    }
+    expect(found).toEqual([]);
   });
 
   it('pages every list through the one keyset helper', () => {

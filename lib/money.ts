@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import Decimal from 'decimal.js';
 
 // Units are decimal strings in code and `numeric` in SQL; never JS floats for arithmetic.
@@ -166,8 +165,16 @@ export function isZero(a: Units): boolean {
   return scan(a) ? scanned === 0 : new Decimal(a).isZero();
 }
 
+/**
+ * `bytes` random bytes as hex, from the Web Crypto API (Node and browsers alike), so this module
+ * and the schemas built on it load in the console's client components too.
+ */
+export function randomHex(bytes: number): string {
+  return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 // Marks an exact number inside JSON.stringify's output; random so no stored text can forge it.
-const EXACT_MARK = `\u0000exact${randomBytes(6).toString('hex')}:`;
+const EXACT_MARK = `\u0000exact${randomHex(6)}:`;
 const EXACT_IN_JSON = new RegExp(`"${EXACT_MARK.replace('\u0000', '\\\\u0000')}(-?\\d+(?:\\.\\d+)?)"`, 'g');
 
 /** A decimal that a JS number cannot hold exactly; `stringifyJson` writes it as its exact literal. */

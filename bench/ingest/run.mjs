@@ -21,6 +21,12 @@
 //   priced   gated events priced by a rate card (third of three rules, two components) against
 //            flat-priced ones, 32 connections, alternately (--ab-rounds pairs): priced_vs_flat
 //   check    POST /check against the gated event it answers for, one connection, alternately
+//   priced-batch  batches of 1000 items priced by the rate card (as `priced`) against batches of
+//            flat-priced items, --batches each, --writers at a time, alternately (--ab-rounds
+//            pairs), the accounts of each batch by --shape (run it with --shape random):
+//            priced_batch_vs_flat; with --carried, a third batch in each round: flat-priced items
+//            that carry the same quantities and properties (what carrying them costs, unpriced);
+//            every other round runs its kinds in the reverse order
 //   expiry   (PostgreSQL, the test clock on) --expiring grants (100,000) due at one instant over
 //            the accounts' balances (bench/grants/seed-expiring.ts), then the test clock moves
 //            past it and the server's worker writes the expiries at its next tick while gated
@@ -54,7 +60,7 @@ import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' }, 'ab-rounds': { type: 'string', default: '3' }, 'expiry-connections': { type: 'string', default: '32' }, worker: { type: 'string', default: 'server' }, expiring: { type: 'string', default: '100000' } } });
+const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' }, 'ab-rounds': { type: 'string', default: '3' }, 'expiry-connections': { type: 'string', default: '32' }, worker: { type: 'string', default: 'server' }, expiring: { type: 'string', default: '100000' }, carried: { type: 'boolean', default: false } } });
 const PG_PORT = Number(values.port);
 const SECONDS = Number(values.seconds);
 const ADMIN = 'bench-admin-token';
@@ -452,6 +458,38 @@ async function measure(server, { id, auth, accounts }, env) {
       }
       const sum = (a) => a.reduce((x, y) => x + y, 0);
       Object.assign(out, { priced_flat_per_s: rates.flat, priced_per_s: rates.priced, priced_vs_flat: +(sum(rates.priced) / sum(rates.flat)).toFixed(3) });
+    }
+    if (only.has('priced-batch')) {
+      // Batches of rate-card-priced items against batches of flat-priced ones, the same accounts
+      // batch for batch (--shape), alternately (--ab-rounds pairs).
+      const usage = { quantities: { input_tokens: 1200, output_tokens: 300 }, properties: { model: 'c' } };
+      const bodies = { flat: { type: 'call' }, priced: { type: 'llm', ...usage }, carried: { type: 'call', ...usage } };
+      const names = values.carried ? ['flat', 'carried', 'priced'] : ['flat', 'priced'];
+      const batches = Number(values.batches);
+      const rates = { flat: [], priced: [], carried: [] };
+      let serial = 0;
+      for (let round = 0; round < Number(values['ab-rounds']); round++) {
+        const first = serial;
+        // Every other round in the reverse order, so neither kind always runs on a warmer server.
+        for (const name of round % 2 ? [...names].reverse() : names) {
+          let sent = 0;
+          const t0 = performance.now();
+          await pool(Number(values.writers), async () => {
+            while (sent < batches) {
+              const n = first + ++sent;
+              const items = batchAccounts(n).map((account_id) => ({ account_id, ...bodies[name] }));
+              const r = await request(base, 'POST', '/v1/events', items, auth);
+              if (r.status !== 200) throw new Error(`${name} batch failed ${r.status} ${JSON.stringify(r.body)}`);
+              if (name === 'priced' && r.body.data[0]?.pricing?.rule !== 3) throw new Error(`priced batch: the third llm rule did not price it: ${JSON.stringify(r.body.data[0])}`);
+            }
+          });
+          rates[name].push(Math.round((batches * 1000) / ((performance.now() - t0) / 1000)));
+        }
+        serial += batches;
+      }
+      const sum = (a) => a.reduce((x, y) => x + y, 0);
+      Object.assign(out, { priced_batch_shape: values.shape, priced_batch_flat_events_per_s: rates.flat, priced_batch_events_per_s: rates.priced, priced_batch_vs_flat: +(sum(rates.priced) / sum(rates.flat)).toFixed(3) });
+      if (values.carried) Object.assign(out, { priced_batch_carried_events_per_s: rates.carried, priced_batch_carried_vs_flat: +(sum(rates.carried) / sum(rates.flat)).toFixed(3) });
     }
     if (only.has('check')) {
       // One connection: POST /check against the gated event it answers for, alternately; p50 and p99.

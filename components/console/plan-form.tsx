@@ -1,6 +1,7 @@
 'use client';
 import { useRef, useState } from 'react';
 import { ActionForm, CheckboxField, Field, SelectField, type FormAction } from './action-form';
+import { RateCardEditor } from './rate-card-editor';
 
 type Row = { key: number };
 
@@ -31,7 +32,6 @@ const addClass = 'rounded border border-blue-800 px-3 py-1.5 text-sm font-medium
 
 export function PlanForm({ action }: { action: FormAction }) {
   const balances = useRows(1);
-  const rules = useRows(1);
   const flags = useRows(0);
   return (
     <ActionForm action={action} submitLabel="Create plan" pendingLabel="Creating…" label="New plan" resetOnSuccess={false} className="space-y-6">
@@ -79,22 +79,7 @@ export function PlanForm({ action }: { action: FormAction }) {
         </button>
       </section>
 
-      <section aria-labelledby="plan-rules" className="space-y-3">
-        <h2 id="plan-rules" className="text-lg font-semibold">
-          Billing rules
-        </h2>
-        <p className="text-sm text-slate-700">The price of one event of a type. Events of other types are recorded but not billed.</p>
-        {rules.rows.map((r, i) => (
-          <RowBox key={r.key} legend={`Rule ${i + 1}`} onRemove={() => rules.remove(r.key)}>
-            <Field name={`billing_rules[${i}].type`} label="Event type" hint="The type your backend sends, such as query." autoComplete="off" />
-            <Field name={`billing_rules[${i}].amount`} label="Units per event" inputMode="decimal" autoComplete="off" />
-            <Field name={`billing_rules[${i}].denomination`} label="Taken from balance" hint="A denomination." autoComplete="off" />
-          </RowBox>
-        ))}
-        <button type="button" onClick={rules.add} className={addClass}>
-          Add a billing rule
-        </button>
-      </section>
+      <RateCardEditor />
 
       <section aria-labelledby="plan-flags" className="space-y-3">
         <h2 id="plan-flags" className="text-lg font-semibold">

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import Decimal from 'decimal.js';
 import { ApiError } from '../errors';
+import { randomHex } from '../money';
 import { formatParam } from './zod-errors';
 import { walkBody } from './input';
 
@@ -54,7 +54,7 @@ export function parseJsonBody(raw: string): { value: unknown; inexact: boolean }
   // Each inexact literal becomes a string no client can send (a fresh nonce), which the reviver
   // turns back into the literal's text. Literal order cannot be relied on in the reviver: JSON
   // objects put integer-like keys first, and a repeated key drops the earlier value.
-  const marker = `\u0000${randomBytes(12).toString('hex')}:`;
+  const marker = `\u0000${randomHex(12)}:`;
   let rewritten = '';
   let from = 0;
   spans.forEach(([start, end], i) => {

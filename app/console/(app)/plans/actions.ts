@@ -1,8 +1,9 @@
 'use server';
-import { planCreate } from '@/lib/api/schemas/plans';
+import { planCreate, type PlanCreate } from '@/lib/api/schemas/plans';
 import { createPlan } from '@/lib/billing/catalog/plans';
-import { FormInvalid, consoleAction, field, parseWith } from '@/lib/console/forms';
+import { FormInvalid, consoleAction, field, parseWith, type FieldError } from '@/lib/console/forms';
 import { dollarsToCents } from '@/lib/console/format';
+import { rateCardInput, rateCardParam, rateCardRows } from '@/lib/console/rate-card-form';
 
 /**
  * The filled-in rows of a repeating group (`balances[2].amount`...), in order, with the form's
@@ -31,7 +32,8 @@ function rowsOf(fd: FormData, group: string, required: string[]) {
 export const createPlanAction = consoleAction(
   (fd) => {
     const balances = rowsOf(fd, 'balances', ['denomination', 'amount', 'overage_charge_amount', 'variable_unit_price']);
-    const rules = rowsOf(fd, 'billing_rules', ['type', 'amount', 'denomination']);
+    const ruleRows = rateCardRows(fd);
+    const rules = rateCardInput(ruleRows);
     const flags = rowsOf(fd, 'flags', ['name']);
     const input = {
       name: field(fd, 'name'),
@@ -45,19 +47,28 @@ export const createPlanAction = consoleAction(
         ...(b.overage_charge_amount && { overage_charge_amount: dollarsToCents(b.overage_charge_amount) }),
         ...(b.variable_unit_price && { variable_unit_price: dollarsToCents(b.variable_unit_price) }),
       })),
-      billing_rules: rules.rows.map((r) => ({ type: r.type ?? '', amount: r.amount ?? '', denomination: r.denomination ?? '' })),
+      billing_rules: rules.input,
       flags: Object.fromEntries(flags.rows.map((f) => [f.name, f.enabled === 'on'])),
     };
+    const remap = (e: FieldError): FieldError => {
+      const param = e.param?.startsWith('billing_rules[')
+        ? rateCardParam(e.param, ruleRows, rules.original)
+        : (e.param?.replace(/^balances\[(\d+)\]/, (_, i) => `balances[${balances.original[Number(i)]}]`) ?? null);
+      // The message names the field as the API did: name it as the form does.
+      const message = e.param && param && e.message.startsWith(e.param) ? param + e.message.slice(e.param.length) : e.message;
+      return { param, message };
+    };
+    let parsed: PlanCreate | undefined;
+    let errors: FieldError[] = [];
     try {
-      return parseWith(planCreate, input, [], /^(charge_amount|balances\[\d+\]\.(overage_charge_amount|variable_unit_price))$/);
+      parsed = parseWith(planCreate, input, [], /^(charge_amount|balances\[\d+\]\.(overage_charge_amount|variable_unit_price))$/);
     } catch (err) {
       if (!(err instanceof FormInvalid)) throw err;
-      const remap = (param: string | null) =>
-        param
-          ?.replace(/^balances\[(\d+)\]/, (_, i) => `balances[${balances.original[Number(i)]}]`)
-          .replace(/^billing_rules\[(\d+)\]/, (_, i) => `billing_rules[${rules.original[Number(i)]}]`) ?? null;
-      throw new FormInvalid(err.errors.map((e) => ({ param: remap(e.param), message: e.message })));
+      errors = err.errors.map(remap);
     }
+    // The form's own errors (a filter's key or value) come first, with the API's; nothing is saved.
+    if (rules.errors.length || !parsed) throw new FormInvalid([...rules.errors, ...errors]);
+    return parsed;
   },
   async ({ db, companyId, input }) => {
     const plan = await createPlan({ db, companyId, input });
