@@ -1,14 +1,15 @@
-import { withCompany } from './route';
-import { ownCompany } from './company';
-import { companyUsageQuery, usageQuery, type UsageQuery } from './schemas/usage-query';
+import type { UsageQuery } from './schemas/usage-query';
 import { now } from '../clock';
 import { parseGroupBy, readUsage, serializeUsageRow } from '../billing/usage/usage';
 import type { Db } from '../db/client';
 
-async function answer(db: Db, companyId: string, accountId: string | null, query: UsageQuery) {
+/**
+ * GET /v1/accounts/{account_id}/usage and GET /v1/companies/{company_id}/usage: one answer, for
+ * the account the path names, or on the company's path for all its accounts or `account_id`.
+ */
+export async function usageAnswer(db: Db, scope: { companyId: string; accountId: string | null }, query: UsageQuery) {
   const { rows } = await readUsage(db, {
-    companyId,
-    accountId,
+    ...scope,
     denomination: query.denomination ?? null,
     from: query.from ? new Date(query.from) : null,
     to: query.to ? new Date(query.to) : null,
@@ -17,14 +18,4 @@ async function answer(db: Db, companyId: string, accountId: string | null, query
     now: now(),
   });
   return { data: rows.map(serializeUsageRow), hasMore: false };
-}
-
-/**
- * GET /v1/accounts/{account_id}/usage and GET /v1/companies/{company_id}/usage: one handler, the
- * account named by the path, or by `account_id` (optional) on the company's path.
- */
-export function usageRoute(scope: 'account' | 'company') {
-  return scope === 'account'
-    ? withCompany({ query: usageQuery }, async ({ db, company, params, query }) => answer(db, company.id, params.account_id, query))
-    : withCompany({ query: companyUsageQuery }, async ({ db, company, params, query }) => answer(db, ownCompany(company, params.company_id).id, query.account_id ?? null, query));
 }
