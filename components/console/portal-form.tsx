@@ -17,3 +17,16 @@ export function PortalTopupsForm({ action, rows, max }: { action: FormAction; ro
     </ActionForm>
   );
 }
+
+export function UsagePropertiesForm({ action, names, max }: { action: FormAction; names: string[]; max: number }) {
+  const shown = [...names, ...Array.from({ length: max - names.length }, () => '')];
+  return (
+    <ActionForm action={action} submitLabel="Save properties" pendingLabel="Saving…" label="Usage properties" className="space-y-3" resetOnSuccess={false}>
+      <div className="grid grid-cols-1 gap-2 sm:grid-cols-3">
+        {shown.map((name, i) => (
+          <Field key={i} name={`usage_properties[${i}]`} label={`Property ${i + 1}`} defaultValue={name} autoComplete="off" spellCheck={false} />
+        ))}
+      </div>
+    </ActionForm>
+  );
+}

@@ -112,6 +112,7 @@ const OWN_COMPANY_ONLY: Record<string, (w: World) => (a: Action) => Promise<Form
   'team.changePasswordAction': () => (a) => a(idle, form({ current_password: 'owner password 1', new_password: 'a brand new password' })),
   'webhooks.createWebhookAction': () => (a) => a(idle, form({ url: 'http://127.0.0.1:9/own', topics: ['balance_change'] })),
   'portal.savePortalTopupsAction': () => (a) => a(idle, form({ denomination_0: 'credits', units_0: '100', price_0: '5' })),
+  'portal.saveUsagePropertiesAction': () => (a) => a(idle, form({ 'usage_properties[0]': 'model' })),
 };
 
 describe("console server actions with another company's ids", () => {

@@ -3,6 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { newCompany, useTestDatabase } from '../testing/harness';
 import { accounts, admins, charges, consoleSessions, events, hourlyTotals, plans } from '../db/schema';
 import { recountHours, rolledHours, rollUpHours } from '../db/hourly-totals';
+import { query } from '../db/client';
 import { Decimal } from '../money';
 import { createHash } from 'node:crypto';
 import { idAt, idRange, newId, type IdPrefix } from '../ids';
@@ -275,6 +276,17 @@ describe('console queries on one company among others', () => {
     const counted = await dailyTotals({ db, companyId: s.companyId, now }); // from the events: nothing rolled up yet
     const HOUR = 3600_000;
     const closedBefore = Math.floor((NOW - 2 * HOUR) / HOUR) * HOUR;
+    // A hold still live (however old) keeps its hour open: it may yet complete and count there.
+    const [live] = await query<{ at: string | Date }>(db, sql`select min(created_at) as at from events where state = 'pending' and expires_at > ${now.toISOString()}::timestamptz`);
+    const heldBack = Math.floor(new Date(live.at).getTime() / HOUR) * HOUR;
+    expect(heldBack).toBeLessThan(closedBefore - 7 * DAY);
+    expect(await rollUpHours(db, now)).toBe(31 * 24);
+    expect(await rolledHours(db)).toEqual({ from: heldBack - 31 * DAY, until: heldBack });
+    await db.execute(sql`delete from hourly_totals`);
+    await db.execute(sql`delete from settings where key = 'hourly_totals'`);
+    // Once those holds have ended, every hour closed by time is rolled up.
+    const held = await query<{ id: string }>(db, sql`update events set state = 'cancelled' where state = 'pending' and expires_at > ${now.toISOString()}::timestamptz returning id`);
+    expect(held.length).toBeGreaterThan(0);
     expect(await rollUpHours(db, now)).toBe(31 * 24); // 31 days of history
     expect(await rolledHours(db)).toEqual({ from: closedBefore - 31 * DAY, until: closedBefore });
 
@@ -322,6 +334,7 @@ describe('console queries on one company among others', () => {
 
     await db.execute(sql`delete from hourly_totals`);
     await db.execute(sql`delete from settings where key = 'hourly_totals'`);
+    await query(db, sql`update events set state = 'pending' where id = any(${`{${held.map((r) => r.id).join(',')}}`}::text[])`);
     clearDashboardCache();
   });
 

@@ -73,6 +73,7 @@ const FORMS: Record<string, { fields: Fields; call: (a: Action, fd: FormData, id
   'team.changePasswordAction': { fields: { current_password: 'owner password 1', new_password: 'a brand new password' }, call: (a, fd) => a(idle, fd) },
   'webhooks.createWebhookAction': { fields: { url: 'http://127.0.0.1:9/hook', username: 'billing', password: 'hook password', topics: ['balance_change'] }, call: (a, fd) => a(idle, fd) },
   'portal.savePortalTopupsAction': { fields: { denomination_0: 'credits', units_0: '100', price_0: '5' }, call: (a, fd) => a(idle, fd) },
+  'portal.saveUsagePropertiesAction': { fields: { 'usage_properties[0]': 'model', 'usage_properties[2]': 'region' }, call: (a, fd) => a(idle, fd) },
   'webhooks.setTopicsAction': { fields: { topics: ['balance_change', 'threshold'] }, call: (a, fd, ids) => a(ids.webhook, idle, fd) },
 };
 // Actions whose form has no fields (a button): their ids are bound on the server.
@@ -101,6 +102,19 @@ describe('console forms', () => {
 
   it('cover every action', () => {
     expect([...actions.keys()].sort()).toEqual([...Object.keys(FORMS), ...NO_FIELDS].sort());
+  });
+
+  it('set the usage properties, blanks left out, and name the field a refused name was typed in', async () => {
+    const action = actions.get('portal.saveUsagePropertiesAction')!;
+    const saved = await action(idle, form({ 'usage_properties[0]': 'tier', 'usage_properties[1]': '', 'usage_properties[3]': 'model' }));
+    expect(saved.status, JSON.stringify(saved)).toBe('ok');
+    const stored = async () => (await query<{ p: string[] | string }>(t.database.db, sql`select usage_properties as p from companies where id = ${session.user!.companyId}`))[0].p;
+    const read = async () => ((p) => (typeof p === 'string' ? JSON.parse(p) : p))(await stored());
+    expect(await read()).toEqual(['tier', 'model']);
+    const twice = await action(idle, form({ 'usage_properties[0]': 'model', 'usage_properties[2]': 'region', 'usage_properties[4]': 'model' }));
+    expect(twice.status).toBe('error');
+    expect(twice.errors?.map((e) => e.param)).toEqual(['usage_properties[4]']);
+    expect(await read()).toEqual(['tier', 'model']);
   });
 
   // FormData holds USV strings (an unpaired surrogate is already U+FFFD when it arrives): NUL is

@@ -1,27 +1,18 @@
 import { query, sql, type Db } from './client';
 import { idRange, type IdPrefix } from '../ids';
+import { HOUR_MS, nextRollUpOf, readMark, rollUp, SETTLE_MS, type RolledRange, type RollUp } from './roll-up';
 
-const HOUR_MS = 3600_000;
-/**
- * An hour's numbers stop changing once its last pending hold has expired (1 hour) and its
- * charges have settled: two hours after it ends it is closed.
- */
-export const SETTLE_MS = 2 * HOUR_MS;
 /** The dashboard shows 30 days: the first roll-up starts a day before that, older hours are never read. */
 const HISTORY_MS = 31 * 24 * HOUR_MS;
-/**
- * Hours per transaction: a backlog (a first start, a worker stopped for days) drains a week at a
- * time, about 0.8 million events per transaction at 10 million events in 90 days.
- */
-const HOURS_PER_RUN = 7 * 24;
 const MARK = 'hourly_totals';
 
+export { SETTLE_MS };
+
 /** The closed hours hourly_totals holds for every company: [from, until), hour-aligned epoch ms. */
-export type RolledHours = { from: number; until: number };
+export type RolledHours = RolledRange;
 
 export async function rolledHours(db: Db): Promise<RolledHours | null> {
-  const [row] = await query<{ value: RolledHours | null }>(db, sql`select value from settings where key = ${MARK}`);
-  return row?.value?.until ? row.value : null;
+  return readMark(db, MARK);
 }
 
 function idHint(prefix: IdPrefix, from: Date, to: Date) {
@@ -51,44 +42,24 @@ export async function recountHours(db: Db, from: Date, to: Date): Promise<void> 
   );
 }
 
+const spec: RollUp = {
+  mark: MARK,
+  start: async (_tx, mark, closed) => Math.max(mark.until ?? 0, closed - HISTORY_MS),
+  recount: recountHours,
+};
+
 /**
- * The worker's task: adds the hours closed since the last run, a week at most in each
- * transaction with the mark that says how far the table reaches (the mark's row lock keeps two
- * workers from rolling up at once). Returns the number of hours added.
+ * The worker's task: adds the hours closed since the last run (lib/db/roll-up.ts: an hour with a
+ * hold still pending waits for it to end), a week at most in each transaction. Returns the number
+ * of hours added.
  */
 export async function rollUpHours(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
-  let hours = 0;
-  for (;;) {
-    const added = await rollUpDay(db, now);
-    hours += added;
-    if (!added || opts.stopping?.()) return hours;
-  }
+  return rollUp(db, spec, now, opts);
 }
 
 /** When the next hour closes that the table does not hold yet (null before the first roll-up). */
 export async function nextRollUp(db: Db, _after: Date): Promise<Date | null> {
-  const known = await rolledHours(db);
-  return known ? new Date(known.until + HOUR_MS + SETTLE_MS) : null;
-}
-
-async function rollUpDay(db: Db, now: Date): Promise<number> {
-  const closedBefore = Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
-  // Most runs find no newly closed hour: one read, no transaction.
-  const known = await rolledHours(db);
-  if (known && known.until >= closedBefore) return 0;
-  return db.transaction(async (tx) => {
-    await query(tx, sql`insert into settings (key, value) values (${MARK}, '{}'::jsonb) on conflict (key) do nothing`);
-    const [row] = await query<{ value: Partial<RolledHours> }>(tx, sql`select value from settings where key = ${MARK} for update`);
-    const mark = row.value;
-    const start = Math.max(mark.until ?? 0, closedBefore - HISTORY_MS);
-    const end = Math.min(start + HOURS_PER_RUN * HOUR_MS, closedBefore);
-    if (end <= start) return 0;
-    await recountHours(tx, new Date(start), new Date(end));
-    // Hours skipped (a worker stopped for longer than the history) break the range: it starts again here.
-    const from = mark.from !== undefined && mark.until === start ? mark.from : start;
-    await query(tx, sql`update settings set value = ${JSON.stringify({ from, until: end })}::jsonb where key = ${MARK}`);
-    return (end - start) / HOUR_MS;
-  });
+  return nextRollUpOf(db, MARK);
 }
 
 /**

@@ -1,33 +1,71 @@
 import { query, sql, type Db } from './client';
 import { idRange } from '../ids';
-import { SETTLE_MS } from './hourly-totals';
+import { HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, readMark, rollUp, type RolledRange, type RollUp } from './roll-up';
 
-const HOUR_MS = 3600_000;
-/**
- * Hours per transaction: a backlog (the first start on a database with history, a worker stopped
- * for days) drains a week at a time, about 0.8 million events per transaction at 10 million
- * events in 90 days.
- */
-const HOURS_PER_RUN = 7 * 24;
 const MARK = 'usage_hourly';
 
 /** The closed hours usage_hourly holds for every company and account: [from, until), hour-aligned epoch ms. */
-export type RolledUsage = { from: number; until: number };
+export type RolledUsage = RolledRange;
 
 export async function rolledUsage(db: Db): Promise<RolledUsage | null> {
-  const [row] = await query<{ value: RolledUsage | null }>(db, sql`select value from settings where key = ${MARK}`);
-  return row?.value?.until !== undefined && row.value.from !== undefined ? row.value : null;
+  return readMark(db, MARK);
 }
 
 function idHint(from: Date, to: Date) {
   const { gte, lt } = idRange('ev', from, to);
-  return gte && lt ? sql` and id >= ${gte} and id < ${lt}` : sql``;
+  return gte && lt ? sql` and e.id >= ${gte} and e.id < ${lt}` : sql``;
 }
+
+/**
+ * Inserts into `table` the sums of `source` (rows of company_id, account_id, hour, the `keys`,
+ * denomination, cost_amount, quantities): per account, hour, keys and denomination, and the same
+ * over all of a company's accounts under account_id ''. Keys may be null.
+ */
+function insertSums(table: 'usage_hourly' | 'usage_hourly_properties', keys: string[], source: ReturnType<typeof sql>) {
+  const k = keys.join(', ');
+  const by = (alias: string) => keys.map((key) => `${alias}.${key}`).join(', ');
+  const same = (a: string, b: string, withAccount: boolean) =>
+    [`${a}.company_id = ${b}.company_id`, ...(withAccount ? [`${a}.account_id = ${b}.account_id`] : []), `${a}.hour = ${b}.hour`, `${a}.denomination = ${b}.denomination`, ...keys.map((key) => `${a}.${key} is not distinct from ${b}.${key}`)].join(' and ');
+  return sql`with ev as materialized (${source}),
+      counts as (
+        select company_id, account_id, hour, ${sql.raw(k)}, denomination, count(*) as events, sum(cost_amount) as cost
+          from ev group by company_id, account_id, hour, ${sql.raw(k)}, denomination
+      ),
+      sums as (
+        select ev.company_id, ev.account_id, ev.hour, ${sql.raw(by('ev'))}, ev.denomination, q.key as qkey, sum(q.value::numeric) as total
+          from ev cross join lateral jsonb_each_text(case when jsonb_typeof(ev.quantities) = 'object' then ev.quantities else '{}'::jsonb end) q
+          group by ev.company_id, ev.account_id, ev.hour, ${sql.raw(by('ev'))}, ev.denomination, q.key
+      ),
+      account_quantities as (
+        select company_id, account_id, hour, ${sql.raw(k)}, denomination, jsonb_object_agg(qkey, total::text) as quantities
+          from sums group by company_id, account_id, hour, ${sql.raw(k)}, denomination
+      ),
+      company_quantities as (
+        select company_id, hour, ${sql.raw(k)}, denomination, jsonb_object_agg(qkey, total::text) as quantities
+          from (select company_id, hour, ${sql.raw(k)}, denomination, qkey, sum(total) as total from sums group by company_id, hour, ${sql.raw(k)}, denomination, qkey) s
+          group by company_id, hour, ${sql.raw(k)}, denomination
+      ),
+      per_company as (
+        select company_id, hour, ${sql.raw(k)}, denomination, sum(events)::bigint as events, sum(cost) as cost
+          from counts group by company_id, hour, ${sql.raw(k)}, denomination
+      )
+      insert into ${sql.raw(table)} (company_id, account_id, hour, ${sql.raw(k)}, denomination, events, cost, quantities)
+      select c.company_id, c.account_id, c.hour, ${sql.raw(by('c'))}, c.denomination, c.events, c.cost, q.quantities
+        from counts c left join account_quantities q on ${sql.raw(same('q', 'c', true))}
+      union all
+      select p.company_id, '', p.hour, ${sql.raw(by('p'))}, p.denomination, p.events, p.cost, q.quantities
+        from per_company p left join company_quantities q on ${sql.raw(same('q', 'p', false))}`;
+}
+
+/** The completed events of [from, to) as the roll-ups read them. */
+const completed = (from: Date, to: Date) =>
+  sql`e.state = 'complete' and e.created_at >= ${from.toISOString()}::timestamptz and e.created_at < ${to.toISOString()}::timestamptz ${idHint(from, to)}`;
 
 /**
  * Counts [from, to) again from the completed events, replacing what usage_hourly held for those
  * hours: per account, hour, type and cost denomination, and the same over all of a company's
- * accounts (account_id ''); running it twice leaves the same rows.
+ * accounts (account_id ''); and in usage_hourly_properties the same per value of each property
+ * the companies declare. Running it twice leaves the same rows.
  */
 export async function recountUsage(db: Db, from: Date, to: Date): Promise<void> {
   const f = from.toISOString();
@@ -35,86 +73,135 @@ export async function recountUsage(db: Db, from: Date, to: Date): Promise<void> 
   await query(db, sql`delete from usage_hourly where hour >= ${f}::timestamptz and hour < ${t}::timestamptz`);
   await query(
     db,
-    sql`with ev as materialized (
-        select company_id, account_id, date_trunc('hour', created_at, 'UTC') as hour, type, coalesce(cost_denomination, '') as denomination, cost_amount, quantities
-          from events
-          where state = 'complete' and created_at >= ${f}::timestamptz and created_at < ${t}::timestamptz ${idHint(from, to)}
-      ),
-      counts as (
-        select company_id, account_id, hour, type, denomination, count(*) as events, sum(cost_amount) as cost
-          from ev group by 1, 2, 3, 4, 5
-      ),
-      sums as (
-        select company_id, account_id, hour, type, denomination, q.key, sum(q.value::numeric) as total
-          from ev cross join lateral jsonb_each_text(case when jsonb_typeof(ev.quantities) = 'object' then ev.quantities else '{}'::jsonb end) q
-          group by 1, 2, 3, 4, 5, 6
-      ),
-      account_quantities as (
-        select company_id, account_id, hour, type, denomination, jsonb_object_agg(key, total::text) as quantities
-          from sums group by 1, 2, 3, 4, 5
-      ),
-      company_quantities as (
-        select company_id, hour, type, denomination, jsonb_object_agg(key, total::text) as quantities
-          from (select company_id, hour, type, denomination, key, sum(total) as total from sums group by 1, 2, 3, 4, 5) k
-          group by 1, 2, 3, 4
-      ),
-      per_company as (
-        select company_id, hour, type, denomination, sum(events)::bigint as events, sum(cost) as cost from counts group by 1, 2, 3, 4
-      )
-      insert into usage_hourly (company_id, account_id, hour, type, denomination, events, cost, quantities)
-      select c.company_id, c.account_id, c.hour, c.type, c.denomination, c.events, c.cost, q.quantities
-        from counts c left join account_quantities q using (company_id, account_id, hour, type, denomination)
-      union all
-      select p.company_id, '', p.hour, p.type, p.denomination, p.events, p.cost, q.quantities
-        from per_company p left join company_quantities q using (company_id, hour, type, denomination)`,
+    insertSums(
+      'usage_hourly',
+      ['type'],
+      sql`select e.company_id, e.account_id, date_trunc('hour', e.created_at, 'UTC') as hour, e.type, coalesce(e.cost_denomination, '') as denomination, e.cost_amount, e.quantities
+        from events e where ${completed(from, to)}`,
+    ),
   );
+  await recountProperties(db, from, to, null);
 }
 
 /**
- * The worker's task: adds the hours closed since the last run, a week at most in each transaction
- * with the mark that says how far the table reaches (the mark's row lock keeps two workers from
- * rolling up at once). The first run starts at the oldest event's hour, so every report of closed
- * hours can be read from the table. Returns the number of hours added.
+ * The property rows of [from, to): of every company's declared properties, or of one company's
+ * one property (filling the history of a property declared later).
+ */
+async function recountProperties(db: Db, from: Date, to: Date, only: { companyId: string; property: string } | null): Promise<void> {
+  const f = from.toISOString();
+  const t = to.toISOString();
+  const scope = only ? sql` and company_id = ${only.companyId} and property = ${only.property}` : sql``;
+  await query(db, sql`delete from usage_hourly_properties where hour >= ${f}::timestamptz and hour < ${t}::timestamptz${scope}`);
+  const declared = only
+    ? sql`select ${only.companyId}::text as company_id, ${only.property}::text as property`
+    : sql`select c.id as company_id, p.name as property from companies c cross join lateral jsonb_array_elements_text(c.usage_properties) p(name) where c.usage_properties <> '[]'::jsonb`;
+  await query(
+    db,
+    insertSums(
+      'usage_hourly_properties',
+      ['property', 'value'],
+      sql`select e.company_id, e.account_id, date_trunc('hour', e.created_at, 'UTC') as hour, d.property, e.properties ->> d.property as value,
+          coalesce(e.cost_denomination, '') as denomination, e.cost_amount, e.quantities
+        from (${declared}) d join events e on e.company_id = d.company_id
+        where ${completed(from, to)}`,
+    ),
+  );
+}
+
+const spec: RollUp = {
+  mark: MARK,
+  start: async (tx, mark, closed) => {
+    if (mark.until !== undefined) return mark.until;
+    // Once: where the history begins (a scan of the events; every later run reads the mark).
+    const [oldest] = await query<{ at: string | Date | null }>(tx, sql`select min(created_at) as at from events`);
+    return Math.min(oldest?.at ? Math.floor(new Date(oldest.at).getTime() / HOUR_MS) * HOUR_MS : closed, closed);
+  },
+  recount: recountUsage,
+};
+
+/**
+ * The worker's task: adds the hours closed since the last run (lib/db/roll-up.ts), a week at most
+ * in each transaction; the first run starts at the oldest event's hour, so every report of closed
+ * hours can be read from the table. Then fills, a week per transaction, the history of properties
+ * declared after the roll-up began. Returns the number of hours added or filled.
  */
 export async function rollUpUsage(db: Db, now: Date, opts: { stopping?: () => boolean } = {}): Promise<number> {
-  let hours = 0;
-  for (;;) {
-    const added = await rollUpWeek(db, now);
-    hours += added;
-    if (!added || opts.stopping?.()) return hours;
+  let hours = await rollUp(db, spec, now, opts);
+  while (!opts.stopping?.()) {
+    const filled = await fillPropertyWeek(db);
+    if (!filled) break;
+    hours += filled;
   }
+  return hours;
 }
 
 /** When the next hour closes that the table does not hold yet (null before the first roll-up). */
 export async function nextUsageRollUp(db: Db, _after: Date): Promise<Date | null> {
-  const known = await rolledUsage(db);
-  return known ? new Date(known.until + HOUR_MS + SETTLE_MS) : null;
+  return nextRollUpOf(db, MARK);
 }
 
-async function rollUpWeek(db: Db, now: Date): Promise<number> {
-  let closedBefore = Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
-  // Most runs find no newly closed hour: one read, no transaction.
-  const known = await rolledUsage(db);
-  if (known && known.until >= closedBefore) return 0;
+/** One week of one declared property's history, the newest missing week first; the hours filled (0: none missing). */
+async function fillPropertyWeek(db: Db): Promise<number> {
+  const rolled = await rolledUsage(db);
+  if (!rolled) return 0;
+  const [todo] = await query<{ company_id: string; property: string }>(
+    db,
+    sql`select company_id, property from usage_property_marks where from_hour > ${new Date(rolled.from).toISOString()}::timestamptz order by company_id, property limit 1`,
+  );
+  if (!todo) return 0;
   return db.transaction(async (tx) => {
-    await query(tx, sql`insert into settings (key, value) values (${MARK}, '{}'::jsonb) on conflict (key) do nothing`);
-    const [row] = await query<{ value: Partial<RolledUsage> }>(tx, sql`select value from settings where key = ${MARK} for update`);
-    const mark = row.value;
-    // An hour with a hold still pending is not closed, however long ago it was: its event may yet
-    // complete and count in that hour (a hold may outlive the settling time).
-    const [held] = await query<{ at: string | Date | null }>(tx, sql`select min(created_at) as at from events where state = 'pending'`);
-    if (held?.at) closedBefore = Math.min(closedBefore, Math.floor(new Date(held.at).getTime() / HOUR_MS) * HOUR_MS);
-    let start = mark.until;
-    if (start === undefined) {
-      // Once: where the history begins (a scan of the events; every later run reads the mark).
-      const [oldest] = await query<{ at: string | Date | null }>(tx, sql`select min(created_at) as at from events`);
-      start = oldest?.at ? Math.floor(new Date(oldest.at).getTime() / HOUR_MS) * HOUR_MS : closedBefore;
-      start = Math.min(start, closedBefore);
-    }
-    const end = Math.min(start + HOURS_PER_RUN * HOUR_MS, closedBefore);
-    if (end > start) await recountUsage(tx, new Date(start), new Date(end));
-    const from = mark.from ?? start;
-    await query(tx, sql`update settings set value = ${JSON.stringify({ from, until: Math.max(end, start) })}::jsonb where key = ${MARK}`);
-    return Math.max(0, (end - start) / HOUR_MS);
+    const mark = await lockMark(tx, MARK);
+    const [row] = await query<{ from_hour: string | Date | null }>(
+      tx,
+      sql`select from_hour from usage_property_marks where company_id = ${todo.company_id} and property = ${todo.property} for update`,
+    );
+    if (!row?.from_hour || mark.from === undefined) return 0;
+    const end = new Date(row.from_hour).getTime();
+    const start = Math.max(mark.from, end - HOURS_PER_RUN * HOUR_MS);
+    if (end <= start) return 0;
+    await recountProperties(tx, new Date(start), new Date(end), { companyId: todo.company_id, property: todo.property });
+    const next = start <= mark.from ? null : new Date(start).toISOString();
+    await query(tx, sql`update usage_property_marks set from_hour = ${next}::timestamptz where company_id = ${todo.company_id} and property = ${todo.property}`);
+    return (end - start) / HOUR_MS;
   });
+}
+
+/**
+ * Sets the properties a company's usage is rolled up by (under the roll-up's lock, so no run
+ * counts half of a change). A newly declared property is held from the hour the roll-up has
+ * reached (or from its start, before its first run); the worker fills its older hours. An
+ * undeclared one's rows are dropped.
+ */
+export async function declareUsageProperties(tx: Db, companyId: string, before: string[], after: string[]): Promise<void> {
+  const added = after.filter((p) => !before.includes(p));
+  const removed = before.filter((p) => !after.includes(p));
+  if (!added.length && !removed.length) return;
+  const mark = await lockMark(tx, MARK);
+  for (const property of removed) {
+    await query(tx, sql`delete from usage_hourly_properties where company_id = ${companyId} and property = ${property}`);
+    await query(tx, sql`delete from usage_property_marks where company_id = ${companyId} and property = ${property}`);
+  }
+  const fromHour = mark.until === undefined ? null : new Date(mark.until).toISOString();
+  for (const property of added) {
+    await query(
+      tx,
+      sql`insert into usage_property_marks (company_id, property, from_hour) values (${companyId}, ${property}, ${fromHour}::timestamptz)
+        on conflict (company_id, property) do update set from_hour = excluded.from_hour`,
+    );
+    await query(tx, sql`delete from usage_hourly_properties where company_id = ${companyId} and property = ${property}`);
+  }
+}
+
+/**
+ * The closed hours usage_hourly_properties holds for a company's property: null when the property
+ * is not declared (or nothing is rolled up yet).
+ */
+export async function rolledProperty(db: Db, companyId: string, property: string): Promise<RolledUsage | null> {
+  const [rolled, [mark]] = await Promise.all([
+    rolledUsage(db),
+    query<{ from_hour: string | Date | null }>(db, sql`select from_hour from usage_property_marks where company_id = ${companyId} and property = ${property}`),
+  ]);
+  if (!rolled || !mark) return null;
+  const from = mark.from_hour === null ? rolled.from : Math.max(rolled.from, new Date(mark.from_hour).getTime());
+  return { from, until: Math.max(from, rolled.until) };
 }

@@ -19,7 +19,7 @@ export class Companies extends Resource {
     return this.client.paginate('/v1/companies', options);
   }
 
-  /** Changes your company's settings: `portal_topups`, the credit packages the customer portal offers. */
+  /** Changes your company's settings: `portal_topups`, the credit packages the customer portal offers; `usage_properties`, the event properties usage is rolled up by. */
   async update(body: Body<'CompanyUpdate'>, options?: CallOptions): Promise<S.Company> {
     return (await this.client.request('patch', '/v1/companies/{company_id}', { ...options, body })).data;
   }

@@ -120,7 +120,9 @@ export interface paths {
         head?: never;
         /**
          * Change the company's settings
-         * @description `portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before. Another company's id is 404.
+         * @description `portal_topups`: the credit packages the customer portal offers, replacing the list (`[]` offers none; at most 10, each listed once). The customer buys one with the card on file, as a deposit: charged first, units granted only once paid, and a resubmitted purchase never pays twice. A package taken out of the list can no longer be bought, even from a page loaded before.
+         *
+         *     `usage_properties`: the event properties usage is rolled up by, replacing the list (at most 5, each once). `group_by=property:<name>` on the usage endpoints reads a declared property from hourly roll-ups, as fast as grouping by type; an undeclared property is summed from the events themselves, which takes seconds on an account with millions of events in the window. A property declared now is rolled up from the hours that close from then on, and its older hours are filled in the background, a week at a time, newest first; until then those hours are read from the events, so answers are the same, only slower. Taking a property out of the list drops its roll-up. Declare properties with few distinct values (a model, a region): each value is a row per hour and account. Another company's id is 404.
          */
         patch: operations["updateCompany"];
         trace?: never;
@@ -717,7 +719,7 @@ export interface paths {
         };
         /**
          * An account's usage
-         * @description Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type the answer takes milliseconds whatever the number of events; by a property it reads the events. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.
+         * @description Completed events of [`from`, `to`) summed per UTC bucket (`granularity`: `hour`, `day` (default) or `month`), group (`group_by`: `type` (default) or `property:<name>`, the text of that property, null for events without it) and cost denomination (`denomination` keeps one): the event count, the exact sum of their costs and of each of their quantities. Oldest bucket first; buckets without events are left out. `to` defaults to the end of the current hour, `from` to 30 days before `to`; a window is at most 400 days (more is 400, `param: "to"`), `from` must be before `to` (`param: "from"`). Closed hours (ended two hours ago) are read from an hourly roll-up, so by type, or by a property the company declared in `usage_properties` (PATCH /v1/companies/{company_id}), the answer takes milliseconds whatever the number of events; by an undeclared property it reads the window's events, which takes seconds at millions of events. Both give the same exact sums. An answer of more than 50,000 rows is 400: narrow the window, coarsen the granularity or filter. An account of another company is 404.
          */
         get: operations["getAccountUsage"];
         put?: never;
@@ -1097,6 +1099,8 @@ export interface components {
                 /** @description USD cents charged to the card on file: at least 50 ($0.50), at most 99999999. */
                 amount_to_charge: number | string;
             }[];
+            /** @description Event properties usage is rolled up by, replacing the list; [] none. At most 5 names of 1 to 100 characters, each once. */
+            usage_properties?: string[];
         };
         AccountCreate: {
             /** @description Name of the customer. */
@@ -2319,6 +2323,8 @@ export interface components {
                 /** @description USD cents charged to the card on file. */
                 amount_to_charge: number;
             }[];
+            /** @description Event properties usage is rolled up by: usage grouped by one of them reads hourly roll-ups; [] when none. */
+            usage_properties: string[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -2346,6 +2352,8 @@ export interface components {
                 /** @description USD cents charged to the card on file. */
                 amount_to_charge: number;
             }[];
+            /** @description Event properties usage is rolled up by: usage grouped by one of them reads hourly roll-ups; [] when none. */
+            usage_properties: string[];
             /**
              * Format: date-time
              * @description When the company was registered (ISO 8601, UTC).
@@ -3101,6 +3109,9 @@ export interface operations {
                      *               "amount_to_charge": 1000
                      *             }
                      *           ],
+                     *           "usage_properties": [
+                     *             "model"
+                     *           ],
                      *           "created_at": "2027-03-10T12:00:00.000Z"
                      *         }
                      *       ],
@@ -3176,6 +3187,9 @@ export interface operations {
                      *             "amount_to_deposit": 1000,
                      *             "amount_to_charge": 1000
                      *           }
+                     *         ],
+                     *         "usage_properties": [
+                     *           "model"
                      *         ],
                      *         "created_at": "2027-03-10T12:00:00.000Z",
                      *         "api_key": "sk_Q2hVbXlXc2VjcmV0S2V5RXhhbXBsZQ"
@@ -3262,6 +3276,9 @@ export interface operations {
                      *             "amount_to_deposit": 1000,
                      *             "amount_to_charge": 1000
                      *           }
+                     *         ],
+                     *         "usage_properties": [
+                     *           "model"
                      *         ],
                      *         "created_at": "2027-03-10T12:00:00.000Z"
                      *       }
@@ -6237,7 +6254,7 @@ export interface operations {
                 to?: string;
                 /** @description Size of each bucket: hour, day (default) or month, in UTC. */
                 granularity?: "hour" | "day" | "month";
-                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it); fast for the company's usage_properties, read from the events for any other. */
                 group_by?: string;
             };
             header?: never;
@@ -6325,7 +6342,7 @@ export interface operations {
                 to?: string;
                 /** @description Size of each bucket: hour, day (default) or month, in UTC. */
                 granularity?: "hour" | "day" | "month";
-                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it). */
+                /** @description type (default): one row per event type; property:<name>: one row per value of that property (null for events without it); fast for the company's usage_properties, read from the events for any other. */
                 group_by?: string;
                 /** @description Only events of this account. */
                 account_id?: string;

@@ -204,6 +204,7 @@ export const companyExample = {
   processor_configured: true,
   processor_publishable_key: 'pk_test_51AcmeExample',
   portal_topups: [{ denomination: 'credits', amount_to_deposit: 1000, amount_to_charge: 1000 }],
+  usage_properties: ['model'],
   created_at: T0,
 };
 

@@ -120,6 +120,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'CompanyUpdate.portal_topups': 'The credit packages the customer portal offers, replacing the list; [] offers none. At most 10.',
   'CompanyUpdate.portal_topups[].denomination': 'Balance the package credits.',
   'CompanyUpdate.portal_topups[].amount_to_deposit': 'Units the package adds.',
+  'CompanyUpdate.usage_properties': 'Event properties usage is rolled up by, replacing the list; [] none. At most 5 names of 1 to 100 characters, each once.',
   'CompanyUpdate.portal_topups[].amount_to_charge': 'USD cents charged to the card on file: at least 50 ($0.50), at most 99999999.',
 
   'TestClockAdvance.seconds': 'Seconds to move the clock forward; 0 runs everything already due.',
@@ -143,7 +144,7 @@ export const QUERY_DOCS: Record<string, string> = {
   from: 'Start of the window, included (ISO 8601 with offset; 30 days before to by default).',
   to: 'End of the window, excluded (ISO 8601 with offset; by default just after now, so now is included). At most 400 days after from.',
   granularity: 'Size of each bucket: hour, day (default) or month, in UTC.',
-  group_by: 'type (default): one row per event type; property:<name>: one row per value of that property (null for events without it).',
+  group_by: 'type (default): one row per event type; property:<name>: one row per value of that property (null for events without it); fast for the company\'s usage_properties, read from the events for any other.',
 };
 
 /** Type-level words for the shared pieces of lib/api/schemas/common.ts. */

@@ -326,6 +326,7 @@ const companyFields = {
       }),
     )
     .describe('Credit packages the customer portal offers to buy with the card on file; [] when none.'),
+  usage_properties: z.array(z.string()).describe('Event properties usage is rolled up by: usage grouped by one of them reads hourly roll-ups; [] when none.'),
   created_at: timestamp('When the company was registered'),
 };
 export const company = z.strictObject(companyFields).describe('A company: the API user.');

@@ -23,6 +23,21 @@ export const portalTopup = z.strictObject({
 /** The most packages a company offers: the portal lists them all as buttons. */
 export const MAX_PORTAL_TOPUPS = 10;
 
+/** The most properties a company's usage is rolled up by: each one adds rows to every hour's roll-up. */
+export const MAX_USAGE_PROPERTIES = 5;
+
+/** Names of event properties, as group_by=property:<name> takes them. */
+export const usageProperties = z
+  .array(z.string({ error: 'must be a property name' }).min(1, 'must be a property name of 1 to 100 characters').max(100, 'must be a property name of 1 to 100 characters'), {
+    error: 'must be an array of property names',
+  })
+  .max(MAX_USAGE_PROPERTIES, `must hold at most ${MAX_USAGE_PROPERTIES} property names`)
+  .superRefine((list, ctx) => {
+    list.forEach((name, i) => {
+      if (list.indexOf(name) !== i) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is listed twice`, path: [i] });
+    });
+  });
+
 /** PATCH /v1/companies/{company_id}: the settings a company changes itself. */
 export const companyUpdate = z
   .strictObject({
@@ -38,8 +53,12 @@ export const companyUpdate = z
         });
       })
       .optional(),
+    usage_properties: usageProperties.optional(),
   })
-  .refine((v) => v.portal_topups !== undefined, { message: 'Send at least one setting to change: portal_topups.', path: ['portal_topups'] });
+  .refine((v) => v.portal_topups !== undefined || v.usage_properties !== undefined, {
+    message: 'Send at least one setting to change: portal_topups or usage_properties.',
+    path: ['portal_topups'],
+  });
 export type CompanyUpdate = z.infer<typeof companyUpdate>;
 
 /** POST /portal/{token}/topup: the package the page showed, and the page's key for this purchase (a resubmit with it never pays twice). */

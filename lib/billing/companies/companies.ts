@@ -9,6 +9,7 @@ import { isLiveKey, processorIsStandIn } from '../../processor/stripe';
 import { keysetPage, type PageQuery } from '../../db/keyset';
 import { unitsOut } from '../../money';
 import type { StoredPortalTopup } from '../../db/schema';
+import { declareUsageProperties } from '../../db/usage-totals';
 
 export type Company = typeof companies.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
@@ -29,20 +30,38 @@ export function serializeCompany(c: Company) {
     processor_configured: Boolean(c.processorKeyEnc),
     processor_publishable_key: c.processorPublishableKey,
     portal_topups: c.portalTopups.map((t) => ({ denomination: t.denomination, amount_to_deposit: unitsOut(t.amount_to_deposit), amount_to_charge: t.amount_to_charge })),
+    usage_properties: c.usageProperties,
     created_at: c.createdAt.toISOString(),
   };
 }
 
 /**
  * Changes the company's own settings: the top-up packages its customer portal offers (replaced as
- * a whole; [] offers none). A package taken away can no longer be bought, even from a page loaded before.
+ * a whole; [] offers none; a package taken away can no longer be bought, even from a page loaded
+ * before), and the event properties its usage is rolled up by (replaced as a whole; see
+ * declareUsageProperties for the history of a property declared now).
  */
-export async function updateCompany({ db, companyId, input }: { db: Db; companyId: string; input: { portal_topups?: StoredPortalTopup[] } }): Promise<Company> {
-  const set: Partial<Company> = {};
-  if (input.portal_topups !== undefined) set.portalTopups = input.portal_topups;
-  const [row] = await db.update(companies).set(set).where(eq(companies.id, companyId)).returning();
-  if (!row) throw notFound('company', 'company_id');
-  return row;
+export async function updateCompany({
+  db,
+  companyId,
+  input,
+}: {
+  db: Db;
+  companyId: string;
+  input: { portal_topups?: StoredPortalTopup[]; usage_properties?: string[] };
+}): Promise<Company> {
+  return db.transaction(async (tx) => {
+    const [before] = await tx.select().from(companies).where(eq(companies.id, companyId)).for('update');
+    if (!before) throw notFound('company', 'company_id');
+    const set: Partial<Company> = {};
+    if (input.portal_topups !== undefined) set.portalTopups = input.portal_topups;
+    if (input.usage_properties !== undefined) {
+      set.usageProperties = input.usage_properties;
+      await declareUsageProperties(tx, companyId, before.usageProperties, input.usage_properties);
+    }
+    const [row] = await tx.update(companies).set(set).where(eq(companies.id, companyId)).returning();
+    return row;
+  });
 }
 
 export function serializeApiKey(k: ApiKey) {
@@ -89,6 +108,7 @@ export async function createCompany({ db, input, passwordHash: hashed }: { db: D
     processorKeyEnc: input.processor_key ? encrypt(input.processor_key) : null,
     processorPublishableKey: input.processor_publishable_key ?? null,
     portalTopups: [],
+    usageProperties: [],
     createdAt: at,
   };
   const { secret, row } = newApiKeyRow(company.id, at);

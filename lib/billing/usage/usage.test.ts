@@ -8,8 +8,8 @@ import { newCompany, useTestDatabase } from '../../testing/harness';
 import { advance, createAccount, spend, type Co } from '../../testing/scenario';
 import { now } from '../../clock';
 import { Decimal } from '../../money';
-import { rolledUsage, rollUpUsage } from '../../db/usage-totals';
-import { SETTLE_MS } from '../../db/hourly-totals';
+import { recountUsage, rolledProperty, rolledUsage, rollUpUsage } from '../../db/usage-totals';
+import { rolledHours, rollUpHours, SETTLE_MS } from '../../db/hourly-totals';
 
 const t = useTestDatabase();
 const HOUR = 3600_000;
@@ -238,5 +238,164 @@ describe('usage over time: the roll-up and the events agree', () => {
     expect(row).toMatchObject({ start: day, group: 'chat', events: 2, cost: 5 });
     const [own] = await usage(co, `/v1/accounts/${ada}/usage`, { from: new Date(now().getTime() - DAY).toISOString(), to: now().toISOString() });
     expect(own).toMatchObject({ events: 1, cost: 4 });
+  });
+});
+
+describe('usage by a declared property (usage_properties): the hourly roll-up and the events agree', () => {
+  /** A small deterministic generator, so a failure can be replayed from its seed. */
+  const random = (seed: number) => () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+
+  it('gives for random events, windows and granularities exactly what the events give, before the property is declared, while its history is filled, after, and once taken back', async () => {
+    const seed = 41_2026;
+    const rnd = random(seed);
+    const pick = <T,>(list: readonly T[]) => list[Math.floor(rnd() * list.length)];
+    const co = await newCompany(t);
+    const accounts = [await createAccount(co, { name: 'Ada' }), await createAccount(co, { name: 'Bob' }), await createAccount(co, { name: 'Cy' })];
+    const start = now().getTime();
+    for (let i = 0; i < 70; i++) {
+      const account = pick(accounts);
+      const amount = pick(['0.1', '1.25', '3', '0.000000001', '123.4567']);
+      const body: Record<string, unknown> = { type: pick(['chat', 'render', 'embed']), cost_override_amount: amount, cost_override_denomination: pick(['credits', 'credits', 'tokens']) };
+      const properties: Record<string, string | number | boolean> = {};
+      if (rnd() < 0.85) properties.model = pick(['small', 'large', 'x-large']);
+      if (rnd() < 0.7) properties.region = pick(['eu', 'us', 'ap']);
+      if (rnd() < 0.5) properties.tier = pick([1, 2, true]);
+      if (Object.keys(properties).length) body.properties = properties;
+      const r = await co.call('POST', `/v1/accounts/${account}/events`, { body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      if (rnd() < 0.6) await describeEvent(r.body.data.id, Object.keys(properties).length ? properties : null, { input: (rnd() * 1000).toFixed(3), output: Math.floor(rnd() * 50) });
+      // Some holds, completed or cancelled later, and some events left out (refused by the gate).
+      if (rnd() < 0.1) {
+        const held = (await spend(co, account, '2', { type: 'chat', state: 'pending' })).body.data.id;
+        await describeEvent(held, { model: 'small', region: 'eu' }, null);
+        expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: rnd() < 0.5 ? 'complete' : 'cancelled' } })).status).toBe(200);
+      }
+      await advance(Math.floor(rnd() * 4 * 3600) + 60);
+    }
+    await advance(3 * 3600);
+    const end = now().getTime();
+
+    const windows = [
+      { from: new Date(start - DAY), to: new Date(end + HOUR) },
+      { from: new Date(start + 3 * HOUR + 17 * 60_000 + 3_000), to: new Date(end - 5 * HOUR - 1000) },
+      { from: new Date(Math.ceil(start / HOUR) * HOUR + 7 * HOUR), to: new Date(Math.floor(end / HOUR) * HOUR - 2 * HOUR) },
+    ];
+    const answers = async () => {
+      const out: Row[][] = [];
+      for (const w of windows) {
+        for (const granularity of ['hour', 'day', 'month'] as const) {
+          for (const property of ['model', 'region', 'tier']) {
+            for (const accountId of [undefined, accounts[0], accounts[2]]) {
+              const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, group_by: `property:${property}` };
+              const path = accountId && rnd() < 0.5 ? `/v1/accounts/${accountId}/usage` : '/v1/companies/{company}/usage';
+              if (accountId && path.startsWith('/v1/companies')) params.account_id = accountId;
+              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              const got = await exactRows(co, path, params);
+              expect(got, `seed ${seed} ${path} ${JSON.stringify(params)}`).toEqual(expected);
+              out.push(got);
+            }
+          }
+        }
+        const tokens = await exactRows(co, '/v1/companies/{company}/usage', { from: w.from.toISOString(), to: w.to.toISOString(), group_by: 'property:model', denomination: 'tokens' });
+        expect(tokens).toEqual(await bruteForce(co.company.id, { from: w.from, to: w.to, granularity: 'day', property: 'model', denomination: 'tokens' }));
+        out.push(tokens);
+      }
+      return out;
+    };
+    const propertyRows = async () => Number((await query<{ n: string }>(t.database.db, sql`select count(*) as n from usage_hourly_properties where company_id = ${co.company.id}`))[0].n);
+
+    // Undeclared: from the events.
+    expect(await propertyRows()).toBe(0);
+    const fromEvents = await answers();
+    expect(fromEvents.flat().length).toBeGreaterThan(50);
+
+    // Declared now: held from the hour the roll-up has reached; older hours still from the events, the same answers.
+    const patched = await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: ['model', 'region'] } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.data.usage_properties).toEqual(['model', 'region']);
+    const rolled = (await rolledUsage(t.database.db))!;
+    expect(await rolledProperty(t.database.db, co.company.id, 'model')).toEqual({ from: rolled.until, until: rolled.until });
+    expect(await rolledProperty(t.database.db, co.company.id, 'tier')).toBeNull();
+    expect(await answers()).toEqual(fromEvents);
+
+    // The worker fills the history, newest week first, and then keeps up hour by hour.
+    await rollUpUsage(t.database.db, now());
+    const filled = (await rolledProperty(t.database.db, co.company.id, 'model'))!;
+    expect(filled.from).toBe(rolled.from);
+    expect(filled.from).toBeLessThan(start);
+    expect(await propertyRows()).toBeGreaterThan(0);
+    expect(await answers()).toEqual(fromEvents);
+
+    // The closed hours are read from the roll-up: changing a row there changes the answer.
+    await query(t.database.db, sql`update usage_hourly_properties set events = events + 1000 where company_id = ${co.company.id} and account_id = '' and property = 'model'`);
+    const marked = await exactRows(co, '/v1/companies/{company}/usage', { from: windows[0].from.toISOString(), to: windows[0].to.toISOString(), group_by: 'property:model' });
+    expect(marked.reduce((n, r) => n + r.events, 0)).toBeGreaterThan(fromEvents[0].reduce((n, r) => n + r.events, 0) + 999);
+    await recountUsage(t.database.db, new Date(rolled.from), new Date((await rolledUsage(t.database.db))!.until));
+    expect(await answers()).toEqual(fromEvents);
+
+    // More events after declaring, rolled up hour by hour as the clock moves.
+    for (let i = 0; i < 6; i++) {
+      const r = await spend(co, pick(accounts), '0.5', { type: 'chat' });
+      await describeEvent(r.body.data.id, { model: pick(['small', 'large']), region: 'eu' }, { input: '1.5' });
+      await advance(2 * 3600 + 11);
+    }
+    await advance(3 * 3600);
+    windows[0].to = new Date(now().getTime() + HOUR);
+    const later = await answers();
+
+    // Taken back: its rows are dropped and the answers come from the events again, the same.
+    const back = await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: ['region'] } });
+    expect(back.body.data.usage_properties).toEqual(['region']);
+    expect(await rolledProperty(t.database.db, co.company.id, 'model')).toBeNull();
+    expect(Number((await query<{ n: string }>(t.database.db, sql`select count(*) as n from usage_hourly_properties where company_id = ${co.company.id} and property = 'model'`))[0].n)).toBe(0);
+    expect(await answers()).toEqual(later);
+  });
+
+  it('is set by PATCH /v1/companies/{company_id}: bad lists are 400 naming usage_properties, and nothing is changed', async () => {
+    const co = await newCompany(t);
+    expect((await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: ['model'] } })).status).toBe(200);
+    const cases: [unknown, string][] = [
+      ['model', 'usage_properties'],
+      [['a', 'b', 'c', 'd', 'e', 'f'], 'usage_properties'],
+      [['model', 'model'], 'usage_properties[1]'],
+      [[''], 'usage_properties[0]'],
+      [['x'.repeat(101)], 'usage_properties[0]'],
+      [[7], 'usage_properties[0]'],
+      [null, 'usage_properties'],
+    ];
+    for (const [value, param] of cases) {
+      const r = await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: value } });
+      expect(r.status, JSON.stringify(value)).toBe(400);
+      expect(r.body.error, JSON.stringify(value)).toMatchObject({ type: 'invalid_request', param });
+      expect(r.body.error.message.length).toBeGreaterThan(10);
+    }
+    const [mine] = (await co.call('GET', '/v1/companies')).body.data;
+    expect(mine.usage_properties).toEqual(['model']);
+    expect(await rolledProperty(t.database.db, co.company.id, 'model')).not.toBeNull();
+  });
+});
+
+describe('the dashboard roll-up (hourly_totals) and long holds', () => {
+  it('leaves an hour with a hold still pending out until the hold ends, so its completion is counted in that hour', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    const start = now();
+    const held = (await spend(co, ada, 7, { type: 'chat', state: 'pending' })).body.data.id;
+    await query(t.database.db, sql`update events set expires_at = ${new Date(start.getTime() + DAY).toISOString()}::timestamptz where id = ${held}`);
+    await advance(5 * 3600);
+    await rollUpHours(t.database.db, now());
+    expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: 'complete' } })).status).toBe(200);
+    await advance(5 * 3600);
+    await rollUpHours(t.database.db, now());
+    const hour = new Date(Math.floor(start.getTime() / HOUR) * HOUR);
+    expect((await rolledHours(t.database.db))!.until).toBeGreaterThan(hour.getTime());
+    const rows = await query<{ state: string; count: string | number; total: string | null }>(
+      t.database.db,
+      sql`select state, count, total::text as total from hourly_totals where company_id = ${co.company.id} and kind = 'event' and hour = ${hour.toISOString()}::timestamptz`,
+    );
+    expect(rows.map((r) => ({ state: r.state, count: Number(r.count), total: r.total === null ? null : new Decimal(r.total).toFixed() }))).toEqual([{ state: 'complete', count: 1, total: '7' }]);
   });
 });

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client';
 import { invalid } from '../../errors';
 import { Decimal, unitsOut } from '../../money';
-import { rolledUsage } from '../../db/usage-totals';
+import { rolledProperty, rolledUsage } from '../../db/usage-totals';
 import { usageFromEvents, usageFromRollUp, type Granularity, type UsageScope, type UsageSums } from '../../db/sql/usage';
 import { getAccount } from '../accounts/accounts';
 
@@ -77,9 +77,12 @@ export function usageWindow(req: Pick<UsageRequest, 'from' | 'to' | 'now'>): { f
 /**
  * Usage of completed events, summed exactly per bucket (UTC hour, day or month), group (type, or
  * one property's value) and cost denomination, oldest bucket first; buckets without events are
- * left out. Grouped by type, the closed hours the worker has rolled up are read from usage_hourly
- * (a few rows an hour) and only the rest (the open hours, the window's partial hours at either
- * end, hours before the roll-up began) from the events; grouped by a property, from the events.
+ * left out. Grouped by type, or by a property the company declared (usage_properties), the closed
+ * hours the worker has rolled up are read from usage_hourly or usage_hourly_properties (a few rows
+ * an hour) and only the rest (the open hours, the window's partial hours at either end, hours
+ * before the roll-up began or, for a property declared later, before its history was filled) from
+ * the events; grouped by an undeclared property, from the events alone (slower: every event of
+ * the window is read).
  */
 export async function readUsage(db: Db, req: UsageRequest): Promise<{ from: Date; to: Date; rows: UsageRow[] }> {
   const { from, to } = usageWindow(req);
@@ -91,12 +94,12 @@ export async function readUsage(db: Db, req: UsageRequest): Promise<{ from: Date
   const fromEvents = (a: number, b: number) => {
     if (b > a) parts.push(usageFromEvents(db, scope, { from: new Date(a), to: new Date(b), granularity: req.granularity, property, limit }));
   };
-  const rolled = property === null ? await rolledUsage(db) : null;
+  const rolled = property === null ? await rolledUsage(db) : await rolledProperty(db, req.companyId, property);
   const rFrom = rolled ? Math.max(ceilHour(from.getTime()), rolled.from) : 0;
   const rTo = rolled ? Math.min(floorHour(to.getTime()), rolled.until) : 0;
   if (rolled && rTo > rFrom) {
     fromEvents(from.getTime(), rFrom);
-    parts.push(usageFromRollUp(db, scope, { from: new Date(rFrom), to: new Date(rTo), granularity: req.granularity, limit }));
+    parts.push(usageFromRollUp(db, scope, { from: new Date(rFrom), to: new Date(rTo), granularity: req.granularity, property, limit }));
     fromEvents(rTo, to.getTime());
   } else {
     fromEvents(from.getTime(), to.getTime());

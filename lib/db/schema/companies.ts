@@ -14,6 +14,8 @@ export const companies = pgTable('companies', {
   processorPublishableKey: text('processor_publishable_key'),
   // The credit packages the customer portal offers to buy with the card on file (amounts as stored: units an exact decimal string, USD cents).
   portalTopups: jsonb('portal_topups').$type<StoredPortalTopup[]>().notNull().default([]),
+  // The event properties usage is rolled up by each hour (usage grouped by one of them reads the roll-up).
+  usageProperties: jsonb('usage_properties').$type<string[]>().notNull().default([]),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
 });
 

@@ -1,4 +1,4 @@
-import { bigint, jsonb, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, jsonb, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * Per company and closed hour: events by state and cost denomination, charges by status, with
@@ -47,4 +47,43 @@ export const usageHourly = pgTable(
     quantities: jsonb('quantities').$type<Record<string, string> | null>(),
   },
   (t) => [primaryKey({ name: 'usage_hourly_pkey', columns: [t.companyId, t.accountId, t.hour, t.type, t.denomination] })],
+);
+
+/**
+ * The same per closed hour, account and cost denomination for each property a company declared
+ * (companies.usage_properties), by the property's value (null for events without it): what usage
+ * grouped by a declared property reads instead of the events. Company totals under account_id ''.
+ */
+export const usageHourlyProperties = pgTable(
+  'usage_hourly_properties',
+  {
+    companyId: text('company_id').notNull(),
+    /** The account, or '' for the company's total over all accounts. */
+    accountId: text('account_id').notNull(),
+    hour: timestamp('hour', { withTimezone: true, mode: 'date' }).notNull(),
+    property: text('property').notNull(),
+    /** The property's text (as `properties ->> property`); null for events without it. */
+    value: text('value'),
+    denomination: text('denomination').notNull(),
+    events: bigint('events', { mode: 'number' }).notNull(),
+    cost: numeric('cost'),
+    quantities: jsonb('quantities').$type<Record<string, string> | null>(),
+  },
+  (t) => [index('usage_hourly_properties_read').on(t.companyId, t.accountId, t.property, t.hour), index('usage_hourly_properties_hour').on(t.hour)],
+);
+
+/**
+ * Per company and declared property, the first hour usage_hourly_properties holds it for: null
+ * when it reaches back to the start of usage_hourly. A property declared after the roll-up began
+ * starts at the hour the roll-up had reached; the worker then fills the older hours, a week per
+ * run, moving this back (lib/db/usage-totals.ts).
+ */
+export const usagePropertyMarks = pgTable(
+  'usage_property_marks',
+  {
+    companyId: text('company_id').notNull(),
+    property: text('property').notNull(),
+    fromHour: timestamp('from_hour', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [primaryKey({ name: 'usage_property_marks_pkey', columns: [t.companyId, t.property] })],
 );

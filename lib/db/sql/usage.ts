@@ -60,11 +60,16 @@ export async function usageFromEvents(
   return query<UsageSums>(db, summed(source, args.limit));
 }
 
-/** The same by type, from the worker's hourly roll-up (usage_hourly) of [from, to), hour-aligned. */
-export async function usageFromRollUp(db: Db, scope: UsageScope, args: { from: Date; to: Date; granularity: Granularity; limit: number }): Promise<UsageSums[]> {
-  const source = sql`select ${bucket(args.granularity, 'hour')} as start, type as grp, denomination, events, cost, quantities
-    from usage_hourly
-    where company_id = ${scope.companyId} and account_id = ${scope.accountId ?? ''}
+/**
+ * The same from the worker's hourly roll-up of [from, to), hour-aligned: by type from usage_hourly,
+ * by a declared property from usage_hourly_properties.
+ */
+export async function usageFromRollUp(db: Db, scope: UsageScope, args: { from: Date; to: Date; granularity: Granularity; property: string | null; limit: number }): Promise<UsageSums[]> {
+  const [table, grp, only] =
+    args.property === null ? [sql`usage_hourly`, sql`type`, sql``] : [sql`usage_hourly_properties`, sql`value`, sql` and property = ${args.property}`];
+  const source = sql`select ${bucket(args.granularity, 'hour')} as start, ${grp} as grp, denomination, events, cost, quantities
+    from ${table}
+    where company_id = ${scope.companyId} and account_id = ${scope.accountId ?? ''}${only}
       and hour >= ${args.from.toISOString()}::timestamptz and hour < ${args.to.toISOString()}::timestamptz
       ${scope.denomination === null ? sql`` : sql`and denomination = ${scope.denomination}`}`;
   return query<UsageSums>(db, summed(source, args.limit));
