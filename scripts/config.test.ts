@@ -40,8 +40,9 @@ function serviceSources(): string[] {
 }
 
 // Handshakes with Next.js, between our own launcher and the server, and between `npm test` and
-// the build (its types were just checked), not settings.
-const INTERNAL = new Set(['NEXT_RUNTIME', 'NEXT_MANUAL_SIG_HANDLE', 'BILLING_TYPES_CHECKED']);
+// the build (its types were just checked), and vitest's own mark that only the test runner may
+// lower the password cost (\`setPasswordCostForTests\`, which nothing but the tests calls): not settings.
+const INTERNAL = new Set(['NEXT_RUNTIME', 'NEXT_MANUAL_SIG_HANDLE', 'BILLING_TYPES_CHECKED', 'VITEST']);
 
 /** Runs a command of the repository to its end with `env` added to the test's environment. */
 function run(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<{ status: number | string; output: string }> {
