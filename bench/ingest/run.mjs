@@ -21,6 +21,9 @@
 //   priced   gated events priced by a rate card (third of three rules, two components) against
 //            flat-priced ones, 32 connections, alternately (--ab-rounds pairs): priced_vs_flat
 //   check    POST /check against the gated event it answers for, one connection, alternately
+//   spend    single gated events at 32 connections on accounts with spend limits on their
+//            balance (a daily `reject` limit and a monthly `notify` one, neither reached) and on
+//            accounts without, alternately (--ab-rounds pairs): spend_limited_vs_plain
 //   priced-batch  batches of 1000 items priced by the rate card (as `priced`) against batches of
 //            flat-priced items, --batches each, --writers at a time, alternately (--ab-rounds
 //            pairs), the accounts of each batch by --shape (run it with --shape random):
@@ -442,6 +445,44 @@ async function measure(server, { id, auth, accounts }, env) {
         grants_three_per_s: rates.three,
         grants_pair_ratios: rates.one.map((o, i) => +(rates.three[i] / o).toFixed(2)),
         grants_three_vs_one: +(sum(rates.three) / sum(rates.one)).toFixed(3),
+      });
+    }
+    if (only.has('spend')) {
+      // Half the accounts (`limited`) get spend limits on their credits, far above what the run
+      // spends: every event is checked against them and counted, none is refused or notified.
+      const half = accounts.length / 2;
+      const sets = { plain: accounts.slice(0, half), limited: accounts.slice(half) };
+      let next = 0;
+      await pool(8, async () => {
+        while (next < sets.limited.length) {
+          const account = sets.limited[next++];
+          const r = await request(base, 'PUT', `/v1/accounts/${account}/spend_limits`, [
+            { denomination: 'credits', period: 'day', limit: '100000000', action: 'reject' },
+            { denomination: 'credits', period: 'month', limit: '100000000', action: 'notify' },
+          ], auth);
+          if (r.status !== 200) throw new Error(`spend limits failed ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      });
+      const rates = { plain: [], limited: [] };
+      for (let round = 0; round < Number(values['ab-rounds']); round++) {
+        // Every other round in the reverse order, so neither kind always runs on a warmer server.
+        for (const name of round % 2 ? ['limited', 'plain'] : ['plain', 'limited']) {
+          const set = sets[name];
+          const { r } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => set[(c * 31 + n) % set.length]));
+          rates[name].push(Math.round(r.rate));
+          (out[`spend_${name}_p99_ms`] ??= []).push(r.p99);
+        }
+      }
+      // The limited accounts' spend was counted: one of them shows what its events cost today.
+      const limits = await request(base, 'GET', `/v1/accounts/${sets.limited[0]}/spend_limits`, undefined, auth);
+      const spent = Number(limits.body.data?.find((l) => l.period === 'day')?.spent);
+      if (!(spent > 0)) throw new Error(`spend limits: nothing counted ${JSON.stringify(limits.body)}`);
+      const sum = (a) => a.reduce((x, y) => x + y, 0);
+      Object.assign(out, {
+        spend_plain_per_s: rates.plain,
+        spend_limited_per_s: rates.limited,
+        spend_pair_ratios: rates.plain.map((o, i) => +(rates.limited[i] / o).toFixed(2)),
+        spend_limited_vs_plain: +(sum(rates.limited) / sum(rates.plain)).toFixed(3),
       });
     }
     if (only.has('priced')) {
