@@ -11,6 +11,7 @@
  * definitions, read from pg_indexes), then the tables are vacuumed and analyzed.
  */
 import { openPostgres, query, sql } from '../lib/db/client';
+import { benchIdFunction } from './bench-id';
 import { createCompany } from '../lib/billing/companies/companies';
 
 const url = process.env.DATABASE_URL;
@@ -31,17 +32,7 @@ const step = async (label: string, statement: ReturnType<typeof sql>) => {
   console.log(`${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 };
 
-// Same layout as lib/ids.ts newId: prefix, 10 base32 chars of milliseconds, 16 random ones.
-await step(
-  'id function',
-  sql.raw(`create or replace function bench_id(prefix text, ms bigint) returns text language plpgsql volatile as $$
-  declare alphabet constant text := '0123456789abcdefghjkmnpqrstvwxyz'; t text := ''; r text := ''; v bigint := ms;
-  begin
-    for i in 1..10 loop t := substr(alphabet, (v % 32)::int + 1, 1) || t; v := v / 32; end loop;
-    for i in 1..16 loop r := r || substr(alphabet, floor(random() * 32)::int + 1, 1); end loop;
-    return prefix || '_' || t || r;
-  end $$`),
-);
+await step('id function', benchIdFunction);
 
 const { company } = await createCompany({ db, input: { name: 'Bench Company', email: `bench-${Date.now()}@example.com`, password: 'bench-password' } });
 const { company: other } = await createCompany({ db, input: { name: 'Other Company', email: `other-${Date.now()}@example.com` } });

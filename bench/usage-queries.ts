@@ -10,6 +10,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:55600/usage npx tsx bench/usage-queries.ts
  */
 import { openPostgres, query, sql } from '../lib/db/client';
+import { benchIdFunction } from './bench-id';
 import { createCompany, updateCompany } from '../lib/billing/companies/companies';
 import { readUsage } from '../lib/billing/usage/usage';
 import { rolledUsage, rollUpUsage } from '../lib/db/usage-totals';
@@ -42,16 +43,7 @@ let big: { id: string };
 const nowMs = Date.now();
 const span = DAYS * 86_400_000;
 if (!seeded) {
-  await step(
-    'id function',
-    sql.raw(`create or replace function bench_id(prefix text, ms bigint) returns text language plpgsql volatile as $$
-    declare alphabet constant text := '0123456789abcdefghjkmnpqrstvwxyz'; t text := ''; r text := ''; v bigint := ms;
-    begin
-      for i in 1..10 loop t := substr(alphabet, (v % 32)::int + 1, 1) || t; v := v / 32; end loop;
-      for i in 1..16 loop r := r || substr(alphabet, floor(random() * 32)::int + 1, 1); end loop;
-      return prefix || '_' || t || r;
-    end $$`),
-  );
+  await step('id function', benchIdFunction);
   ({ company } = await createCompany({ db, input: { name: 'Usage Bench', email: `usage-${Date.now()}@example.com` } }));
   await step(
     `accounts (1 + ${OTHERS})`,
