@@ -13,7 +13,7 @@ import { openPostgres, query, sql } from '../lib/db/client';
 import { benchIdFunction } from './bench-id';
 import { createCompany, updateCompany } from '../lib/billing/companies/companies';
 import { readUsage } from '../lib/billing/usage/usage';
-import { rolledUsage, rollUpUsage } from '../lib/db/usage-totals';
+import { RECENT_EVERY_MS, rolledUsage, rollUpRecentUsage, rollUpUsage } from '../lib/db/usage-totals';
 import { createPortalLink, viewPortal } from '../lib/billing/accounts/portal';
 import { accountUsageByDay } from '../lib/console/usage';
 
@@ -24,6 +24,9 @@ const OTHER_EVENTS = Number(process.env.OTHER_EVENTS ?? 0);
 const OTHERS = Number(process.env.OTHERS ?? 1000);
 const RUNS = Number(process.env.RUNS ?? 50);
 const DAYS = 90;
+// STAGE=seed stops after seeding, STAGE=rollup after the roll-ups; STAGE=reads (with SEEDED) keeps
+// the roll-ups an earlier run made and only catches up and measures.
+const STAGE = process.env.STAGE ?? 'all';
 const n = (x: number) => sql.raw(String(Math.floor(x)));
 
 const database = await openPostgres(url, { max: 4 });
@@ -34,6 +37,45 @@ const ms = async (f: () => Promise<unknown>) => {
   return performance.now() - t;
 };
 const step = async (label: string, statement: ReturnType<typeof sql>) => console.log(`${label}: ${((await ms(() => db.execute(statement))) / 1000).toFixed(1)} s`);
+
+/**
+ * Completed events of [fromMs, toMs) in time order, as production writes them: a statement per
+ * CHUNK_HOURS (default a day), the big account's `bigCount` and the other accounts' `otherCount`
+ * spread evenly over the span, each chunk's rows sorted by time. `g` numbers the rows (the
+ * type, quantities and properties cycle with it), from `g0`.
+ */
+async function seedEvents(fromMs: number, toMs: number, g0: number, bigCount: number, otherCount: number) {
+  const chunk = Number(process.env.CHUNK_HOURS ?? 24) * 3_600_000;
+  const started = performance.now();
+  let [doneBig, doneOther] = [0, 0];
+  // The other accounts' ids in an array, indexed by the row number (a lookup per row would scan the accounts).
+  const others = sql`(select array_agg(id order by id) from accounts where company_id = ${company.id} and id <> ${big.id})`;
+  for (let a = fromMs; a < toMs; a += chunk) {
+    const b = Math.min(a + chunk, toMs);
+    const share = (count: number) => Math.round((count * (b - fromMs)) / (toMs - fromMs));
+    const [nBig, nOther] = [share(bigCount) - doneBig, share(otherCount) - doneOther];
+    await db.execute(sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, metadata, quantities, properties, created_at)
+      select bench_id('ev', s.ms), ${company.id}, s.account, (array['chat', 'render', 'embed', 'upload'])[1 + (s.g % 4)], 'complete',
+        round((random() * 10)::numeric, 3), 'credits', 'plan', '{}'::jsonb,
+        jsonb_build_object('input_tokens', (s.g % 1000)::text, 'output_tokens', (s.g % 300)::text),
+        jsonb_build_object('model', (array['small', 'medium', 'large'])[1 + (s.g % 3)], 'region', (array['eu', 'us'])[1 + (s.g % 2)]),
+        to_timestamp(s.ms / 1000.0)
+      from (
+        select g, ${big.id}::text as account, ${n(a)}::bigint + floor(random() * ${n(b - a)})::bigint as ms
+          from generate_series(${n(g0 + doneBig)}::bigint, ${n(g0 + doneBig + nBig - 1)}::bigint) g
+        union all
+        select g, (${others})[1 + (g % ${n(Math.max(1, OTHERS))})], ${n(a)}::bigint + floor(random() * ${n(b - a)})::bigint
+          from generate_series(${n(g0 + doneOther)}::bigint, ${n(g0 + doneOther + nOther - 1)}::bigint) g
+      ) s
+      order by s.ms`);
+    doneBig += nBig;
+    doneOther += nOther;
+    const total = doneBig + doneOther;
+    if (Math.floor(total / 1_000_000) > Math.floor((total - nBig - nOther) / 1_000_000) || b === toMs) {
+      console.log(`events: ${total} of ${bigCount + otherCount} up to ${new Date(b).toISOString()}, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+  }
+}
 
 // SEEDED=<company id>: measure a company seeded before (a run of this script), without seeding again;
 // its usage_hourly rows and mark are rolled up anew (the roll-up's time is printed).
@@ -51,35 +93,45 @@ if (!seeded) {
       select bench_id('a', ${n(nowMs - span)} + g), ${company.id}, 'Account ' || g, 'a' || g || '@example.com', '{}'::jsonb, '[]'::jsonb, to_timestamp((${n(nowMs - span)} + g) / 1000.0) from generate_series(0, ${n(OTHERS)}) g`,
   );
   [big] = await query<{ id: string }>(db, sql`select id from accounts where company_id = ${company.id} and name = 'Account 0'`);
-  const insertEvents = (count: number, accountSql: ReturnType<typeof sql>) =>
-    sql`insert into events (id, company_id, account_id, type, state, cost_amount, cost_denomination, priced_by, metadata, quantities, properties, created_at)
-      select bench_id('ev', s.ms), ${company.id}, ${accountSql}, (array['chat', 'render', 'embed', 'upload'])[1 + (s.g % 4)], 'complete',
-        round((s.r * 10)::numeric, 3), 'credits', 'plan', '{}'::jsonb,
-        jsonb_build_object('input_tokens', (s.g % 1000)::text, 'output_tokens', (s.g % 300)::text),
-        jsonb_build_object('model', (array['small', 'medium', 'large'])[1 + (s.g % 3)], 'region', (array['eu', 'us'])[1 + (s.g % 2)]),
-        to_timestamp(s.ms / 1000.0)
-      from (select g, random() as r, ${n(nowMs)}::bigint - (random() * ${n(span)})::bigint as ms from generate_series(1, ${n(count)}) g) s`;
-  for (let done = 0; done < EVENTS; done += 1_000_000) await step(`events of the big account (${done + Math.min(1_000_000, EVENTS - done)})`, insertEvents(Math.min(1_000_000, EVENTS - done), sql`${big.id}`));
   // The other accounts' ids in an array, indexed by the row number (a lookup per row would scan the accounts).
-  const others = sql`(select array_agg(id order by id) from accounts where company_id = ${company.id} and id <> ${big.id})[1 + (s.g % ${n(OTHERS)})]`;
-  for (let done = 0; done < OTHER_EVENTS; done += 1_000_000) {
-    await step(`events of the other accounts (${done + Math.min(1_000_000, OTHER_EVENTS - done)})`, insertEvents(Math.min(1_000_000, OTHER_EVENTS - done), others));
-  }
+  await seedEvents(nowMs - span, nowMs, 0, EVENTS, OTHER_EVENTS);
   await step('analyze', sql`analyze`);
 } else {
   company = { id: seeded };
   [big] = await query<{ id: string }>(db, sql`select id from accounts where company_id = ${seeded} and name = 'Account 0'`);
-  await query(db, sql`delete from usage_hourly`);
-  await query(db, sql`delete from settings where key = 'usage_hourly'`);
 }
 console.log(`company ${company.id}, big account ${big.id}`);
-// The company rolls its usage up by `model` (usage_properties); `region` stays undeclared: read from the events.
-await updateCompany({ db, companyId: company.id, input: { usage_properties: [] } });
-await updateCompany({ db, companyId: company.id, input: { usage_properties: ['model'] } });
-const rollUp = await ms(() => rollUpUsage(db, new Date()));
-const [{ rows }] = await query<{ rows: string }>(db, sql`select count(*) as rows from usage_hourly where company_id = ${company.id}`);
-const [{ prows }] = await query<{ prows: string }>(db, sql`select count(*) as prows from usage_hourly_properties where company_id = ${company.id}`);
-console.log(`roll-up of ${DAYS} days: ${(rollUp / 1000).toFixed(1)} s, ${rows} rows by type, ${prows} by model; rolled ${JSON.stringify(await rolledUsage(db))}`);
+if (STAGE === 'seed') process.exit(0);
+if (STAGE !== 'reads') {
+  if (seeded) {
+    await query(db, sql`delete from usage_hourly`);
+    await query(db, sql`delete from usage_hourly_properties`);
+    await query(db, sql`delete from usage_property_marks`);
+    await query(db, sql`delete from settings where key = 'usage_hourly'`);
+  }
+  // Rolled up by type first; then the company declares `model` (usage_properties), whose history the
+  // worker fills a week at a time; `region` stays undeclared: read from the events.
+  await updateCompany({ db, companyId: company.id, input: { usage_properties: [] } });
+  const rollUp = await ms(() => rollUpUsage(db, new Date()));
+  const [{ rows }] = await query<{ rows: string }>(db, sql`select count(*) as rows from usage_hourly where company_id = ${company.id}`);
+  console.log(`roll-up of ${DAYS} days by type: ${(rollUp / 1000).toFixed(1)} s, ${rows} rows; rolled ${JSON.stringify(await rolledUsage(db))}`);
+  await updateCompany({ db, companyId: company.id, input: { usage_properties: ['model'] } });
+  const fill = await ms(() => rollUpUsage(db, new Date()));
+  const [{ prows }] = await query<{ prows: string }>(db, sql`select count(*) as prows from usage_hourly_properties where company_id = ${company.id}`);
+  console.log(`history of model, declared after the roll-up began, filled: ${(fill / 1000).toFixed(1)} s, ${prows} rows`);
+}
+if (STAGE === 'rollup') process.exit(0);
+// The events from the newest one to now, at the same rate, as production would have written them
+// meanwhile; then the worker's runs: the hours closed since, and the open ones provisionally, as
+// of RECENT_EVERY_MS ago (the oldest the provisional rows get before the next run), so the
+// reads sum the most events from the open hours they can.
+const [{ last }] = await query<{ last: string | Date }>(db, sql`select max(created_at) as last from events where company_id = ${company.id}`);
+const lastMs = new Date(last).getTime() + 1;
+const caughtUp = Date.now();
+await seedEvents(lastMs, caughtUp, EVENTS + OTHER_EVENTS, (EVENTS * (caughtUp - lastMs)) / span, (OTHER_EVENTS * (caughtUp - lastMs)) / span);
+console.log(`closed hours since: ${((await ms(() => rollUpUsage(db, new Date()))) / 1000).toFixed(1)} s`);
+const recentAt = new Date(Date.now() - RECENT_EVERY_MS);
+console.log(`open hours, provisionally: ${((await ms(() => rollUpRecentUsage(db, recentAt))) / 1000).toFixed(1)} s; rolled ${JSON.stringify(await rolledUsage(db))}`);
 
 function summary(label: string, times: number[]) {
   const s = [...times].sort((a, b) => a - b);

@@ -11,7 +11,7 @@ import { deliverDueWebhooks, stopDeliveries } from './webhooks/sender';
 import { nextWebhookDue } from '../db/sql/deliveries';
 import { nextFinishedJobPurge, nextIdempotencyKeyPurge, nextWebhookLogPurge, purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookLogs } from '../db/retention';
 import { nextRollUp, rollUpHours } from '../db/hourly-totals';
-import { nextUsageRollUp, rollUpUsage } from '../db/usage-totals';
+import { nextUsageRollUp, RECENT_EVERY_MS, rollUpRecentUsage, rollUpUsage } from '../db/usage-totals';
 import { VACUUM_EVERY_MS, vacuumEmbedded } from '../db/maintenance';
 
 const HOUR_MS = 3600_000;
@@ -41,6 +41,8 @@ export function registerBillingTasks(): void {
   registerTask({ name: 'hourly-totals', run: rollUpHours, upkeep: { every: HOUR_MS, next: nextRollUp } });
   // The usage reports' closed hours (lib/billing/usage).
   registerTask({ name: 'usage-totals', run: rollUpUsage, upkeep: { every: HOUR_MS, next: nextUsageRollUp } });
+  // The hours not closed yet, provisionally, so a usage read sums only minutes of events.
+  registerTask({ name: 'usage-recent', run: rollUpRecentUsage, upkeep: { every: RECENT_EVERY_MS } });
   // PostgreSQL's autovacuum, for the embedded database, which has none.
   registerTask({ name: 'vacuum-embedded', run: (db, now, opts) => vacuumEmbedded(db, now, { stopping: opts?.stopping }), upkeep: { every: VACUUM_EVERY_MS } });
 }

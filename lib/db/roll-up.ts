@@ -27,10 +27,18 @@ export async function readMark(db: Db, mark: string): Promise<RolledRange | null
  * Takes the mark's row lock for the rest of the transaction (made when missing) and returns what
  * it holds: a roll-up and anything that changes what a roll-up counts take it, one at a time.
  */
-export async function lockMark(tx: Db, mark: string): Promise<Partial<RolledRange>> {
+export async function lockMark(tx: Db, mark: string): Promise<Partial<RolledRange> & { rev?: number; [more: string]: unknown }> {
   await query(tx, sql`insert into settings (key, value) values (${mark}, '{}'::jsonb) on conflict (key) do nothing`);
-  const [row] = await query<{ value: Partial<RolledRange> }>(tx, sql`select value from settings where key = ${mark} for update`);
+  const [row] = await query<{ value: Partial<RolledRange> & { rev?: number } }>(tx, sql`select value from settings where key = ${mark} for update`);
   return row.value;
+}
+
+/**
+ * Writes a mark (under lockMark's lock), counting the write in `rev`: a read that saw the same
+ * `rev` before and after reading a table saw the rows that mark describes.
+ */
+export async function writeMark(tx: Db, mark: string, value: Partial<RolledRange> & { rev?: number; [more: string]: unknown }): Promise<void> {
+  await query(tx, sql`update settings set value = ${JSON.stringify({ ...value, rev: (value.rev ?? 0) + 1 })}::jsonb where key = ${mark}`);
 }
 
 /** The hour before which every hour has closed at `now`, by time alone. */
@@ -43,11 +51,17 @@ export const settledBefore = (now: Date) => Math.floor((now.getTime() - SETTLE_M
  */
 export async function closedBefore(db: Db, now: Date): Promise<number> {
   const settled = settledBefore(now);
+  const held = await oldestLiveHold(db, now);
+  return held === null ? settled : Math.min(settled, Math.floor(held / HOUR_MS) * HOUR_MS);
+}
+
+/** When the oldest hold still live at `now` was made (epoch ms), or null when none is. */
+export async function oldestLiveHold(db: Db, now: Date): Promise<number | null> {
   const [held] = await query<{ at: string | Date | null }>(
     db,
     sql`select min(created_at) as at from events where state = 'pending' and expires_at > ${now.toISOString()}::timestamptz`,
   );
-  return held?.at ? Math.min(settled, Math.floor(new Date(held.at).getTime() / HOUR_MS) * HOUR_MS) : settled;
+  return held?.at ? new Date(held.at).getTime() : null;
 }
 
 export type RollUp = {
@@ -91,7 +105,7 @@ async function rollUpOnce(db: Db, spec: RollUp, now: Date): Promise<number> {
     if (end > start) await spec.recount(tx, new Date(start), new Date(end));
     // Hours skipped (a worker stopped for longer than a table keeps) break the range: it starts again here.
     const from = mark.from !== undefined && mark.until === start ? mark.from : start;
-    await query(tx, sql`update settings set value = ${JSON.stringify({ from, until: Math.max(end, start) })}::jsonb where key = ${spec.mark}`);
+    await writeMark(tx, spec.mark, { ...mark, from, until: Math.max(end, start) });
     return Math.max(0, (end - start) / HOUR_MS);
   });
 }

@@ -1,14 +1,31 @@
 import { query, sql, type Db } from './client';
 import { idRange } from '../ids';
-import { HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, readMark, rollUp, type RolledRange, type RollUp } from './roll-up';
+import { closedBefore, HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, oldestLiveHold, rollUp, writeMark, type RolledRange, type RollUp } from './roll-up';
 
 const MARK = 'usage_hourly';
 
-/** The closed hours usage_hourly holds for every company and account: [from, until), hour-aligned epoch ms. */
-export type RolledUsage = RolledRange;
+/** How often the worker rolls up the open hours provisionally (rollUpRecentUsage). */
+export const RECENT_EVERY_MS = 5 * 60_000;
+/**
+ * How far behind the clock a provisional roll-up stays: an event is written at its request's
+ * time, and one whose transaction commits later than this after that time would be missed by a
+ * provisional run that had already counted past it (until the hour's final count).
+ */
+export const RECENT_LAG_MS = 2 * 60_000;
+
+/**
+ * What usage_hourly and usage_hourly_properties hold for every company and account, epoch ms:
+ * the closed hours [from, until), hour-aligned, counted once and for all; and, provisionally,
+ * [until, open) (open is until when there is nothing provisional), counted again by every
+ * provisional run and by the hour's final count. `rev` changes with every write.
+ */
+export type RolledUsage = RolledRange & { open: number; rev: number };
 
 export async function rolledUsage(db: Db): Promise<RolledUsage | null> {
-  return readMark(db, MARK);
+  const [row] = await query<{ value: (Partial<RolledRange> & { open?: number; rev?: number }) | null }>(db, sql`select value from settings where key = ${MARK}`);
+  const v = row?.value;
+  if (!v || v.from === undefined || v.until === undefined) return null;
+  return { from: v.from, until: v.until, open: Math.max(v.until, v.open ?? v.until), rev: v.rev ?? 0 };
 }
 
 function idHint(from: Date, to: Date) {
@@ -135,6 +152,36 @@ export async function rollUpUsage(db: Db, now: Date, opts: { stopping?: () => bo
   return hours;
 }
 
+/**
+ * The worker's provisional run (every RECENT_EVERY_MS): counts the hours after the closed ones
+ * from the events again, up to RECENT_LAG_MS before `now` (to the minute), so a read sums only
+ * the last minutes from the events. It stops short of the oldest hold still live: its event may
+ * yet complete and count, so what follows it is read from the events until it ends. Each hour is
+ * counted again for good once it closes (rollUpUsage). Nothing to do (0) before the first
+ * roll-up of closed hours or while it has hours to catch up on; 1 when it counted.
+ */
+export async function rollUpRecentUsage(db: Db, now: Date): Promise<number> {
+  const known = await rolledUsage(db);
+  const target = Math.floor((now.getTime() - RECENT_LAG_MS) / 60_000) * 60_000;
+  if (!known || known.open === target) return 0;
+  return db.transaction(async (tx) => {
+    const mark = await lockMark(tx, MARK);
+    if (mark.from === undefined || mark.until === undefined) return 0;
+    // Closed hours not yet rolled up (a worker stopped for a while): rollUpUsage catches up first.
+    if (mark.until < (await closedBefore(tx, now))) return 0;
+    const held = await oldestLiveHold(tx, now);
+    const open = Math.max(mark.until, held === null ? target : Math.min(target, held));
+    const was = Math.max(mark.until, typeof mark.open === 'number' ? mark.open : mark.until);
+    if (open === was) return 0;
+    const until = new Date(mark.until).toISOString();
+    await query(tx, sql`delete from usage_hourly where hour >= ${until}::timestamptz`);
+    await query(tx, sql`delete from usage_hourly_properties where hour >= ${until}::timestamptz`);
+    if (open > mark.until) await recountUsage(tx, new Date(mark.until), new Date(open));
+    await writeMark(tx, MARK, { ...mark, open });
+    return 1;
+  });
+}
+
 /** When the next hour closes that the table does not hold yet (null before the first roll-up). */
 export async function nextUsageRollUp(db: Db, _after: Date): Promise<Date | null> {
   return nextRollUpOf(db, MARK);
@@ -177,6 +224,9 @@ export async function declareUsageProperties(tx: Db, companyId: string, before: 
   const removed = before.filter((p) => !after.includes(p));
   if (!added.length && !removed.length) return;
   const mark = await lockMark(tx, MARK);
+  // The provisional hours hold no rows of a property declared now: they are read from the
+  // events again until the next provisional run counts them anew.
+  if (typeof mark.open === 'number' && mark.until !== undefined && mark.open > mark.until) await writeMark(tx, MARK, { ...mark, open: mark.until });
   for (const property of removed) {
     await query(tx, sql`delete from usage_hourly_properties where company_id = ${companyId} and property = ${property}`);
     await query(tx, sql`delete from usage_property_marks where company_id = ${companyId} and property = ${property}`);
@@ -203,5 +253,5 @@ export async function rolledProperty(db: Db, companyId: string, property: string
   ]);
   if (!rolled || !mark) return null;
   const from = mark.from_hour === null ? rolled.from : Math.max(rolled.from, new Date(mark.from_hour).getTime());
-  return { from, until: Math.max(from, rolled.until) };
+  return { from, until: Math.max(from, rolled.until), open: Math.max(from, rolled.open), rev: rolled.rev };
 }

@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { query } from '../../db/client';
 import { newCompany, useTestDatabase } from '../../testing/harness';
-import { advance, createAccount, spend, type Co } from '../../testing/scenario';
+import { advance, advanceTo, createAccount, spend, type Co } from '../../testing/scenario';
 import { now } from '../../clock';
 import { Decimal } from '../../money';
-import { recountUsage, rolledProperty, rolledUsage, rollUpUsage } from '../../db/usage-totals';
+import { RECENT_LAG_MS, recountUsage, rolledProperty, rolledUsage, rollUpRecentUsage, rollUpUsage } from '../../db/usage-totals';
 import { rolledHours, rollUpHours, SETTLE_MS } from '../../db/hourly-totals';
 
 const t = useTestDatabase();
@@ -226,6 +226,97 @@ describe('usage over time: the roll-up and the events agree', () => {
     expect(await exactRows(co, `/v1/accounts/${ada}/usage`, { from: w.from.toISOString(), to: w.to.toISOString() })).toEqual(expected);
   });
 
+  it('counts the open hours provisionally: an event after the count and a hold completed later are read once, and the hour counts for good once closed', async () => {
+    const co = await newCompany(t);
+    const [ada, bob] = [await createAccount(co, { name: 'Ada' }), await createAccount(co, { name: 'Bob' })];
+    expect((await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: ['model'] } })).status).toBe(200);
+    // Ten minutes into an hour (the clock keeps its milliseconds).
+    const hour = Math.floor(now().getTime() / HOUR) * HOUR + HOUR;
+    await advanceTo(hour + 10 * 60_000 + (now().getTime() % 1000));
+    const properties = ['model'];
+    const check = async (label: string) => {
+      const at = now().getTime();
+      const windows = [
+        { from: new Date(at - 2 * DAY + 17 * 60_000), to: new Date(Math.floor(at / HOUR) * HOUR + HOUR) },
+        { from: new Date(hour - HOUR), to: new Date(hour + 25 * 60_000) },
+        { from: new Date(hour + 5 * 60_000), to: new Date(at + 60_000) },
+      ];
+      for (const w of windows) {
+        if (w.to <= w.from) continue;
+        for (const granularity of ['hour', 'day'] as const) {
+          for (const property of [undefined, ...properties]) {
+            for (const accountId of [undefined, ada]) {
+              const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(property && { group_by: `property:${property}` }), ...(accountId && { account_id: accountId }) };
+              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              expect(await exactRows(co, '/v1/companies/{company}/usage', params), `${label}: ${JSON.stringify(params)}`).toEqual(expected);
+            }
+          }
+        }
+      }
+      // The default window (the last 30 days to the end of this hour) too.
+      expect(await exactRows(co, '/v1/companies/{company}/usage', {})).toEqual(await bruteForce(co.company.id, { from: new Date(Math.floor(at / HOUR) * HOUR + HOUR - 30 * DAY), to: new Date(Math.floor(at / HOUR) * HOUR + HOUR), granularity: 'day' }));
+    };
+    const companyRows = async () =>
+      (await query<{ type: string; events: string | number; cost: string }>(t.database.db, sql`select type, events, cost::text as cost from usage_hourly where company_id = ${co.company.id} and account_id = '' and hour = ${new Date(hour).toISOString()}::timestamptz order by type`))
+        .map((r) => ({ type: r.type, events: Number(r.events), cost: new Decimal(r.cost).toFixed() }));
+    const describe1 = async (r: { body: { data: { id: string } } }, model: string) => describeEvent(r.body.data.id, { model, region: 'eu' }, { input: '2.5' });
+
+    await describe1(await spend(co, ada, '1.5', { type: 'chat' }), 'small');
+    await advance(10 * 60);
+    await rollUpRecentUsage(t.database.db, now());
+    let rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.until).toBeLessThanOrEqual(hour);
+    expect(rolled.open).toBe(Math.floor((now().getTime() - RECENT_LAG_MS) / 60_000) * 60_000);
+    expect(await companyRows()).toEqual([{ type: 'chat', events: 1, cost: '1.5' }]);
+    await check('counted provisionally');
+
+    // An event in the hour already counted, after the count: read from the events, once.
+    await describe1(await spend(co, bob, '0.25', { type: 'render' }), 'large');
+    await check('an event after the provisional count');
+    // The provisional rows are what is read up to the count: changing them changes the answer.
+    await query(t.database.db, sql`update usage_hourly set events = events + 100 where company_id = ${co.company.id} and account_id = '' and hour = ${new Date(hour).toISOString()}::timestamptz`);
+    const [changed] = await exactRows(co, '/v1/companies/{company}/usage', { from: new Date(hour).toISOString(), to: new Date(hour + HOUR).toISOString(), granularity: 'hour' });
+    expect(changed).toMatchObject({ group: 'chat', events: 101 });
+    await query(t.database.db, sql`update usage_hourly set events = events - 100 where company_id = ${co.company.id} and account_id = '' and hour = ${new Date(hour).toISOString()}::timestamptz`);
+
+    // A hold still live stops the next provisional count at its time; completed later, it counts once.
+    await advance(60);
+    const held = await spend(co, ada, 7, { type: 'chat', state: 'pending' });
+    await describe1(held, 'large');
+    await query(t.database.db, sql`update events set expires_at = ${new Date(hour + DAY).toISOString()}::timestamptz where id = ${held.body.data.id}`);
+    await advance(10 * 60);
+    await rollUpRecentUsage(t.database.db, now());
+    rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.open).toBe(new Date(held.body.data.created_at).getTime());
+    expect(rolled.open).toBeLessThan(hour + 22 * 60_000);
+    expect(await companyRows()).toEqual([{ type: 'chat', events: 1, cost: '1.5' }, { type: 'render', events: 1, cost: '0.25' }]);
+    await describe1(await spend(co, bob, '3', { type: 'chat' }), 'small');
+    expect((await co.call('PUT', `/v1/events/${held.body.data.id}`, { body: { state: 'complete', cost_override_amount: 6 } })).status).toBe(200);
+    await check('a hold completed after a provisional count');
+    await advance(10 * 60);
+    await rollUpRecentUsage(t.database.db, now());
+    expect((await rolledUsage(t.database.db))!.open).toBe(Math.floor((now().getTime() - RECENT_LAG_MS) / 60_000) * 60_000);
+    expect(await companyRows()).toEqual([{ type: 'chat', events: 3, cost: '10.5' }, { type: 'render', events: 1, cost: '0.25' }]);
+    await check('counted again after the hold');
+
+    // A property declared now has no provisional rows: read from the events until the next count.
+    expect((await co.call('PATCH', '/v1/companies/{company}', { body: { usage_properties: ['model', 'region'] } })).status).toBe(200);
+    properties.push('region');
+    expect((await rolledUsage(t.database.db))!.open).toBe((await rolledUsage(t.database.db))!.until);
+    await check('a property declared between counts');
+    await advance(6 * 60);
+    await rollUpRecentUsage(t.database.db, now());
+    expect((await rolledProperty(t.database.db, co.company.id, 'region'))!.open).toBeGreaterThan(hour + 40 * 60_000);
+    await check('counted with the new property');
+
+    // Closed: counted for good, the same.
+    await advance(3 * 3600);
+    rolled = (await rolledUsage(t.database.db))!;
+    expect(rolled.until).toBeGreaterThan(hour);
+    expect(await companyRows()).toEqual([{ type: 'chat', events: 3, cost: '10.5' }, { type: 'render', events: 1, cost: '0.25' }]);
+    await check('closed');
+  });
+
   it('reads a company total from the company rows of the roll-up, not from the events', async () => {
     const co = await newCompany(t);
     const ada = await createAccount(co);
@@ -255,6 +346,21 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
     const co = await newCompany(t);
     const accounts = [await createAccount(co, { name: 'Ada' }), await createAccount(co, { name: 'Bob' }), await createAccount(co, { name: 'Cy' })];
     const start = now().getTime();
+    const late: string[] = [];
+    let provisional = 0;
+    /** By type, from the start to the end of this hour, per hour and day, the company's and one account's: as the events give. */
+    const recent = async (label: string) => {
+      const rolled = (await rolledUsage(t.database.db))!;
+      if (rolled.open > rolled.until) provisional++;
+      const w = { from: new Date(start - DAY), to: new Date(Math.floor(now().getTime() / HOUR) * HOUR + HOUR) };
+      for (const granularity of ['hour', 'day'] as const) {
+        for (const accountId of [undefined, accounts[1]]) {
+          const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(accountId && { account_id: accountId }) };
+          const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity });
+          expect(await exactRows(co, '/v1/companies/{company}/usage', params), `seed ${seed} ${label} ${JSON.stringify(params)} ${JSON.stringify(rolled)}`).toEqual(expected);
+        }
+      }
+    };
     for (let i = 0; i < 70; i++) {
       const account = pick(accounts);
       const amount = pick(['0.1', '1.25', '3', '0.000000001', '123.4567']);
@@ -267,14 +373,30 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
       const r = await co.call('POST', `/v1/accounts/${account}/events`, { body });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       if (rnd() < 0.6) await describeEvent(r.body.data.id, Object.keys(properties).length ? properties : null, { input: (rnd() * 1000).toFixed(3), output: Math.floor(rnd() * 50) });
-      // Some holds, completed or cancelled later, and some events left out (refused by the gate).
-      if (rnd() < 0.1) {
+      // Some holds, completed or cancelled at once or hours later (after provisional counts of
+      // their hour), and some events left out (refused by the gate).
+      if (rnd() < 0.15) {
         const held = (await spend(co, account, '2', { type: 'chat', state: 'pending' })).body.data.id;
         await describeEvent(held, { model: 'small', region: 'eu' }, null);
-        expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: rnd() < 0.5 ? 'complete' : 'cancelled' } })).status).toBe(200);
+        if (rnd() < 0.5) {
+          await query(t.database.db, sql`update events set expires_at = ${new Date(now().getTime() + 2 * DAY).toISOString()}::timestamptz where id = ${held}`);
+          late.push(held);
+        } else {
+          expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: rnd() < 0.5 ? 'complete' : 'cancelled' } })).status).toBe(200);
+        }
       }
+      if (late.length && rnd() < 0.3) {
+        const body = rnd() < 0.7 ? { state: 'complete', cost_override_amount: pick(['0.5', '1.999']) } : { state: 'cancelled' };
+        const r = await co.call('PUT', `/v1/events/${late.shift()}`, { body });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        await recent(`event ${i}, a hold ended hours after it was made`);
+      }
+      // Every few events, while hours are open and counted provisionally, the answers by type so far.
+      if (i % 7 === 3) await recent(`event ${i}`);
       await advance(Math.floor(rnd() * 4 * 3600) + 60);
     }
+    for (const held of late) expect((await co.call('PUT', `/v1/events/${held}`, { body: { state: 'complete' } })).status).toBe(200);
+    expect(provisional).toBeGreaterThan(0);
     await advance(3 * 3600);
     const end = now().getTime();
 
@@ -317,7 +439,7 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     expect(patched.body.data.usage_properties).toEqual(['model', 'region']);
     const rolled = (await rolledUsage(t.database.db))!;
-    expect(await rolledProperty(t.database.db, co.company.id, 'model')).toEqual({ from: rolled.until, until: rolled.until });
+    expect(await rolledProperty(t.database.db, co.company.id, 'model')).toMatchObject({ from: rolled.until, until: rolled.until, open: rolled.until });
     expect(await rolledProperty(t.database.db, co.company.id, 'tier')).toBeNull();
     expect(await answers()).toEqual(fromEvents);
 
@@ -340,7 +462,13 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
     for (let i = 0; i < 6; i++) {
       const r = await spend(co, pick(accounts), '0.5', { type: 'chat' });
       await describeEvent(r.body.data.id, { model: pick(['small', 'large']), region: 'eu' }, { input: '1.5' });
-      await advance(2 * 3600 + 11);
+      await recent(`declared, event ${i}`);
+      if (i % 2) {
+        const w = { from: new Date(start), to: new Date(Math.floor(now().getTime() / HOUR) * HOUR + HOUR) };
+        const params = { from: w.from.toISOString(), to: w.to.toISOString(), granularity: 'hour', group_by: 'property:model' };
+        expect(await exactRows(co, '/v1/companies/{company}/usage', params), `seed ${seed} declared, event ${i}`).toEqual(await bruteForce(co.company.id, { ...w, granularity: 'hour', property: 'model' }));
+      }
+      await advance(Math.floor(rnd() * 3600) + 6 * 60);
     }
     await advance(3 * 3600);
     windows[0].to = new Date(now().getTime() + HOUR);

@@ -77,11 +77,11 @@ export function usageWindow(req: Pick<UsageRequest, 'from' | 'to' | 'now'>): { f
 /**
  * Usage of completed events, summed exactly per bucket (UTC hour, day or month), group (type, or
  * one property's value) and cost denomination, oldest bucket first; buckets without events are
- * left out. Grouped by type, or by a property the company declared (usage_properties), the closed
- * hours the worker has rolled up are read from usage_hourly or usage_hourly_properties (a few rows
- * an hour) and only the rest (the open hours, the window's partial hours at either end, hours
- * before the roll-up began or, for a property declared later, before its history was filled) from
- * the events; grouped by an undeclared property, from the events alone (slower: every event of
+ * left out. Grouped by type, or by a property the company declared (usage_properties), the hours
+ * the worker has rolled up (closed, and the open ones provisionally up to a few minutes ago) are
+ * read from usage_hourly or usage_hourly_properties (a few rows an hour) and only the rest (the
+ * last minutes, the window's partial hours at either end, hours before the roll-up began or, for
+ * a property declared later, before its history was filled) from the events; grouped by an undeclared property, from the events alone (slower: every event of
  * the window is read).
  */
 export async function readUsage(db: Db, req: UsageRequest): Promise<{ from: Date; to: Date; rows: UsageRow[] }> {
@@ -90,21 +90,29 @@ export async function readUsage(db: Db, req: UsageRequest): Promise<{ from: Date
   const scope: UsageScope = { companyId: req.companyId, accountId: req.accountId, denomination: req.denomination };
   const limit = MAX_ROWS + 1;
   const property = req.groupBy.kind === 'property' ? req.groupBy.name : null;
-  const parts: Promise<UsageSums[]>[] = [];
-  const fromEvents = (a: number, b: number) => {
-    if (b > a) parts.push(usageFromEvents(db, scope, { from: new Date(a), to: new Date(b), granularity: req.granularity, property, limit }));
-  };
-  const rolled = property === null ? await rolledUsage(db) : await rolledProperty(db, req.companyId, property);
-  const rFrom = rolled ? Math.max(ceilHour(from.getTime()), rolled.from) : 0;
-  const rTo = rolled ? Math.min(floorHour(to.getTime()), rolled.until) : 0;
-  if (rolled && rTo > rFrom) {
-    fromEvents(from.getTime(), rFrom);
-    parts.push(usageFromRollUp(db, scope, { from: new Date(rFrom), to: new Date(rTo), granularity: req.granularity, property, limit }));
-    fromEvents(rTo, to.getTime());
-  } else {
-    fromEvents(from.getTime(), to.getTime());
+  const [a, b] = [from.getTime(), to.getTime()];
+  const fromEvents = (x: number, y: number) => usageFromEvents(db, scope, { from: new Date(x), to: new Date(y), granularity: req.granularity, property, limit });
+  const readMark = () => (property === null ? rolledUsage(db) : rolledProperty(db, req.companyId, property));
+  let rows: UsageRow[] | null = null;
+  // A run of the worker between reading the mark and the roll-up's rows rewrites the provisional
+  // hours: the mark is read again after, and the read made again if it changed (then, as a last
+  // resort, from the events alone).
+  for (let attempt = 0; attempt < 3 && !rows; attempt++) {
+    const rolled = await readMark();
+    if (!rolled) break;
+    // The roll-up covers [rolled.from, rolled.open): whole hours up to until, then hours counted
+    // provisionally, the last one only up to open. Its rows of hours from rFrom on cover up to
+    // rTo: to open when the window reaches it, else to the window's last whole hour.
+    const rFrom = Math.max(ceilHour(a), rolled.from);
+    const rTo = b >= rolled.open ? rolled.open : Math.min(floorHour(b), floorHour(rolled.open));
+    if (rTo <= rFrom) break;
+    const parts = [usageFromRollUp(db, scope, { from: new Date(rFrom), to: new Date(rTo), granularity: req.granularity, property, limit })];
+    if (rFrom > a) parts.push(fromEvents(a, rFrom));
+    if (b > rTo) parts.push(fromEvents(rTo, b));
+    const read = await Promise.all(parts);
+    if (JSON.stringify(await readMark()) === JSON.stringify(rolled)) rows = merge(read);
   }
-  const rows = merge(await Promise.all(parts));
+  rows ??= merge([await fromEvents(a, b)]);
   if (rows.length > MAX_ROWS) {
     throw invalid(
       `This report would have more than ${MAX_ROWS} rows: ask for a shorter window, a coarser granularity, one account or one denomination${property === null ? '' : ', or group by a property with fewer values'}.`,
