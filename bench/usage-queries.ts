@@ -171,5 +171,9 @@ summary('portal first load (page reads + usage chart)', await timed(RUNS, async 
   const v = await viewPortal({ db, token });
   if ('view' in v) await accountUsageByDay({ db, companyId: company.id, accountId: big.id, now: new Date() });
 }));
+// The same company read as before the provisional roll-up: the open hours from the events.
+await query(db, sql`update settings set value = value - 'open' where key = 'usage_hourly'`);
+summary('company, 30 days by day and type, open hours from the events (no provisional rows)', await timed(RUNS, () => read(null, { kind: 'type' })));
+summary('account, 30 days by day and type, open hours from the events (no provisional rows)', await timed(RUNS, () => read(big.id, { kind: 'type' })));
 await database.close?.();
 process.exit(0);
