@@ -116,7 +116,7 @@ if (STAGE !== 'reads') {
   // worker had started then), enough for the 30-day reads in less time; older hours read from the events.
   if (process.env.ROLL_DAYS) {
     const begin = Math.floor((Date.now() - Number(process.env.ROLL_DAYS) * 86_400_000) / 3_600_000) * 3_600_000;
-    await query(db, sql`insert into settings (key, value) values ('usage_hourly', ${JSON.stringify({ from: begin, until: begin })}::jsonb)`);
+    await query(db, sql`insert into settings (key, value) values ('usage_hourly', ${JSON.stringify({ from: begin, until: begin })}::jsonb) on conflict (key) do update set value = excluded.value`);
   }
   const rollUp = await ms(() => rollUpUsage(db, new Date()));
   const [{ rows }] = await query<{ rows: string }>(db, sql`select count(*) as rows from usage_hourly where company_id = ${company.id}`);
