@@ -4,7 +4,10 @@
  * undeclared one (`region`, from the events), and the customer portal's first load (the page's
  * reads, usage chart included). Seeds its own company: one account with EVENTS
  * completed events (default 1,000,000) over 90 days, with a `model` property and quantities, and
- * OTHERS more accounts sharing OTHER_EVENTS more events.
+ * OTHERS more accounts sharing OTHER_EVENTS more events, in time order. Rolls the usage up by type,
+ * then declares `model` and fills its history; before the reads, writes the events up to the
+ * clock and runs the provisional roll-up of the open hours as of RECENT_EVERY_MS ago.
+ * SEEDED=<company id> measures a company seeded before; STAGE, ROLL_DAYS and UNDECLARED below.
  *
  *   node scripts/pg.mjs start 55600     # prints the URL; create a database "usage" on it
  *   DATABASE_URL=postgres://postgres@127.0.0.1:55600/usage npx tsx bench/usage-queries.ts
