@@ -2,7 +2,8 @@ process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 
 import { describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { query } from '../../db/client';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { advance, advanceTo, createAccount, spend, type Co } from '../../testing/scenario';
@@ -10,6 +11,7 @@ import { now } from '../../clock';
 import { Decimal } from '../../money';
 import { RECENT_LAG_MS, recountUsage, rolledProperty, rolledUsage, rollUpRecentUsage, rollUpUsage } from '../../db/usage-totals';
 import { rolledHours, rollUpHours, SETTLE_MS } from '../../db/hourly-totals';
+import { readUsage } from './usage';
 
 const t = useTestDatabase();
 const HOUR = 3600_000;
@@ -315,6 +317,40 @@ describe('usage over time: the roll-up and the events agree', () => {
     expect(rolled.until).toBeGreaterThan(hour);
     expect(await companyRows()).toEqual([{ type: 'chat', events: 3, cost: '10.5' }, { type: 'render', events: 1, cost: '0.25' }]);
     await check('closed');
+  });
+
+  it('reads again when a provisional run rewrites the rows while it reads them, so nothing counts twice', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * 60_000 + (now().getTime() % 1000));
+    const at = now();
+    await spend(co, ada, '1.5', { type: 'chat' });
+    await rollUpRecentUsage(t.database.db, at);
+    const before = (await rolledUsage(t.database.db))!;
+    expect(before.open).toBeLessThan(at.getTime());
+    // A database through which the first read of the roll-up's rows finds a provisional run
+    // (as of 10 minutes on, past the event) committed just before it.
+    const dialect = new PgDialect();
+    let raced = 0;
+    const db = new Proxy(t.database.db, {
+      get(target, prop) {
+        if (prop === 'execute') {
+          return async (statement: SQL) => {
+            if (!raced && /from usage_hourly\b/.test(dialect.sqlToQuery(statement).sql) && /materialized/.test(dialect.sqlToQuery(statement).sql)) {
+              raced++;
+              await rollUpRecentUsage(t.database.db, new Date(at.getTime() + 10 * 60_000));
+            }
+            return target.execute(statement);
+          };
+        }
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as typeof t.database.db;
+    const { rows } = await readUsage(db, { companyId: co.company.id, accountId: null, denomination: null, from: null, to: null, granularity: 'day', groupBy: { kind: 'type' }, now: at });
+    expect(raced).toBe(1);
+    expect((await rolledUsage(t.database.db))!.open).toBeGreaterThan(at.getTime());
+    expect(rows.map((r) => ({ group: r.group, events: r.events, cost: r.cost }))).toEqual([{ group: 'chat', events: 1, cost: '1.5' }]);
   });
 
   it('reads a company total from the company rows of the roll-up, not from the events', async () => {
