@@ -40,8 +40,8 @@ const unit = files.filter((f) => !onDatabases.includes(f));
  * transaction-scoped advisory lock and `set_config` (events.ts) and the webhooks' (webhooks.ts),
  * concurrent writers on one balance (group commit, two app processes), the reference model of
  * balances (every write path, the single-event statement among them), spend limits (their
- * counters read and moved under the balance lock), migrations under their
- * advisory lock, and every endpoint once.
+ * counters read and moved under the balance lock), the check's one statement (prepared where
+ * the pool allows), migrations under their advisory lock, and every endpoint once.
  */
 const POOLED = [
   'lib/billing/events/events.test.ts',
@@ -51,6 +51,7 @@ const POOLED = [
   'lib/billing/events/ledger-order.test.ts',
   'lib/billing/events/paths.property.test.ts',
   'lib/billing/events/gone-balance.test.ts',
+  'lib/billing/events/check.test.ts',
   'lib/billing/balances/model.property.test.ts',
   'lib/billing/balances/spend-limits.test.ts',
   'lib/billing/webhooks/webhooks.test.ts',

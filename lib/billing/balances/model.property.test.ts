@@ -27,8 +27,13 @@ import { NO_RETRY } from '../../testing/retry';
  * deposits, company grants at their own priorities and their voids, paid deposits and threshold
  * refills through the local Stripe server, and repeats of an idempotency key. Every unit added
  * is a grant: a draw takes from them in their order, a row per grant and one for what goes
- * below zero, and a grant first pays what is below zero. After each step the balances, the ledger, the events, the notification
- * states and the new outbox rows must be what the model says.
+ * below zero, and a grant first pays what is below zero. Spend limits (day, ISO week, month,
+ * UTC; `reject` or `notify`) are set and cleared: spend in a period is the completed costs in it
+ * plus the live holds, an event with a cost that would pass a `reject` limit is rejected with
+ * reason `spend_limit` (gated or not, before the balance gate), and passing a `notify` limit
+ * sends `spend_limit_reached` once per period; the clock also moves to the next UTC midnight.
+ * After each step the balances, the ledger, the events and their reasons, each limit's `spent`,
+ * the notification states and the new outbox rows must be what the model says.
  */
 
 const t = useTestDatabase();
@@ -50,6 +55,8 @@ const LLM_RULES = [
 /** The graduated tiers' price of a count of x units from zero. */
 const graduated = (x: Decimal) => (x.lte(8) ? x.times('0.5') : new Decimal(4).plus(x.minus(8).times('0.1')).plus(1));
 const ACCOUNTS = 2;
+/** What the histories reached of spend limits, over all runs: a property that never got there would prove nothing of them. */
+const reached = { spendRejected: 0, spendNotified: 0, midnights: 0 };
 
 const units = fc.integer({ min: 0, max: 4000 }).map((n) => new Decimal(n).div(100).toFixed());
 const positive = fc.integer({ min: 1, max: 4000 }).map((n) => new Decimal(n).div(100).toFixed());
@@ -95,6 +102,19 @@ const step = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('threshold' as const), acct, denomination: denom, threshold: positive, amount: positive, usd: fc.constantFrom(0, 50, 120) }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('limits' as const),
+      acct,
+      // PUT replaces the account's list; [] clears it. One limit per denomination, period and action.
+      limits: fc.uniqueArray(fc.record({ denomination: denom, period: fc.constantFrom('day' as const, 'week' as const, 'month' as const), action: fc.constantFrom('reject' as const, 'notify' as const), limit: units }), {
+        maxLength: 3,
+        selector: (l) => `${l.denomination}/${l.period}/${l.action}`,
+      }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('midnight' as const), seconds: fc.constantFrom(1, 90, 3599) }) },
 );
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
 
@@ -113,7 +133,19 @@ type Bal = {
   alerted: boolean;
 };
 type Hold = { id: string; account: string; denomination: string; cost: Decimal; expiresAt: number; live: boolean; counts?: Decimal };
-type Rec = { id: string; state: string; cost: string | null; denomination: string | null };
+type Rec = { id: string; state: string; cost: string | null; denomination: string | null; reason: string | null };
+type Period = 'day' | 'week' | 'month';
+type Limit = { denomination: string; period: Period; action: 'reject' | 'notify'; limit: string };
+/** A completed billed event as spend counts it: its cost in the period it completed in. */
+type Spent = { account: string; denomination: string; cost: Decimal; at: number };
+
+/** The start of the UTC day, ISO week (from Monday) or month holding `at`. */
+function periodStart(period: Period, at: number): number {
+  const d = new Date(at);
+  if (period === 'month') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  return period === 'day' ? day : day - ((d.getUTCDay() + 6) % 7) * 86_400_000;
+}
 type ModelRow = { account: string; denomination: string; type: string; amount: string; start: string; end: string };
 
 /** The model of one run: its accounts' balances, holds, events, ledger and what they notified. */
@@ -122,6 +154,12 @@ class Model {
   holds: Hold[] = [];
   events = new Map<string, Rec>();
   keys = new Map<string, string>();
+  /** Each account's spend limits, as last PUT. */
+  limits = new Map<string, Limit[]>();
+  /** Completed billed events, for the spend of a period. */
+  completed: Spent[] = [];
+  /** The spend_limit notification states entered, per balance: `period:period_start`. */
+  spendStates = new Map<string, Set<string>>();
   /** Each account's graduated count this plan period (completed events only). */
   used = new Map<string, Decimal>();
   ledger: ModelRow[] = [];
@@ -150,6 +188,35 @@ class Model {
   }
   available(account: string, denomination: string): Decimal {
     return this.bal(account, denomination).amount.minus(this.pending(account, denomination));
+  }
+  /** The balance's limits with what is spent in each one's period now: completed costs in it and the live holds. */
+  spend(account: string, denomination: string): (Limit & { spent: Decimal })[] {
+    return (this.limits.get(account) ?? [])
+      .filter((l) => l.denomination === denomination)
+      .map((l) => {
+        const from = periodStart(l.period, this.now());
+        const done = this.completed.filter((c) => c.account === account && c.denomination === denomination && c.at >= from).reduce((x, c) => x.plus(c.cost), new Decimal(0));
+        return { ...l, spent: done.plus(this.pending(account, denomination)) };
+      });
+  }
+  /** A completed billed event's cost counts in the period under way. */
+  spent(account: string, denomination: string, cost: Decimal) {
+    this.completed.push({ account, denomination, cost, at: this.now() });
+  }
+  /** What the move of a balance passed of its notify limits (`before`: the spend at its start): each notifies once per period. */
+  notifyCrossed(account: string, denomination: string, before: (Limit & { spent: Decimal })[]) {
+    const after = this.spend(account, denomination);
+    for (const l of before) {
+      const now = after.find((a) => a.period === l.period && a.action === l.action);
+      if (l.action !== 'notify' || !now || !l.spent.lte(new Decimal(l.limit)) || !now.spent.gt(new Decimal(l.limit))) continue;
+      const states = this.spendStates.get(k(account, denomination)) ?? new Set<string>();
+      this.spendStates.set(k(account, denomination), states);
+      const key = `${l.period}:${new Date(periodStart(l.period, this.now())).toISOString()}`;
+      if (states.has(key)) continue;
+      states.add(key);
+      reached.spendNotified++;
+      this.note(account, denomination, 'spend_limit_reached', this.bal(account, denomination).amount);
+    }
   }
 
   /**
@@ -227,7 +294,7 @@ class Model {
    * batch touched is one move from where it stood before the batch.
    */
   record(items: (EventSpec & { account: string })[], ids: (string | null)[]): Rec[] {
-    const starts = new Map<string, { amount: Decimal; pending: Decimal }>();
+    const starts = new Map<string, { amount: Decimal; pending: Decimal; spend: (Limit & { spent: Decimal })[] }>();
     const refusals: [string, string, Decimal][] = [];
     const out: Rec[] = [];
     for (const [i, e] of items.entries()) {
@@ -238,19 +305,29 @@ class Model {
       const c = this.cost(e, e.account);
       const requested = e.hold ? 'pending' : 'complete';
       let state = requested;
+      let reason: string | null = null;
       if (c) {
         const bk = k(e.account, c.denomination);
-        if (!starts.has(bk)) starts.set(bk, { amount: this.bal(e.account, c.denomination).amount, pending: this.pending(e.account, c.denomination) });
-        if (e.gate && c.amount.gt(this.available(e.account, c.denomination))) state = 'rejected';
+        if (!starts.has(bk)) starts.set(bk, { amount: this.bal(e.account, c.denomination).amount, pending: this.pending(e.account, c.denomination), spend: this.spend(e.account, c.denomination) });
+        // A reject limit refuses first, gated or not; then the gate.
+        if (c.amount.gt(0) && this.spend(e.account, c.denomination).some((l) => l.action === 'reject' && l.spent.plus(c.amount).gt(new Decimal(l.limit)))) {
+          state = 'rejected';
+          reason = 'spend_limit';
+          reached.spendRejected++;
+        } else if (e.gate && c.amount.gt(this.available(e.account, c.denomination))) {
+          state = 'rejected';
+          reason = 'insufficient_balance';
+        }
       }
       const id = ids[i] ?? `model_${this.events.size}`;
-      const rec: Rec = { id, state, cost: c ? c.amount.toFixed() : null, denomination: c?.denomination ?? null };
+      const rec: Rec = { id, state, cost: c ? c.amount.toFixed() : null, denomination: c?.denomination ?? null, reason };
       this.events.set(id, rec);
       if (e.key) this.keys.set(e.key, id);
       out.push(rec);
       // An unbilled hold lapses too, and holds nothing.
       if (!c && state === 'pending') this.holds.push({ id, account: e.account, denomination: '', cost: new Decimal(0), expiresAt: this.now() + HOLD_MS, live: true });
       if (!c) continue;
+      if (state === 'rejected' && reason === 'spend_limit') continue;
       if (state === 'rejected') {
         refusals.push([e.account, c.denomination, c.amount]);
         if (!this.refusedAt.has(k(e.account, c.denomination))) this.refusedAt.set(k(e.account, c.denomination), this.bal(e.account, c.denomination).amount);
@@ -258,12 +335,14 @@ class Model {
       else if (state === 'pending') this.holds.push({ id, account: e.account, denomination: c.denomination, cost: c.amount, expiresAt: this.now() + HOLD_MS, live: true, counts: c.counts });
       else {
         this.debit(e.account, c.denomination, c.amount, 'event');
+        this.spent(e.account, c.denomination, c.amount);
         if (c.counts) this.count(e.account, c.counts);
       }
     }
     for (const [bk, start] of starts) {
       const [account, denomination] = bk.split('\u0000');
       this.moved(account, denomination, start);
+      this.notifyCrossed(account, denomination, start.spend);
     }
     // A refusal pauses the balance unless it is paused already, also by this very batch's drop below zero.
     for (const [account, denomination, cost] of refusals) this.refused(account, denomination, cost);
@@ -435,6 +514,7 @@ async function run(co: Co, m: Model, s: Step, seen: Set<string>) {
     if (!h.denomination) return compare(co, m, seen);
     if (s.state === 'complete') {
       m.debit(h.account, h.denomination, h.cost, 'event');
+      m.spent(h.account, h.denomination, h.cost);
       if (h.counts) m.count(h.account, h.counts);
       // Completing a hold moves the amount; what is available it had already taken.
       m.moved(h.account, h.denomination, start, { availableUnchanged: true });
@@ -472,6 +552,18 @@ async function run(co: Co, m: Model, s: Step, seen: Set<string>) {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     m.voided(account, denomination, g);
     expect([r.body.data.status, r.body.data.remaining]).toEqual(['voided', 0]);
+  } else if (s.kind === 'limits') {
+    const r = await co.call('PUT', `/v1/accounts/${acc(s.acct)}/spend_limits`, { body: s.limits });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    m.limits.set(acc(s.acct), s.limits);
+  } else if (s.kind === 'midnight') {
+    // To the next UTC midnight and a little past it: a new day, and at times a new week or month.
+    const from = m.now();
+    const d = new Date(from);
+    const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+    const to = (await advance(Math.ceil((next - from) / 1000) + s.seconds)).getTime();
+    reached.midnights++;
+    m.advanced(from, to);
   } else if (s.kind === 'threshold') {
     const r = await co.call('PUT', `/v1/accounts/${acc(s.acct)}/balance/${s.denomination}/auto_refill`, { body: { threshold: s.threshold, amount: s.amount, usd_charge: s.usd } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -501,6 +593,15 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
     // A balance the model made at 0 that the service never created (an unbilled first use) reads as absent.
     expect(got).toEqual(want.filter((w) => got.some((g) => g[0] === w[0]) || w[1] !== '0' || w[2] !== '0'));
   }
+  // Each limit's spend in its period under way: completed costs in it and the live holds.
+  for (const a of m.accounts) {
+    const r = await co.call('GET', `/v1/accounts/${a}/spend_limits`);
+    expect(r.status).toBe(200);
+    const got = (r.body.data as { denomination: string; period: string; action: string; limit: number; spent: number }[]).map((l) => [l.denomination, l.period, l.action, n(l.limit), n(l.spent)]);
+    const want = [...new Set((m.limits.get(a) ?? []).map((l) => l.denomination))].flatMap((d) => m.spend(a, d).map((l) => [l.denomination, l.period, l.action, n(l.limit), l.spent.toFixed()]));
+    const order = (x: (string | null)[]) => `${x[0]}/${['day', 'week', 'month'].indexOf(x[1]!)}/${x[2] === 'reject' ? 0 : 1}`;
+    expect(got.sort((x, y) => (order(x) < order(y) ? -1 : 1)), `spend limits of ${a}`).toEqual(want.sort((x, y) => (order(x) < order(y) ? -1 : 1)));
+  }
   // amount = Σ remaining of the live grants − what is below zero; the grants hold what the model's do.
   const left = await query<{ account_id: string; denomination: string; amount: string; remaining: string }>(
     db,
@@ -527,12 +628,14 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
       return [...new Set(mine.map((r) => r.denomination))].sort().flatMap((d) => mine.filter((r) => r.denomination === d));
     });
   expect(byBalance(ledger)).toEqual(byBalance(m.ledger));
-  const stored = await db.select({ id: events.id, state: events.state, cost: events.costAmount, expiresAt: events.expiresAt }).from(events).where(inArray(events.accountId, m.accounts));
+  const stored = await db.select({ id: events.id, state: events.state, cost: events.costAmount, expiresAt: events.expiresAt, reason: events.reason }).from(events).where(inArray(events.accountId, m.accounts));
   const at = m.now();
   const states = Object.fromEntries(stored.map((e) => [e.id, e.state === 'pending' && e.expiresAt!.getTime() <= at ? 'cancelled' : e.state]));
   expect(states).toEqual(Object.fromEntries([...m.events.values()].map((e) => [e.id, e.state])));
   // What each event cost: its rule's price, a graduated one from the account's count as it stood.
   expect(Object.fromEntries(stored.map((e) => [e.id, e.cost === null ? null : n(e.cost)]))).toEqual(Object.fromEntries([...m.events.values()].map((e) => [e.id, e.cost])));
+  // Why each rejected event was rejected: a reject spend limit first, then the balance.
+  expect(Object.fromEntries(stored.map((e) => [e.id, e.reason]))).toEqual(Object.fromEntries([...m.events.values()].map((e) => [e.id, e.reason])));
   const rows = (await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.accountId, m.accounts))).filter((d) => !seen.has(d.id));
   for (const d of rows) seen.add(d.id);
   const got = rows
@@ -557,7 +660,8 @@ async function compare(co: Co, m: Model, seen: Set<string>) {
   const wantStates = [...m.bals.entries()]
     .flatMap(([bk, b]) => {
       const [a, d] = bk.split('\u0000');
-      return [b.negative && 'negative', b.paused !== null && 'paused', b.belowRefill && 'refill_threshold', b.alerted && 'plan_threshold'].filter(Boolean).map((kind) => [a, d, kind as string]);
+      const spendStates = [...(m.spendStates.get(bk) ?? [])].map(() => 'spend_limit');
+      return [b.negative && 'negative', b.paused !== null && 'paused', b.belowRefill && 'refill_threshold', b.alerted && 'plan_threshold', ...spendStates].filter(Boolean).map((kind) => [a, d, kind as string]);
     })
     .sort((x, y) => (x.join() < y.join() ? -1 : 1));
   expect(ns.map((r) => [r.account_id, r.denomination, r.kind])).toEqual(wantStates);
@@ -620,6 +724,18 @@ describe('balances against a reference model', NO_RETRY, () => {
           [[{ kind: 'batch', items: [{ acct: 0, type: 'query', override: { amount: '0', denomination: 'tokens' }, gate: false, hold: false, key: undefined }] }, { kind: 'advance', minutes: 0 }]],
           // An unbilled hold lapses after its hour like any other.
           [[{ kind: 'batch', items: [{ acct: 0, type: 'unpriced', n: 0, model: 'a', override: undefined, gate: false, hold: true, key: undefined }] }, { kind: 'advance', minutes: 61 }, { kind: 'settle', pick: 0, state: 'complete' }]],
+          // A reject limit refuses first, gated or not; a notify limit notifies once a period; a new day starts from zero.
+          [
+            [
+              { kind: 'limits', acct: 0, limits: [{ denomination: 'tokens', period: 'day', action: 'reject', limit: '10' }, { denomination: 'tokens', period: 'week', action: 'notify', limit: '5' }] },
+              { kind: 'single', e: { acct: 0, type: 'query', n: 0, model: 'a', override: undefined, gate: false, hold: false, key: undefined } },
+              { kind: 'batch', items: [{ acct: 0, type: 'query', n: 0, model: 'a', override: undefined, gate: true, hold: true, key: undefined }, { acct: 0, type: 'upload', n: 0, model: 'a', override: undefined, gate: false, hold: false, key: undefined }] },
+              { kind: 'midnight', seconds: 90 },
+              { kind: 'single', e: { acct: 0, type: 'query', n: 0, model: 'a', override: undefined, gate: true, hold: false, key: undefined } },
+              { kind: 'settle', pick: 0, state: 'complete' },
+              { kind: 'limits', acct: 0, limits: [] },
+            ],
+          ],
           // Refused, then below zero: the pause keeps needing the refused cost, so a cancelled hold does not end it.
           [
             [
@@ -633,6 +749,9 @@ describe('balances against a reference model', NO_RETRY, () => {
     );
     // The single-event statement wrote for real, not only its fallback.
     expect(singleStatement.wrote - wroteBefore).toBeGreaterThan(0);
+    expect(reached.spendRejected, JSON.stringify(reached)).toBeGreaterThan(0);
+    expect(reached.spendNotified, JSON.stringify(reached)).toBeGreaterThan(0);
+    expect(reached.midnights, JSON.stringify(reached)).toBeGreaterThan(0);
   }, 900_000);
 });
 

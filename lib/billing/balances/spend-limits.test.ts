@@ -218,6 +218,55 @@ describe('spend limits', () => {
     await expectLedgerMatches(t.database.db, co, acct);
   });
 
+  it('a hold completed past what was held is taken as overage_behavior says, past a reject limit too: the whole actual counts and later events are refused', async () => {
+    await toQuietDay();
+    const co = await newCompany(t);
+    const acct = await createAccount(co);
+    const rec = await startReceiver();
+    await topicWebhook(co, rec.url, ['spend_limit_reached']);
+    await addUnits(co, acct, 100);
+    await setLimits(co, acct, [
+      { denomination: 'credits', period: 'day', limit: 10, action: 'reject' },
+      { denomination: 'credits', period: 'day', limit: 8, action: 'notify' },
+    ]);
+    const hold = await use(co, acct, 4, { state: 'pending' });
+    expect(hold.status).toBe(200);
+    // A new event of what the actual adds is refused...
+    expect(await check(co, acct, 8)).toMatchObject({ allowed: false, reason: 'spend_limit' });
+    expect((await use(co, acct, 8, { gate: false })).status).toBe(402);
+    // ...but the hold's usage happened: completed at 12 (overage allowed, the default), all 12 are taken.
+    const body = { state: 'complete', cost_override_amount: 12 };
+    const done = await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.data).toMatchObject({ state: 'complete', cost: { amount: 12, denomination: 'credits' }, held_cost: { amount: 4, denomination: 'credits' } });
+    expect((await co.call('PUT', `/v1/events/${hold.body.data.id}`, { body })).status).toBe(200);
+    // Counted whole: the day's spend is past the reject limit, and nothing more passes today.
+    const limits = await getLimits(co, acct);
+    expect(limits.map((l) => [l.action, l.spent])).toEqual([['reject', 12], ['notify', 12]]);
+    expect(await check(co, acct, '0.000000000001')).toMatchObject({ allowed: false, reason: 'spend_limit' });
+    const refused = await use(co, acct, 1);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.type).toBe('spend_limit_exceeded');
+    expect((await use(co, acct, 1, { state: 'pending' })).status).toBe(402);
+    expect((await use(co, acct, 0)).status).toBe(200);
+    // Passing the notify limit by a completion notifies, once.
+    await advance(0);
+    expect(rec.requests.map((q) => [q.json.topic, q.json.data.limit, q.json.data.spent])).toEqual([['spend_limit_reached', '8', '12']]);
+    expect((await balance(co, acct)).amount).toBe(88);
+
+    // The next day: capped, a completion is held to what was held plus what is available, not to the limit.
+    await toNextDay();
+    const next = await use(co, acct, 9, { state: 'pending' });
+    expect(next.status).toBe(200);
+    const capped = await co.call('PUT', `/v1/events/${next.body.data.id}`, { body: { state: 'complete', cost_override_amount: 15, overage_behavior: 'cap' } });
+    expect(capped.status, JSON.stringify(capped.body)).toBe(200);
+    expect(capped.body.data.cost.amount).toBe(15);
+    expect((await getLimits(co, acct))[0].spent).toBe(15);
+    expect((await use(co, acct, 1)).status).toBe(402);
+    expect((await balance(co, acct)).amount).toBe(73);
+    await expectLedgerMatches(t.database.db, co, acct);
+  });
+
   it('a batch refuses the items that would pass the limit in request order, like insufficient_balance items', async () => {
     await toQuietDay();
     const co = await newCompany(t);
