@@ -196,7 +196,9 @@ describe('the image, started with plain node from only what the Dockerfile copie
   });
 
   it.skipIf(onPostgres)('with SHUTDOWN_DELAY_MS, goes on answering new connections after SIGTERM with readiness 503, then exits 0', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-delay-'));
+    // Already migrated: the stop is the subject, not a first start (the demo test above and the
+    // full image test below start from an empty directory).
+    const data = await migratedDataDir('billing-image-delay-');
     tmp.push(data);
     const server = await startServer(dir, { ...common, DATA_DIR: data, WORKER: '0', SHUTDOWN_DELAY_MS: '2000' });
     procs.push(server);
@@ -214,7 +216,8 @@ describe('the image, started with plain node from only what the Dockerfile copie
   });
 
   it.skipIf(onPostgres)('answers its probes while the start waits for the database: live, and not ready until it is', { timeout: SERVER_TEST_TIMEOUT }, async () => {
-    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-image-starting-'));
+    // Already migrated: what is checked is the wait for the lock, not the migrations after it.
+    const data = await migratedDataDir('billing-image-starting-');
     tmp.push(data);
     // Another container's lock on DATA_DIR, touched as its holder would: the start waits while it
     // is (however long the server takes to come up on a loaded machine), and takes it over once
