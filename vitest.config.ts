@@ -22,10 +22,11 @@ function testFiles(): string[] {
 
 /**
  * A file that uses the project's database (`useTestDatabase()`; a database on its cluster,
- * `emptyPostgresDatabase()`; or asks which one it is, TEST_DB) runs once on each database,
- * `embedded` and `postgres`. Every other file needs neither and runs once, in `unit`.
+ * `emptyPostgresDatabase()` or `migratedPostgresDatabase()`; or asks which one it is, TEST_DB)
+ * runs once on each database, `embedded` and `postgres`. Every other file needs neither and runs
+ * once, in `unit`.
  */
-const OPENS_DATABASE = /\b(useTestDatabase|emptyPostgresDatabase)\(|process\.env\.TEST_DB\b/;
+const OPENS_DATABASE = /\b(useTestDatabase|emptyPostgresDatabase|migratedPostgresDatabase)\(|process\.env\.TEST_DB\b/;
 const files = testFiles();
 const onDatabases = files.filter((f) => OPENS_DATABASE.test(fs.readFileSync(path.join(root, f), 'utf8')));
 const unit = files.filter((f) => !onDatabases.includes(f));

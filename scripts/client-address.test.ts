@@ -1,14 +1,17 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, freePort, keepOutput } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 
 const root = path.resolve(__dirname, '..');
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-address-'));
-
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+// A copy of the migrated template: the address a limit counts is the subject, not a first start.
+let dir = '';
+beforeAll(async () => {
+  dir = await migratedDataDir('client-address-');
+});
+afterAll(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The production server (scripts/serve.mjs) on the embedded database, two public submits a minute per address. */
 async function serve(env: Record<string, string>) {

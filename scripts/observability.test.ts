@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, freePort, keepOutput, startAppServer, type AppServer } from '../lib/testing/servers';
 import { migratedDataDir } from '../lib/testing/templates';
-import { emptyPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
+import { migratedPostgresDatabase, waitFor, type Proc } from '../lib/testing/image';
 import { sample } from '../lib/testing/prometheus';
 
 // Against the built server: what Next.js loads, the traces it sends, the metrics a real scrape
@@ -227,7 +227,7 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')('several processes', () => {
   }
 
   it('with WEB_CONCURRENCY=2, one scrape shows the requests both processes answered', async () => {
-    const url = await emptyPostgresDatabase();
+    const url = await migratedPostgresDatabase();
     const port = await freePort();
     const server = start(['scripts/serve.mjs'], { DATABASE_URL: url, WEB_CONCURRENCY: '2', PORT: String(port), HOSTNAME: '127.0.0.1', METRICS_TOKEN: TOKEN, WORKER: '0', ADMIN_TOKEN: ADMIN });
     const base = `http://127.0.0.1:${port}`;
@@ -276,7 +276,7 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')('several processes', () => {
   }, 90_000);
 
   it('the worker process serves /metrics on WORKER_HEALTH_PORT, with its task runs', async () => {
-    const url = await emptyPostgresDatabase();
+    const url = await migratedPostgresDatabase();
     const port = await freePort();
     const worker = start(['dist/worker.mjs'], { DATABASE_URL: url, WORKER_HEALTH_PORT: String(port), METRICS_TOKEN: TOKEN, WORKER_INTERVAL_MS: '100' });
     await waitFor(`http://127.0.0.1:${port}/livez`, worker);

@@ -5,7 +5,7 @@ import { openPostgres, query, sql } from '../lib/db/client';
 import { deliveryIdOf } from '../lib/billing/webhooks/deliveries';
 import { startLocalStripe, type LocalStripeServer } from '../local-stripe/server';
 import { startReceiver, type Receiver } from '../lib/testing/webhook-receiver';
-import { assembleImage, emptyPostgresDatabase, runInImage, startServer, waitFor, type Proc } from '../lib/testing/image';
+import { assembleImage, migratedPostgresDatabase, startServer, waitFor, type Proc } from '../lib/testing/image';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
 const ADMIN = 'shutdown-admin-token';
@@ -52,9 +52,8 @@ describe.skipIf(!onPostgres)('SIGTERM under load (the image, on PostgreSQL)', ()
     cleanup.push(() => stripe.close());
     const receiver: Receiver = await startReceiver();
     cleanup.push(() => receiver.close());
-    const databaseUrl = await emptyPostgresDatabase();
-    const migrated = await runInImage(dir, ['node', 'dist/migrate.mjs'], { DATABASE_URL: databaseUrl });
-    expect(migrated.status, migrated.output).toBe(0);
+    // Already migrated (the image's migration command is scripts/image.test.ts's subject).
+    const databaseUrl = await migratedPostgresDatabase();
 
     const server: Proc & { url: string } = await startServer(dir, {
       DATABASE_URL: databaseUrl,

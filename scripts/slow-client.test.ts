@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TEST_TIMEOUT, freePort, keepOutput } from '../lib/testing/servers';
+import { migratedDataDir } from '../lib/testing/templates';
 
 const root = path.resolve(__dirname, '..');
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slow-client-'));
+let dir = '';
 let port = 0;
 let stop: () => Promise<void> = async () => {};
 
@@ -36,6 +36,8 @@ function trickle(head: string, rest: string): Promise<{ answer: string; closedAf
 
 describe.skipIf(process.env.TEST_DB !== 'embedded')('slow clients (scripts/serve.mjs)', () => {
   beforeAll(async () => {
+    // A copy of the migrated template: the cut of slow clients is the subject, not a first start.
+    dir = await migratedDataDir('slow-client-');
     port = await freePort();
     const child = spawn(process.execPath, ['scripts/serve.mjs'], {
       cwd: root,
@@ -60,7 +62,7 @@ describe.skipIf(process.env.TEST_DB !== 'embedded')('slow clients (scripts/serve
   }, SERVER_TEST_TIMEOUT);
   afterAll(async () => {
     await stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('cuts a request whose headers trickle in after REQUEST_TIMEOUT_MS, with 408', async () => {

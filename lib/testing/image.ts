@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { inject } from 'vitest';
 import { openPostgres } from '../db/client';
 import { freePort, keepOutput } from './servers';
-import { databaseUrl } from './templates';
+import { clonePostgresTemplate, databaseUrl } from './templates';
 
 /**
  * What the container image holds, without a container daemon: the Dockerfile's runtime stage is
@@ -184,6 +184,14 @@ export async function emptyPostgresDatabase(): Promise<string> {
   await admin.db.execute(sql.raw(`create database ${name}`));
   await admin.close();
   return databaseUrl(inject('postgresUrl'), name);
+}
+
+/**
+ * A new database on the test cluster cloned from the migrated template; returns its URL. For a
+ * server whose subject is not the migrations (scripts/image.test.ts runs them from nothing).
+ */
+export async function migratedPostgresDatabase(): Promise<string> {
+  return databaseUrl(inject('postgresUrl'), await clonePostgresTemplate(inject('postgresAdminUrl'), 'img'));
 }
 
 /** Stops a process with SIGTERM and returns its exit code. */
