@@ -8,9 +8,10 @@ import path from 'node:path';
 import { findPgBin, findPgBouncer } from './pg.mjs';
 
 // Steps in order. Steps of one `group` run side by side (the output of its `lead` as it comes, each
-// other's whole when it ends), each with ports of its own (TEST_PG_PORT, FAULTS_PG_PORT, HA_PORT_BASE, E2E_PORT):
-// - the two checks that need no build, and the build itself (which then leaves the type check to
-//   the typecheck step): on two cores the build takes the core the shorter check leaves idle;
+// other's whole when it ends), each with ports of its own (TEST_PG_PORT, FAULTS_PG_PORT,
+// HA_PORT_BASE, E2E_PORT):
+// - the two checks that need no build, each on a core of its own (not beside the build: the type
+//   check reads the route types the build writes into .next/types);
 // - the unit and integration tests beside the fault scenarios and the failover test, which spend
 //   most of their time waiting (for the faults they space out, for killed processes and databases
 //   to come back) rather than computing: they use a fraction of a core (bench/README.md, "The
@@ -20,7 +21,7 @@ import { findPgBin, findPgBouncer } from './pg.mjs';
 const steps = [
   ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0'], { group: 'checks' }],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit'], { group: 'checks' }],
-  ['build', ['node_modules/next/dist/bin/next', 'build'], { group: 'checks', lead: true }],
+  ['build', ['node_modules/next/dist/bin/next', 'build']],
   // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
   ['bundle', ['scripts/bundle.mjs']],
   // A test failing once is run once more, and the end names each that passed only then (lib/testing/retry.ts).
@@ -119,9 +120,8 @@ const allStarted = Date.now();
 function runStep(name, args, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
-    // The build need not check the types the typecheck step checks in the same run (next.config.mjs):
-    // a type error fails that step, and so the run.
-    const typesChecked = name === 'build' && selected.some(([n]) => n === 'typecheck');
+    // The build need not check again the types the typecheck step has just checked (next.config.mjs).
+    const typesChecked = name === 'build' && took.some((t) => t.startsWith('typecheck ')) && !failedSteps.includes('typecheck');
     const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...(typesChecked && { BILLING_TYPES_CHECKED: '1' }) };
     const child = spawn(process.execPath, args, { stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env });
     let out = '';
