@@ -13,7 +13,10 @@ export default defineConfig({
   expect: { timeout: 15_000 },
   // Two workers (E2E_WORKERS), each with a company of its own (e2e/global-setup.ts), against one
   // server: much of a test's time is the browser and the server waiting on each other, or on a
-  // password hash, which the other worker's test can use. The tests of one file run in order.
+  // password hash, which the other worker's test can use. The tests of one file run in order
+  // (console-team.spec.ts's excepted). The operator token registers the workers' companies; no
+  // test moves this server's clock, which both workers share (the past-due portal test starts a
+  // server of its own).
   workers: Number(process.env.E2E_WORKERS ?? 2),
   globalSetup: './e2e/global-setup.ts',
   retries: 0,
