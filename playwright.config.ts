@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { e2eAdminToken } from './e2e/companies';
 
 const port = Number(process.env.E2E_PORT ?? 3210);
 export const baseURL = `http://127.0.0.1:${port}`;
@@ -10,7 +11,14 @@ export default defineConfig({
   timeout: 60_000,
   // Sign-in and password changes hash with scrypt at N = 2^17: on a busy machine that alone can take seconds.
   expect: { timeout: 15_000 },
-  workers: 1,
+  // Two workers (E2E_WORKERS), each with a company of its own (e2e/global-setup.ts), against one
+  // server: much of a test's time is the browser and the server waiting on each other, or on a
+  // password hash, which the other worker's test can use. The tests of one file run in order
+  // (console-team.spec.ts's excepted). The operator token registers the workers' companies; no
+  // test moves this server's clock, which both workers share (the past-due portal test starts a
+  // server of its own).
+  workers: Number(process.env.E2E_WORKERS ?? 2),
+  globalSetup: './e2e/global-setup.ts',
   retries: 0,
   reporter: [['list'], ['json', { outputFile: 'test-results/playwright.json' }]],
   use: {
@@ -31,6 +39,6 @@ export default defineConfig({
     stdout: 'pipe',
     // The collector tests submit from one address faster than a customer would. A test that
     // signs in from an address of its own names it in X-Forwarded-For, as a proxy would.
-    env: { TRUSTED_PROXIES: '1', PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: '', WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
+    env: { TRUSTED_PROXIES: '1', PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: e2eAdminToken, WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
   },
 });

@@ -1,11 +1,9 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect, type APIRequestContext, type Locator, type Page, type TestInfo } from '@playwright/test';
-import type { Demo } from './helpers';
+import { workerCompany, type Demo } from './companies';
 
-/** The quick start's demo company (E2E_DATA_DIR lets a dev server with its own directory be used). */
+/** This worker's company (e2e/companies.ts). */
 export function consoleDemo(): Demo {
-  return JSON.parse(fs.readFileSync(path.join(process.env.E2E_DATA_DIR ?? '.test-data/e2e', 'demo.json'), 'utf8')) as Demo;
+  return workerCompany();
 }
 
 export function api(request: APIRequestContext, creds: { company_id: string; api_key: string } = consoleDemo()) {

@@ -21,6 +21,12 @@ async function signedInElsewhere(browser: Browser, email: string, password: stri
 
 const toSignIn = /\/console\/sign-in/;
 
+// Each test signs in several times and sets passwords: every one a scrypt hash at the server's real
+// cost (128 MiB, half a second of a core when idle), which on a busy machine takes seconds each.
+// The tests share nothing but their worker's company (each invites an admin of its own), so the
+// two workers can take them in turn rather than one worker all four.
+test.describe.configure({ mode: 'parallel', timeout: 120_000 });
+
 test('the owner invites an admin with a password; the admin signs in and changes it', async ({ page }, info) => {
   const email = `${uniq('ops')}@example.com`;
   await signIn(page);

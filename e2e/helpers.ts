@@ -1,14 +1,14 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { APIRequestContext } from '@playwright/test';
+import { workerCompany, type Demo } from './companies';
 
-export type Demo = { company_id: string; api_key: string; console_email: string; console_password: string };
+export type { Demo };
 
+/** This worker's company (e2e/companies.ts). */
 export function demo(): Demo {
-  return JSON.parse(fs.readFileSync(path.join('.test-data/e2e', 'demo.json'), 'utf8')) as Demo;
+  return workerCompany();
 }
 
-/** A JSON API client with the demo company's Basic credentials. */
+/** A JSON API client with the Basic credentials of this worker's company. */
 export function apiClient(request: APIRequestContext) {
   const d = demo();
   const headers = { Authorization: `Basic ${Buffer.from(`${d.company_id}:${d.api_key}`).toString('base64')}` };

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { findSecrets, logLines } from '../lib/testing/log-scan';
 
 const dir = path.resolve(import.meta.dirname, '../test-results/logs');
-// vitest.config.ts gives the tests this APP_SECRET.
-const known = { 'app secret': 'test-secret-of-at-least-32-bytes-0123456789' };
+// vitest.config.ts gives the tests this APP_SECRET; the browser tests' server has this operator token (e2e/companies.ts).
+const known = { 'app secret': 'test-secret-of-at-least-32-bytes-0123456789', 'operator token': 'e2e-operator-token-of-this-run' };
 
 const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.log')) : [];
 let lines = 0;

@@ -7,11 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { findPgBin, findPgBouncer } from './pg.mjs';
 
-// Steps in order. Steps of one `group` run side by side: the two checks that need no build (each
-// on a core of its own), and after vitest the fault scenarios, the failover test and the browser
-// tests, which spend most of their time waiting (on killed and restarted databases, on timeouts,
-// on a browser) rather than computing: each uses ports of its own (FAULTS_PG_PORT, HA_PORT_BASE,
-// E2E_PORT).
+// Steps in order. Steps of one `group` run side by side (the output of its `lead` as it comes, each
+// other's whole when it ends), each with ports of its own (TEST_PG_PORT, FAULTS_PG_PORT,
+// HA_PORT_BASE, E2E_PORT):
+// - the two checks that need no build, each on a core of its own (not beside the build: the type
+//   check reads the route types the build writes into .next/types);
+// - the unit and integration tests beside the fault scenarios and the failover test, which spend
+//   most of their time waiting (for the faults they space out, for killed processes and databases
+//   to come back) rather than computing: they use a fraction of a core (bench/README.md, "The
+//   test suite");
+// - then the browser tests alone, in two workers: their 15 s waits for a page are not shared with
+//   the rest of the suite.
 const steps = [
   ['lint', ['node_modules/eslint/bin/eslint.js', '.', '--max-warnings=0'], { group: 'checks' }],
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit'], { group: 'checks' }],
@@ -19,13 +25,13 @@ const steps = [
   // The rest of `npm run build`: the bundled commands the image runs (the image tests use both).
   ['bundle', ['scripts/bundle.mjs']],
   // A test failing once is run once more, and the end names each that passed only then (lib/testing/retry.ts).
-  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/vitest.json']],
+  ['vitest', ['node_modules/vitest/vitest.mjs', 'run', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/vitest.json'], { group: 'tests', lead: true }],
   // A fault scenario that fails is run once more with the same FAULTS_SEED (its timing differs): the
   // end names it under "passed only when run again", with the seed and failures of its first run above.
-  ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/faults.json'], { group: 'after' }],
+  ['faults', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.faults.config.ts', '--retry=1', '--reporter=default', '--reporter=json', '--reporter=./lib/testing/flaky-reporter.ts', '--outputFile.json=test-results/faults.json'], { group: 'tests' }],
   // The primary's PostgreSQL killed twice under load on a Patroni cluster (npm run test:failover).
-  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json'], { group: 'after' }],
-  ['playwright', ['node_modules/@playwright/test/cli.js', 'test'], { group: 'after' }],
+  ['failover', ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.failover.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=test-results/failover.json'], { group: 'tests' }],
+  ['playwright', ['node_modules/@playwright/test/cli.js', 'test']],
   // Every log line the run produced, searched for secrets (scripts/scan-test-logs.ts).
   ['log-scan', ['--import', 'tsx', 'scripts/scan-test-logs.ts']],
 ];
@@ -141,8 +147,11 @@ for (let i = 0; i < selected.length; ) {
   while (opts?.group && end < selected.length && selected[end][2]?.group === opts.group) end++;
   if (end - i > 1) {
     const together = selected.slice(i, end);
-    console.log(`\n=== ${together.map(([n]) => n).join(' ‖ ')} (side by side; each one's output when it ends) ===`);
-    await Promise.all(together.map(([n, a]) => runStep(n, a, { quiet: true })));
+    // One step's output as it comes (the first, unless one is the group's lead), the others' when they end.
+    const shown = together.find(([, , o]) => o?.lead) ?? together[0];
+    const rest = together.filter((t) => t !== shown).map(([n]) => n);
+    console.log(`\n=== ${together.map(([n]) => n).join(' ‖ ')} (side by side; ${shown[0]}'s output as it comes, that of ${rest.join(' and ')} when each ends) ===`);
+    await Promise.all(together.map((t) => runStep(t[0], t[1], { quiet: t !== shown })));
   } else {
     console.log(`\n=== ${name} ===`);
     await runStep(name, args);
