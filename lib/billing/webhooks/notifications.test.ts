@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newCompany, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
 import { advance, createAccount, addUnits, spend, topicWebhook, use, useWebhookRecorder, type Co } from '../../testing/scenario';
-import { query, sql } from '../../db/client';
+import { query, sql, textArray } from '../../db/client';
 
 process.env.BILLING_TEST_CLOCK = '1';
 process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
@@ -306,6 +306,26 @@ describe("a batch's balance_change", () => {
     // Sent, they carry each balance as it is then.
     expect(await second.got()).toHaveLength(9);
     expect(second.balances('balance_change').slice(5).sort()).toEqual(['-5', '10', '6', '6']);
+  });
+  it("is made beside its balance's first ledger row of the batch, however often the batch repeats the account", async () => {
+    const co = await newCompany(t);
+    const hook = await listen(co, ['balance_change']);
+    const [a, b] = [await createAccount(co), await createAccount(co)];
+    for (const acct of [a, b]) await addUnits(co, acct, 10);
+    await hook.got();
+    const item = (account_id: string, amount: string) => ({ account_id, type: 'q', cost_override: { amount, denomination: 'credits' } });
+    // Every draw fits in the balances' grants: the batch statement writes the rows and queues the deliveries itself.
+    const batch = await co.call('POST', '/v1/events', { body: [item(b, '3'), item(a, '1.25'), item(b, '0.5'), item(a, '1.75'), item(a, '1')] });
+    expect(batch.status).toBe(200);
+    const ids = batch.body.data.map((e: { id: string }) => e.id) as string[];
+    const ledger = await query<{ id: string; event_id: string }>(t.database.db, sql`select id, event_id from transactions where event_id = any(${textArray(ids)}::text[]) order by id`);
+    expect(ledger.map((r) => ids.indexOf(r.event_id))).toEqual([0, 1, 2, 3, 4]);
+    const r = await co.call('GET', `/v1/companies/{company}/webhooks/${hook.id}/deliveries`);
+    const queued = (r.body.data as { id: string; account_id: string; topic: string; status: string; payload: { balance: string } }[]).filter((x) => x.status === 'pending');
+    expect(queued.map((x) => [x.account_id === a ? 'a' : 'b', x.payload.balance]).sort()).toEqual([['a', '6'], ['b', '6.5']]);
+    const beside = (event: number) => `whd_${ledger.find((x) => x.event_id === ids[event])!.id.split('_')[1]}_`;
+    expect(queued.find((x) => x.account_id === a)!.id.startsWith(beside(1))).toBe(true);
+    expect(queued.find((x) => x.account_id === b)!.id.startsWith(beside(0))).toBe(true);
   });
   // Another connection must be able to hold the balance's lock while the request waits: PostgreSQL only.
   it.skipIf(process.env.TEST_DB !== 'postgres')("sees the balance_change queued while it waited for the balance's lock, on the batch and the single-event path", async () => {

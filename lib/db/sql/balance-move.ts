@@ -291,6 +291,12 @@ export async function moveBalancesForEvents(
   },
 ): Promise<MovedRow[] | 'lost' | 'general'> {
   const col = (f: (m: LedgerMove) => string) => textArray(moves.map(f));
+  // Each pair's first move's ordinal (1-based, as the statement numbers the moves), or null: its
+  // first ledger row's id, which its balance_change delivery is made beside, is that ordinal's.
+  const firstMove: (string | null)[] = pairs.map(() => null);
+  moves.forEach((m, i) => {
+    firstMove[m.pair] ??= String(i + 1);
+  });
   const at = now.toISOString();
   const crossings = rules.crossings({
     before: sql`c.before`,
@@ -305,8 +311,8 @@ export async function moveBalancesForEvents(
   const rows = await query<MovedRow & { marker: 'lost' | 'general' | null }>(
     db,
     sql`with ${lockedPairs(pairs)}, holds as (
-      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)})
-        with ordinality as h(account_id, denomination, own_holds, total, ord)
+      select * from unnest(${textArray(pairs.map(([a]) => a))}, ${textArray(pairs.map(([, d]) => d))}, ${textArray(ownHolds)}, ${textArray(totals)}, ${textArray(firstMove)})
+        with ordinality as h(account_id, denomination, own_holds, total, first_move, ord)
     ), general as materialized (
       -- A balance with a grant due, whose draws pass what its head grant has left, or with a
       -- spend limit, is the general writer's (move-decision.ts): then this statement writes nothing at all.
@@ -327,9 +333,6 @@ export async function moveBalancesForEvents(
       join holds h on h.ord = m.pair::bigint
       join locked l on l.account_id = h.account_id and l.denomination = h.denomination
       cross join stamp
-    ), first_tx as (
-      -- Each balance's first ledger row, whose id its balance_change delivery is made beside.
-      select balance_id, min(tx_id) as first_tx from run group by balance_id
     ), led as (
       insert into transactions (id, account_id, company_id, balance_id, denomination, type, description, amount, starting_balance, ending_balance, event_id, charge_id, grant_id, created_at)
       select r.tx_id, r.account_id, ${companyId}, r.balance_id, r.denomination, 'event', r.description, -r.cost, r.ending + r.cost, r.ending, r.event_id, null, r.grant_id, ${at}::timestamptz
@@ -346,10 +349,11 @@ export async function moveBalancesForEvents(
         l.amount - (coalesce(p.pending, 0) - h.own_holds::numeric) as before, l.amount - coalesce(h.total::numeric, 0) - coalesce(p.pending, 0) as after,
         pl.threshold_alert_percentage::numeric as pct, a.last_plan_renewal as period,
         exists (select 1 from notification_states ns where ns.balance_id = l.id) as has_states,
-        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved, ft.first_tx, h.ord
+        coalesce(h.total::numeric, 0) <> 0 or h.own_holds::numeric <> 0 as changed, h.total is not null as moved,
+        -- The balance's first ledger row, whose id its balance_change delivery is made beside.
+        case when h.first_move is not null then ${ledgerId(sql`(select s from stamp)`, sql`h.first_move`)} end as first_tx, h.ord
       from locked l
       join holds h on h.account_id = l.account_id and h.denomination = l.denomination
-      left join first_tx ft on ft.balance_id = l.id
       ${lockedContext(now)}
     ), d as (
       select c.*, coalesce(${crossings.belowZero}, false) as below_zero, coalesce(${crossings.belowRefillThreshold}, false) as below_refill_threshold,
