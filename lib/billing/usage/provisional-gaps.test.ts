@@ -7,7 +7,7 @@ import { query } from '../../db/client';
 import { newCompany, useTestDatabase } from '../../testing/harness';
 import { advanceTo, createAccount, spend } from '../../testing/scenario';
 import { now } from '../../clock';
-import { rollUpRecentUsage } from '../../db/usage-totals';
+import { rollUpRecentUsage, rollUpUsage } from '../../db/usage-totals';
 import { recordEvent, transitionEvent } from '../events/events';
 import { readUsage } from './usage';
 
@@ -44,6 +44,25 @@ describe('provisional usage roll-up: completed events a read leaves out', () => 
     expect(await completedChats(co.company.id)).toBe(2);
     // The read, a moment later, must count both completed events.
     expect(await readChats(co.company.id, new Date(at + 3 * MIN + 1000))).toBe(2);
+  });
+
+  it('a hold completed by a request that read the clock just before the hold expired, committed after its hour was closed', async () => {
+    const co = await newCompany(t);
+    const ada = await createAccount(co);
+    await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * MIN + (now().getTime() % 1000));
+    const at = now().getTime();
+    const hour = Math.floor(at / HOUR) * HOUR;
+    await spend(co, ada, '1.5', { type: 'chat' });
+    const held = (await spend(co, ada, '2', { type: 'chat', state: 'pending' })).body.data.id as string;
+    await query(t.database.db, sql`update events set expires_at = ${new Date(at + 3 * HOUR).toISOString()}::timestamptz where id = ${held}`);
+    // The roll-up at the hold's expiry closes the hold's hour (no hold is live) while the
+    // completion below (clock read 1 ms earlier) is not yet committed.
+    await rollUpUsage(t.database.db, new Date(at + 3 * HOUR));
+    const done = await transitionEvent({ db: t.database.db, companyId: co.company.id, eventId: held, change: { state: 'complete' }, now: new Date(at + 3 * HOUR - 1) });
+    expect(done.state).toBe('complete');
+    expect(await completedChats(co.company.id)).toBe(2);
+    const { rows } = await readUsage(t.database.db, { companyId: co.company.id, accountId: null, denomination: null, from: new Date(hour), to: new Date(hour + HOUR), granularity: 'hour', groupBy: { kind: 'type' }, now: new Date(at + 3 * HOUR + 1000) });
+    expect(rows.filter((r) => r.group === 'chat').reduce((n, r) => n + Number(r.events), 0)).toBe(2);
   });
 
   // A known limit of the provisional count (usage-totals.ts, RECENT_LAG_MS): such an event is left
