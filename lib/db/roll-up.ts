@@ -41,6 +41,9 @@ export async function writeMark(tx: Db, mark: string, value: Partial<RolledRange
   await query(tx, sql`update settings set value = ${JSON.stringify({ ...value, rev: (value.rev ?? 0) + 1 })}::jsonb where key = ${mark}`);
 }
 
+/** How long after a hold's expiry a completion that began before it may still commit. */
+export const HOLD_COMMIT_LAG_MS = 2 * 60_000;
+
 /** The hour before which every hour has closed at `now`, by time alone. */
 export const settledBefore = (now: Date) => Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
 
@@ -51,7 +54,9 @@ export const settledBefore = (now: Date) => Math.floor((now.getTime() - SETTLE_M
  */
 export async function closedBefore(db: Db, now: Date): Promise<number> {
   const settled = settledBefore(now);
-  const held = await oldestLiveHold(db, now);
+  // A hold expired less than HOLD_COMMIT_LAG_MS ago may yet be completed by a request that read
+  // the clock before its expiry and has not committed: its hour stays open too.
+  const held = await oldestLiveHold(db, new Date(now.getTime() - HOLD_COMMIT_LAG_MS));
   return held === null ? settled : Math.min(settled, Math.floor(held / HOUR_MS) * HOUR_MS);
 }
 

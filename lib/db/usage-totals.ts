@@ -155,7 +155,8 @@ export async function rollUpUsage(db: Db, now: Date, opts: { stopping?: () => bo
 /**
  * The worker's provisional run (every RECENT_EVERY_MS): counts the hours after the closed ones
  * from the events again, up to RECENT_LAG_MS before `now` (to the minute), so a read sums only
- * the last minutes from the events. It stops short of the oldest hold still live: its event may
+ * the last minutes from the events. It stops short of the oldest hold still live (or expired less
+ * than RECENT_LAG_MS ago, its completion perhaps not yet committed): its event may
  * yet complete and count, so what follows it is read from the events until it ends. Each hour is
  * counted again for good once it closes (rollUpUsage). Nothing to do (0) before the first
  * roll-up of closed hours or while it has hours to catch up on; 1 when it counted.
@@ -169,7 +170,9 @@ export async function rollUpRecentUsage(db: Db, now: Date): Promise<number> {
     if (mark.from === undefined || mark.until === undefined) return 0;
     // Closed hours not yet rolled up (a worker stopped for a while): rollUpUsage catches up first.
     if (mark.until < (await closedBefore(tx, now))) return 0;
-    const held = await oldestLiveHold(tx, now);
+    // A hold that expired less than RECENT_LAG_MS ago may still be completed by a request that
+    // read the clock before its expiry and has not committed yet: it stops the count too.
+    const held = await oldestLiveHold(tx, new Date(now.getTime() - RECENT_LAG_MS));
     const open = Math.max(mark.until, held === null ? target : Math.min(target, held));
     const was = Math.max(mark.until, typeof mark.open === 'number' ? mark.open : mark.until);
     if (open === was) return 0;
