@@ -32,6 +32,20 @@ const onDatabases = files.filter((f) => OPENS_DATABASE.test(fs.readFileSync(path
 const unit = files.filter((f) => !onDatabases.includes(f));
 
 /**
+ * The unit files run one after another in a worker that stays (`isolate: false`): no new process,
+ * setup file and module imports for each (bench/README.md, "One worker for the unit files"). Such
+ * a file leaves the process as it found it: settings through `withSettings`, not `process.env`;
+ * servers, timers and loggers it starts closed again. These cannot, and keep a process each
+ * (`unit-isolated`): they replace modules with `vi.mock` (replaced for every file after them
+ * too), or stop the process (`shutdown()`, `closeDatabase()`: the stopping state is
+ * process-wide, and the process's database is not opened again).
+ */
+const OWN_PROCESS = ['lib/crypto.test.ts', 'lib/shutdown-bound.test.ts', 'lib/shutdown.test.ts', 'lib/shutdown-delay.test.ts', 'lib/db/closed.test.ts'];
+const STOPS_OR_MOCKS = /\bvi\.(do)?[mM]ock\(|(?<![.\w])(shutdown|closeDatabase)\(/;
+for (const f of OWN_PROCESS) if (!unit.includes(f)) throw new Error(`vitest.config.ts: ${f} is listed for unit-isolated but is not a unit file`);
+for (const f of unit) if (!OWN_PROCESS.includes(f) && STOPS_OR_MOCKS.test(fs.readFileSync(path.join(root, f), 'utf8'))) throw new Error(`vitest.config.ts: ${f} mocks a module or stops the process; list it in OWN_PROCESS`);
+
+/**
  * The files whose SQL a transaction-mode pooler can change, run a third time through PgBouncer
  * with statements unprepared (bench/README.md, "Through a pooler"). A pooler hands each
  * transaction any server connection: what it can break is what lives in a session (named
@@ -78,7 +92,8 @@ export default defineConfig({
     maxWorkers: 2,
     setupFiles: ['lib/testing/log-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: unit, env: env } },
+      { extends: true, test: { name: 'unit', include: unit.filter((f) => !OWN_PROCESS.includes(f)), isolate: false, env: env } },
+      { extends: true, test: { name: 'unit-isolated', include: OWN_PROCESS, env: env } },
       { extends: true, test: { name: 'embedded', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
       { extends: true, test: { name: 'postgres', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
       {

@@ -1,5 +1,3 @@
-process.env.WEBHOOK_ALLOW_PRIVATE = '1';
-
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
