@@ -80,6 +80,9 @@ describe('PUT /v1/accounts/{account_id}/balance/{denomination}/auto_refill', () 
   it('two monthly settings sent at once buy one first refill; the one told to wait finds it set', async () => {
     const a = await account(co);
     const put = () => co.call('PUT', `/v1/accounts/${a.id}/balance/credits/auto_refill`, { body: { amount: 100, usd_charge: 1000, refill_period: 'monthly' } });
+    // The processor takes 0.7 s over the first refill's payment, so the other request arrives
+    // while the first still holds the account, however the two are scheduled.
+    expect((await local.control('fail', { delay_ms: 700, count: 1, path_prefix: '/v1/payment_intents', method: 'POST' })).ok).toBe(true);
     const both = await Promise.all([put(), put()]);
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
     const busy = both.find((r) => r.status === 409)!;
