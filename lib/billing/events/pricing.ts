@@ -34,47 +34,24 @@ export function eventPrice(p: { planId: SQL; type: SQL; overrideAmount: SQL; ove
 
 /**
  * The SQL form of rate-card.ts's `priceEvent`: a scalar subquery answering what `rate_card_event`
- * answers (drizzle/0031_usage_functions.sql), NULL when no rule matches. Written out here rather
- * than called: PostgreSQL plans the body of a SQL function with a `FROM` (`rate_card_match`)
- * again at every call, and runs `rate_card_price` in PL/pgSQL. The first rule of the type whose
- * filters all match is picked inline (the test of `rate_card_match`), and a rule whose components
- * all have a unit price or a package (or that has none: a flat amount) is priced inline, exactly
- * as `rate_card_price` prices it: each component rounded half up to 12 decimals, the rule's
- * amount plus their sum. Only a rule with tiers calls `rate_card_price`.
- * `rules` is an expression of the rules (jsonb array), written twice; `quantities` twice and
- * `properties` three times.
+ * answers (drizzle/0031_usage_functions.sql), NULL when no rule matches. The first rule of the
+ * type whose filters match is picked inline (`rate_card_match` is asked only of a rule that has
+ * filters), and a flat rule (an amount, no components) is priced inline too, exactly as
+ * `rate_card_price` would price it: an event of a flat-priced plan calls no pricing function.
+ * `rules` is an expression of the rules (jsonb array), written twice.
  */
 export function rateCardPrice(p: { rules: SQL; type: SQL; quantities: SQL; properties: SQL; used?: SQL }): SQL {
   // The rule is picked first (LIMIT in a subquery of its own), then priced: only that one.
   return sql`(
-    select case when exists (select 1 from jsonb_array_elements(coalesce(rc_m.rule->'components', '[]'::jsonb)) rc_c(comp) where not (rc_c.comp ? 'unit_amount' or rc_c.comp ? 'package'))
-        then rate_card_price(${p.rules}, rc_m.i, ${p.quantities}, ${p.used ?? sql`null::jsonb`})
-        else (
-          select jsonb_build_object('rule', rc_m.i, 'denomination', rc_m.rule->>'denomination',
-            'amount', trim_scale(coalesce((rc_m.rule->>'amount')::numeric, 0) + coalesce(sum(rc_x.amt), 0))::text,
-            'components', coalesce(jsonb_agg(jsonb_build_object('quantity', trim_scale(rc_x.q)::text, 'amount', trim_scale(rc_x.amt)::text) order by rc_x.n), '[]'::jsonb),
-            'graduated', false)
-          from (
-            select rc_c.n, rc_q.q, round(case when rc_c.comp ? 'unit_amount' then rc_q.q * (rc_c.comp->>'unit_amount')::numeric
-                else (div(rc_q.q, (rc_c.comp->'package'->>'size')::numeric) + case when mod(rc_q.q, (rc_c.comp->'package'->>'size')::numeric) > 0 then 1 else 0 end)
-                  * (rc_c.comp->'package'->>'amount')::numeric end, 12) as amt
-            from jsonb_array_elements(coalesce(rc_m.rule->'components', '[]'::jsonb)) with ordinality as rc_c(comp, n)
-            cross join lateral (select coalesce((${p.quantities}->>(rc_c.comp->>'quantity'))::numeric, 0) as q) rc_q
-          ) rc_x
-        ) end
+    select case when m.rule ? 'components' then rate_card_price(${p.rules}, m.i, ${p.quantities}, ${p.used ?? sql`null::jsonb`})
+        else jsonb_build_object('rule', m.i, 'denomination', m.rule->>'denomination', 'amount', trim_scale(coalesce((m.rule->>'amount')::numeric, 0))::text,
+          'components', '[]'::jsonb, 'graduated', false) end
     from (
-      select rc_r.rule, (rc_r.n - 1)::integer as i from jsonb_array_elements(${p.rules}) with ordinality as rc_r(rule, n)
-      where rc_r.rule->>'type' = ${p.type}
-        -- Every filter matches: a value, or one of an array of values (a missing property matches nothing).
-        and (not (rc_r.rule ? 'filters') or not exists (
-          select 1 from jsonb_each(coalesce(rc_r.rule->'filters', '{}'::jsonb)) as rc_f(k, want)
-          where not coalesce(coalesce(${p.properties}, '{}'::jsonb) ? rc_f.k and case
-              when jsonb_typeof(rc_f.want) = 'array' then exists (select 1 from jsonb_array_elements(rc_f.want) as rc_w(v) where rc_w.v = coalesce(${p.properties}, '{}'::jsonb)->rc_f.k)
-              else rc_f.want = coalesce(${p.properties}, '{}'::jsonb)->rc_f.k
-            end, false)
-        ))
-      order by rc_r.n limit 1
-    ) rc_m
+      select r.rule, (r.n - 1)::integer as i from jsonb_array_elements(${p.rules}) with ordinality as r(rule, n)
+      where r.rule->>'type' = ${p.type}
+        and (not (r.rule ? 'filters') or rate_card_match(jsonb_build_array(r.rule), ${p.type}, coalesce(${p.properties}, '{}'::jsonb)) is not null)
+      order by r.n limit 1
+    ) m
   )`;
 }
 
