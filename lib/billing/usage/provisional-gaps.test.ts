@@ -26,12 +26,17 @@ async function readChats(companyId: string, at: Date): Promise<number> {
   return rows.filter((r) => r.group === 'chat').reduce((n, r) => n + Number(r.events), 0);
 }
 
+/** A company and its account, the clock moved to 10 minutes past the next hour: `at`. */
+async function tenPastAnHour() {
+  const co = await newCompany(t);
+  const ada = await createAccount(co);
+  await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * MIN + (now().getTime() % 1000));
+  return { co, ada, at: now().getTime() };
+}
+
 describe('provisional usage roll-up: completed events a read leaves out', () => {
   it('a hold completed by a request that read the clock just before the hold expired, committed after a provisional run', async () => {
-    const co = await newCompany(t);
-    const ada = await createAccount(co);
-    await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * MIN + (now().getTime() % 1000));
-    const at = now().getTime();
+    const { co, ada, at } = await tenPastAnHour();
     await spend(co, ada, '1.5', { type: 'chat' });
     const held = (await spend(co, ada, '2', { type: 'chat', state: 'pending' })).body.data.id as string;
     // The hold expires 3 minutes after it was made.
@@ -47,10 +52,7 @@ describe('provisional usage roll-up: completed events a read leaves out', () => 
   });
 
   it('a hold completed by a request that read the clock just before the hold expired, committed after its hour was closed', async () => {
-    const co = await newCompany(t);
-    const ada = await createAccount(co);
-    await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * MIN + (now().getTime() % 1000));
-    const at = now().getTime();
+    const { co, ada, at } = await tenPastAnHour();
     const hour = Math.floor(at / HOUR) * HOUR;
     await spend(co, ada, '1.5', { type: 'chat' });
     const held = (await spend(co, ada, '2', { type: 'chat', state: 'pending' })).body.data.id as string;
@@ -69,10 +71,7 @@ describe('provisional usage roll-up: completed events a read leaves out', () => 
   // request commits more than that after its time is left out of reads until its hour is
   // counted for good, and is counted then.
   it('an event whose transaction commits more than RECENT_LAG_MS after its time is counted once its hour closes', async () => {
-    const co = await newCompany(t);
-    const ada = await createAccount(co);
-    await advanceTo(Math.floor(now().getTime() / HOUR) * HOUR + HOUR + 10 * MIN + (now().getTime() % 1000));
-    const at = now().getTime();
+    const { co, ada, at } = await tenPastAnHour();
     await spend(co, ada, '1.5', { type: 'chat' });
     // A provisional run 3 minutes on, while a request that read the clock at `at` is still writing.
     await rollUpRecentUsage(t.database.db, new Date(at + 3 * MIN));
