@@ -11,7 +11,7 @@ import type { Database, Db } from './types';
 // embedded.ts (the two drivers), data-dir-lock.ts, migrations.ts.
 
 export type { Database, Db, DbKind, Schema } from './types';
-export { arrayLiteral, compile, isUniqueViolation, query, runCompiled, sql, textArray, type Compiled } from './statements';
+export { arrayLiteral, compile, isUniqueViolation, NO_JIT, query, runCompiled, sql, textArray, type Compiled } from './statements';
 export { openPostgres } from './postgres';
 export { isEmbedded, openEmbedded } from './embedded';
 export { DataDirLockedError, lockDataDir } from './data-dir-lock';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../testing/harness';
 import { query, sql } from './client';
 import { vacuumEmbedded } from './maintenance';
+import { lockMark } from './roll-up';
 
 const t = useTestDatabase();
 
@@ -46,6 +47,30 @@ describe("the embedded database's autovacuum", () => {
       // PostgreSQL's own autovacuum does this; the task leaves it alone.
       expect(after.last_vacuum).toBeNull();
       expect(after.last_analyze).toBeNull();
+    }
+  });
+});
+
+describe("PostgreSQL's JIT compiler", () => {
+  // Whether the statement after `before` in one transaction was JIT-compiled, with the threshold at 0
+  // so that every statement would be while JIT is on.
+  const compiled = async (before: (tx: Parameters<Parameters<typeof t.database.db.transaction>[0]>[0]) => Promise<unknown>) =>
+    t.database.db.transaction(async (tx) => {
+      await before(tx);
+      await query(tx, sql`select set_config('jit_above_cost', '0', true)`);
+      const [row] = await query<{ 'QUERY PLAN': unknown }>(tx, sql`explain (analyze, format json) select sum(g) from generate_series(1, 1000) g`);
+      const [setting] = await query<{ jit: string }>(tx, sql`select current_setting('jit') as jit`);
+      return { jit: JSON.stringify(row['QUERY PLAN']).includes('"JIT"'), setting: setting.jit };
+    });
+
+  it('is off for the rest of a roll-up transaction once it takes its mark', async () => {
+    const off = await compiled((tx) => lockMark(tx, 'probe:no-jit'));
+    expect(off).toEqual({ jit: false, setting: 'off' });
+    if (t.kind === 'postgres') {
+      // The same statement without the mark is compiled: the check above can fail.
+      const [{ available }] = await query<{ available: boolean }>(t.database.db, sql`select pg_jit_available() as available`);
+      expect(available).toBe(true);
+      expect(await compiled(async () => {})).toEqual({ jit: true, setting: 'on' });
     }
   });
 });

@@ -1,4 +1,4 @@
-import { query, sql, type Db } from './client';
+import { NO_JIT, query, sql, type Db } from './client';
 
 export const HOUR_MS = 3600_000;
 /**
@@ -26,10 +26,13 @@ export async function readMark(db: Db, mark: string): Promise<RolledRange | null
 /**
  * Takes the mark's row lock for the rest of the transaction (made when missing) and returns what
  * it holds: a roll-up and anything that changes what a roll-up counts take it, one at a time.
+ * The rest of the transaction runs without PostgreSQL's JIT compiler (`NO_JIT`): a roll-up's
+ * statement over a few thousand events is estimated above `jit_above_cost`, and compiling it took
+ * as long as running it (2.3–2.9 s of JIT for a count of the last hours, bench/README.md).
  */
 export async function lockMark(tx: Db, mark: string): Promise<Partial<RolledRange> & { rev?: number; [more: string]: unknown }> {
   await query(tx, sql`insert into settings (key, value) values (${mark}, '{}'::jsonb) on conflict (key) do nothing`);
-  const [row] = await query<{ value: Partial<RolledRange> & { rev?: number } }>(tx, sql`select value from settings where key = ${mark} for update`);
+  const [row] = await query<{ value: Partial<RolledRange> & { rev?: number } }>(tx, sql`select value, ${NO_JIT} from settings where key = ${mark} for update`);
   return row.value;
 }
 

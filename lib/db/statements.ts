@@ -87,3 +87,10 @@ export function isUniqueViolation(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A select-list item that turns PostgreSQL's JIT compiler off for the rest of the transaction
+ * (`set_config(..., true)`: transaction-local, so it holds through a transaction-mode pooler too).
+ * The service's statements are short: compiling one costs far more than it saves.
+ */
+export const NO_JIT = sql`set_config('jit', 'off', true)`;

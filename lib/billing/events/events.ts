@@ -1,5 +1,5 @@
 import { and, eq, gte, inArray, lt, or, gt, lte, type SQL } from 'drizzle-orm';
-import { isUniqueViolation, query, sql, type Db } from '../../db/client';
+import { isUniqueViolation, NO_JIT, query, sql, type Db } from '../../db/client';
 import { events, type EventState, type RejectReason } from '../../db/schema';
 import { idRange, newId } from '../../ids';
 import { ApiError, conflict, invalid, notFound } from '../../errors';
@@ -176,7 +176,9 @@ async function writeEvents(db: Db, companyId: string, priced: Priced[], now: Dat
       // and against the join with the pairs each re-check re-reads all of them.
       // With it, the statements after it in the transaction (and in any transaction it is part
       // of) are planned for their own arrays' sizes, not on a generic plan that assumes ten.
-      await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true)`);
+      // Without the JIT compiler (NO_JIT): a batch's statements are estimated above its threshold
+      // once a rate card makes them long, and compiling them at every run tripled their cost.
+      await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`event-batches:${companyId}`}, 0)), set_config('plan_cache_mode', 'force_custom_plan', true), ${NO_JIT}`);
       let general = false;
       if (earlyRows.length === toInsert.length) {
         // No state hangs on a balance: one statement locks, writes the ledger and moves the balances.
