@@ -1,6 +1,6 @@
 import { createCipheriv, createHash, randomBytes, scrypt, scryptSync } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, passwordParams, setPasswordCostForTests, verifyPassword } from './crypto';
+import { decrypt, encrypt, hashingSaturated, hashPassword, isSealedWithCurrentKey, MAX_WAITING_HASHES, needsRehash, PASSWORD_PARAMS, passwordParams, setHashGateForTests, setPasswordCostForTests, verifyPassword } from './crypto';
 import { ApiError } from './errors';
 import { appSecret, consoleSessionSecret } from './secrets';
 import { withSettings, type Settings } from './env';
@@ -103,11 +103,12 @@ describe('password hashes', () => {
     expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
   });
 
-  it('cannot be made cheaper outside the test runner', () => {
+  it('cannot be made cheaper or held outside the test runner', () => {
     const runner = process.env.VITEST;
     delete process.env.VITEST;
     try {
       expect(() => setPasswordCostForTests({ N: 2 ** 10, r: 1, p: 1 })).toThrow(/test runner only/);
+      expect(() => setHashGateForTests(() => new Promise(() => {}))).toThrow(/test runner only/);
     } finally {
       process.env.VITEST = runner;
     }

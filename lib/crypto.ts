@@ -116,7 +116,7 @@ export const passwordParams = (): ScryptParams => current;
 
 // Each hash holds 128 MiB while it runs: more at once would only queue on libuv's threads
 // (which DNS and file work share) and multiply the memory.
-const MAX_CONCURRENT_HASHES = 2;
+export const MAX_CONCURRENT_HASHES = 2;
 /**
  * Hashes that may wait for a slot, about two seconds of work: past it a password check is
  * refused at once (503 with Retry-After) instead of queueing without end behind a flood of
@@ -145,14 +145,33 @@ export function hashingBusy(): ApiError {
   return new ApiError('service_unavailable', `Too many passwords are being checked right now: try again in ${retry} second${retry === 1 ? '' : 's'}.`, null, {}, { 'Retry-After': String(retry) });
 }
 
+/** What every hash waits for once it has a slot (lib/testing/password-cost.ts): null outside tests. */
+let gate: (() => Promise<void>) | null = null;
+
+/**
+ * For the test runner only: each password hash asked for calls `next` at once and, once it has a
+ * slot, waits for the promise it returned before it runs, so a test holds the slots (and the
+ * queue behind them) for as long as it needs, however fast a hash is. null lets hashes run.
+ * Throws anywhere but under vitest.
+ */
+export function setHashGateForTests(next: (() => Promise<void>) | null): void {
+  if (process.env.VITEST !== 'true') throw new Error('setHashGateForTests is for the test runner only');
+  gate = next;
+}
+
 async function deriveKey(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
+  const opened = gate?.();
   if (running >= MAX_CONCURRENT_HASHES) {
     if (waiting.length >= MAX_WAITING_HASHES) throw hashingBusy();
     await new Promise<void>((resolve) => waiting.push(resolve));
   }
   running++;
-  const started = performance.now();
+  let started = performance.now();
   try {
+    if (opened) {
+      await opened;
+      started = performance.now();
+    }
     return await new Promise<Buffer>((resolve, reject) =>
       scrypt(password, salt, length, { ...params, maxmem: 256 * params.N * params.r }, (err, key) => (err ? reject(err) : resolve(key))),
     );

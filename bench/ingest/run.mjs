@@ -28,8 +28,9 @@
 //            flat-priced items, --batches each, --writers at a time, alternately (--ab-rounds
 //            pairs), the accounts of each batch by --shape (run it with --shape random):
 //            priced_batch_vs_flat; with --carried, a third batch in each round: flat-priced items
-//            that carry the same quantities and properties (what carrying them costs, unpriced);
-//            every other round runs its kinds in the reverse order
+//            that carry the same quantities and properties (what carrying them costs, unpriced)
+//   (grants, priced, spend and priced-batch run every other round in the reverse order, so no
+//   kind always runs on a warmer server)
 //   expiry   (PostgreSQL, the test clock on) --expiring grants (100,000) due at one instant over
 //            the accounts' balances (bench/grants/seed-expiring.ts), then the test clock moves
 //            past it and the server's worker writes the expiries at its next tick while gated
@@ -216,6 +217,34 @@ async function withCpu(server, fn) {
   const r = await fn();
   const load = process.cpuUsage(load0);
   return { r, appMs: treeCpuMs(server.pid) - app0, dbMs: pg ? treeCpuMs(pg) - db0 : null, loadMs: (load.user + load.system) / 1000 };
+}
+
+/**
+ * Measures `kinds` alternately, one run of each a round for --ab-rounds rounds, every other round
+ * in the reverse order so no kind always runs on a warmer server. `run(name, round)` makes one
+ * run and returns its rate and the units of work it did ({ rate, count }, as gatedLoop). Returns
+ * each kind's runs (with the server's and PostgreSQL's CPU over each, as withCpu), its rates
+ * (rounded) and CPU ms per unit, round by round, and the rate of a kind against the first kind's:
+ * over all rounds (`ratio`) and per round (`pairRatios`).
+ */
+async function alternately(server, kinds, run) {
+  const of = (f) => Object.fromEntries(kinds.map((name) => [name, f(name)]));
+  const runs = of(() => []);
+  for (let round = 0; round < Number(values['ab-rounds']); round++) {
+    for (const name of round % 2 ? [...kinds].reverse() : kinds) runs[name].push(await withCpu(server, () => run(name, round)));
+  }
+  const rates = of((name) => runs[name].map(({ r }) => Math.round(r.rate)));
+  const perUnit = (ms) => (name) => runs[name].filter((x) => x[ms] !== null).map((x) => +(x[ms] / x.r.count).toFixed(2));
+  const sum = (a) => a.reduce((x, y) => x + y, 0);
+  const [first] = kinds;
+  return {
+    runs,
+    rates,
+    appCpuMs: of(perUnit('appMs')),
+    dbCpuMs: of(perUnit('dbMs')),
+    ratio: (name) => +(sum(rates[name]) / sum(rates[first])).toFixed(3),
+    pairRatios: (name) => rates[first].map((o, i) => +(rates[name][i] / o).toFixed(2)),
+  };
 }
 
 /**
@@ -424,27 +453,21 @@ async function measure(server, { id, auth, accounts }, env) {
           }
         }
       });
-      const rates = { one: [], three: [] };
-      for (let round = 0; round < Number(values['ab-rounds']); round++) {
-        for (const name of ['one', 'three']) {
-          const set = sets[name];
-          const { r, appMs, dbMs } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => set[(c * 31 + n) % set.length]));
-          rates[name].push(Math.round(r.rate));
-          (out[`grants_${name}_p99_ms`] ??= []).push(r.p99);
-          (out[`grants_${name}_app_cpu_ms`] ??= []).push(+(appMs / r.count).toFixed(2));
-          if (dbMs !== null) (out[`grants_${name}_db_cpu_ms`] ??= []).push(+(dbMs / r.count).toFixed(2));
-        }
+      const ab = await alternately(server, ['one', 'three'], (name) => gatedLoop(base, auth, 32, SECONDS, (c, n) => sets[name][(c * 31 + n) % sets[name].length]));
+      for (const name of ['one', 'three']) {
+        out[`grants_${name}_p99_ms`] = ab.runs[name].map(({ r }) => r.p99);
+        out[`grants_${name}_app_cpu_ms`] = ab.appCpuMs[name];
+        if (ab.dbCpuMs[name].length) out[`grants_${name}_db_cpu_ms`] = ab.dbCpuMs[name];
       }
       // The events drew from the priority-10 grant, as the order says, and left the others whole.
       const listed = await request(base, 'GET', `/v1/accounts/${sets.three[0]}/balance/credits/grants`, undefined, auth);
       const byPriority = Object.fromEntries(listed.body.data.map((g) => [g.priority, Number(g.remaining)]));
       if (!(byPriority[10] < 1000000 && byPriority[20] === 1000000 && listed.body.data.length === 3)) throw new Error(`three grants: unexpected draws ${JSON.stringify(byPriority)}`);
-      const sum = (a) => a.reduce((x, y) => x + y, 0);
       Object.assign(out, {
-        grants_one_per_s: rates.one,
-        grants_three_per_s: rates.three,
-        grants_pair_ratios: rates.one.map((o, i) => +(rates.three[i] / o).toFixed(2)),
-        grants_three_vs_one: +(sum(rates.three) / sum(rates.one)).toFixed(3),
+        grants_one_per_s: ab.rates.one,
+        grants_three_per_s: ab.rates.three,
+        grants_pair_ratios: ab.pairRatios('three'),
+        grants_three_vs_one: ab.ratio('three'),
       });
     }
     if (only.has('spend')) {
@@ -463,74 +486,52 @@ async function measure(server, { id, auth, accounts }, env) {
           if (r.status !== 200) throw new Error(`spend limits failed ${r.status} ${JSON.stringify(r.body)}`);
         }
       });
-      const rates = { plain: [], limited: [] };
-      for (let round = 0; round < Number(values['ab-rounds']); round++) {
-        // Every other round in the reverse order, so neither kind always runs on a warmer server.
-        for (const name of round % 2 ? ['limited', 'plain'] : ['plain', 'limited']) {
-          const set = sets[name];
-          const { r } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => set[(c * 31 + n) % set.length]));
-          rates[name].push(Math.round(r.rate));
-          (out[`spend_${name}_p99_ms`] ??= []).push(r.p99);
-        }
-      }
+      const ab = await alternately(server, ['plain', 'limited'], (name) => gatedLoop(base, auth, 32, SECONDS, (c, n) => sets[name][(c * 31 + n) % sets[name].length]));
+      for (const name of ['plain', 'limited']) out[`spend_${name}_p99_ms`] = ab.runs[name].map(({ r }) => r.p99);
       // The limited accounts' spend was counted: one of them shows what its events cost today.
       const limits = await request(base, 'GET', `/v1/accounts/${sets.limited[0]}/spend_limits`, undefined, auth);
       const spent = Number(limits.body.data?.find((l) => l.period === 'day')?.spent);
       if (!(spent > 0)) throw new Error(`spend limits: nothing counted ${JSON.stringify(limits.body)}`);
-      const sum = (a) => a.reduce((x, y) => x + y, 0);
       Object.assign(out, {
-        spend_plain_per_s: rates.plain,
-        spend_limited_per_s: rates.limited,
-        spend_pair_ratios: rates.plain.map((o, i) => +(rates.limited[i] / o).toFixed(2)),
-        spend_limited_vs_plain: +(sum(rates.limited) / sum(rates.plain)).toFixed(3),
+        spend_plain_per_s: ab.rates.plain,
+        spend_limited_per_s: ab.rates.limited,
+        spend_pair_ratios: ab.pairRatios('limited'),
+        spend_limited_vs_plain: ab.ratio('limited'),
       });
     }
     if (only.has('priced')) {
       // Gated events priced by the rate card (the third of three rules matching, two components)
       // against flat-priced gated events, 32 connections, alternately (--ab-rounds pairs).
       const priced = { type: 'llm', gate_on_balance: true, quantities: { input_tokens: 1200, output_tokens: 300 }, properties: { model: 'c' } };
-      const rates = { flat: [], priced: [] };
-      for (let round = 0; round < Number(values['ab-rounds']); round++) {
-        for (const name of ['flat', 'priced']) {
-          const { r } = await withCpu(server, () => gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length], undefined, false, name === 'priced' ? { body: priced } : {}));
-          rates[name].push(Math.round(r.rate));
-          (out[`priced_${name}_p99_ms`] ??= []).push(r.p99);
-        }
-      }
-      const sum = (a) => a.reduce((x, y) => x + y, 0);
-      Object.assign(out, { priced_flat_per_s: rates.flat, priced_per_s: rates.priced, priced_vs_flat: +(sum(rates.priced) / sum(rates.flat)).toFixed(3) });
+      const ab = await alternately(server, ['flat', 'priced'], (name) =>
+        gatedLoop(base, auth, 32, SECONDS, (c, n) => accounts[(c * 31 + n) % accounts.length], undefined, false, name === 'priced' ? { body: priced } : {}),
+      );
+      for (const name of ['flat', 'priced']) out[`priced_${name}_p99_ms`] = ab.runs[name].map(({ r }) => r.p99);
+      Object.assign(out, { priced_flat_per_s: ab.rates.flat, priced_per_s: ab.rates.priced, priced_vs_flat: ab.ratio('priced') });
     }
     if (only.has('priced-batch')) {
       // Batches of rate-card-priced items against batches of flat-priced ones, the same accounts
       // batch for batch (--shape), alternately (--ab-rounds pairs).
       const usage = { quantities: { input_tokens: 1200, output_tokens: 300 }, properties: { model: 'c' } };
       const bodies = { flat: { type: 'call' }, priced: { type: 'llm', ...usage }, carried: { type: 'call', ...usage } };
-      const names = values.carried ? ['flat', 'carried', 'priced'] : ['flat', 'priced'];
       const batches = Number(values.batches);
-      const rates = { flat: [], priced: [], carried: [] };
-      let serial = 0;
-      for (let round = 0; round < Number(values['ab-rounds']); round++) {
-        const first = serial;
-        // Every other round in the reverse order, so neither kind always runs on a warmer server.
-        for (const name of round % 2 ? [...names].reverse() : names) {
-          let sent = 0;
-          const t0 = performance.now();
-          await pool(Number(values.writers), async () => {
-            while (sent < batches) {
-              const n = first + ++sent;
-              const items = batchAccounts(n).map((account_id) => ({ account_id, ...bodies[name] }));
-              const r = await request(base, 'POST', '/v1/events', items, auth);
-              if (r.status !== 200) throw new Error(`${name} batch failed ${r.status} ${JSON.stringify(r.body)}`);
-              if (name === 'priced' && r.body.data[0]?.pricing?.rule !== 3) throw new Error(`priced batch: the third llm rule did not price it: ${JSON.stringify(r.body.data[0])}`);
-            }
-          });
-          rates[name].push(Math.round((batches * 1000) / ((performance.now() - t0) / 1000)));
-        }
-        serial += batches;
-      }
-      const sum = (a) => a.reduce((x, y) => x + y, 0);
-      Object.assign(out, { priced_batch_shape: values.shape, priced_batch_flat_events_per_s: rates.flat, priced_batch_events_per_s: rates.priced, priced_batch_vs_flat: +(sum(rates.priced) / sum(rates.flat)).toFixed(3) });
-      if (values.carried) Object.assign(out, { priced_batch_carried_events_per_s: rates.carried, priced_batch_carried_vs_flat: +(sum(rates.carried) / sum(rates.flat)).toFixed(3) });
+      // Each round's kinds send the same batches (the accounts of batches round * --batches + 1 on).
+      const ab = await alternately(server, values.carried ? ['flat', 'carried', 'priced'] : ['flat', 'priced'], async (name, round) => {
+        let sent = 0;
+        const t0 = performance.now();
+        await pool(Number(values.writers), async () => {
+          while (sent < batches) {
+            const n = round * batches + ++sent;
+            const items = batchAccounts(n).map((account_id) => ({ account_id, ...bodies[name] }));
+            const r = await request(base, 'POST', '/v1/events', items, auth);
+            if (r.status !== 200) throw new Error(`${name} batch failed ${r.status} ${JSON.stringify(r.body)}`);
+            if (name === 'priced' && r.body.data[0]?.pricing?.rule !== 3) throw new Error(`priced batch: the third llm rule did not price it: ${JSON.stringify(r.body.data[0])}`);
+          }
+        });
+        return { rate: (batches * 1000) / ((performance.now() - t0) / 1000), count: batches * 1000 };
+      });
+      Object.assign(out, { priced_batch_shape: values.shape, priced_batch_flat_events_per_s: ab.rates.flat, priced_batch_events_per_s: ab.rates.priced, priced_batch_vs_flat: ab.ratio('priced') });
+      if (values.carried) Object.assign(out, { priced_batch_carried_events_per_s: ab.rates.carried, priced_batch_carried_vs_flat: ab.ratio('carried') });
     }
     if (only.has('check')) {
       // One connection: POST /check against the gated event it answers for, alternately; p50 and p99.

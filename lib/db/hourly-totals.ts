@@ -12,7 +12,8 @@ export { SETTLE_MS };
 export type RolledHours = RolledRange;
 
 export async function rolledHours(db: Db): Promise<RolledHours | null> {
-  return readMark(db, MARK);
+  const mark = await readMark(db, MARK);
+  return mark && { from: mark.from, until: mark.until };
 }
 
 function idHint(prefix: IdPrefix, from: Date, to: Date) {

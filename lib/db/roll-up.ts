@@ -16,11 +16,19 @@ export const HOURS_PER_RUN = 7 * 24;
 /** The closed hours a roll-up table holds: [from, until), hour-aligned epoch ms. */
 export type RolledRange = { from: number; until: number };
 
+/**
+ * What a mark in settings says, epoch ms: the closed hours [from, until) its table holds; for a
+ * table that also counts the hours after them provisionally, [until, open) (open is until when
+ * nothing is provisional); and `rev`, which changes with every write.
+ */
+export type Mark = RolledRange & { open: number; rev: number };
+
 /** What a roll-up table holds, from its mark in settings (null before its first run). */
-export async function readMark(db: Db, mark: string): Promise<RolledRange | null> {
-  const [row] = await query<{ value: Partial<RolledRange> | null }>(db, sql`select value from settings where key = ${mark}`);
+export async function readMark(db: Db, mark: string): Promise<Mark | null> {
+  const [row] = await query<{ value: (Partial<RolledRange> & { open?: number; rev?: number }) | null }>(db, sql`select value from settings where key = ${mark}`);
   const v = row?.value;
-  return v && v.from !== undefined && v.until !== undefined ? { from: v.from, until: v.until } : null;
+  if (!v || v.from === undefined || v.until === undefined) return null;
+  return { from: v.from, until: v.until, open: Math.max(v.until, v.open ?? v.until), rev: v.rev ?? 0 };
 }
 
 /**
@@ -44,27 +52,33 @@ export async function writeMark(tx: Db, mark: string, value: Partial<RolledRange
   await query(tx, sql`update settings set value = ${JSON.stringify({ ...value, rev: (value.rev ?? 0) + 1 })}::jsonb where key = ${mark}`);
 }
 
-/** How long after a hold's expiry a completion that began before it may still commit. */
-export const HOLD_COMMIT_LAG_MS = 2 * 60_000;
+/**
+ * How long after the time a request read from the clock its transaction may still commit: an
+ * event is written at its request's time, so one committed later than this after that time is
+ * missed by a provisional count that had already counted past it (until its hour's final count);
+ * and a hold's completion begun just before the hold expired may commit this long after.
+ */
+export const COMMIT_LAG_MS = 2 * 60_000;
 
 /** The hour before which every hour has closed at `now`, by time alone. */
 export const settledBefore = (now: Date) => Math.floor((now.getTime() - SETTLE_MS) / HOUR_MS) * HOUR_MS;
 
 /**
- * The same, held back to the hour of the oldest hold still live: its event may yet complete and
- * count in that hour, however long ago it was (a hold may last a week). A hold past its expiry
- * reads as cancelled and can no longer complete, swept or not.
+ * The same (`before`), held back to the hour of the oldest hold still live (`held`, when it was
+ * made, or null): its event may yet complete and count in that hour, however long ago it was (a
+ * hold may last a week). A hold past its expiry reads as cancelled and can no longer complete,
+ * swept or not.
  */
-export async function closedBefore(db: Db, now: Date): Promise<number> {
+export async function closedBefore(db: Db, now: Date): Promise<{ before: number; held: number | null }> {
   const settled = settledBefore(now);
-  // A hold expired less than HOLD_COMMIT_LAG_MS ago may yet be completed by a request that read
-  // the clock before its expiry and has not committed: its hour stays open too.
-  const held = await oldestLiveHold(db, new Date(now.getTime() - HOLD_COMMIT_LAG_MS));
-  return held === null ? settled : Math.min(settled, Math.floor(held / HOUR_MS) * HOUR_MS);
+  // A hold expired less than COMMIT_LAG_MS ago may yet be completed by a request that read the
+  // clock before its expiry and has not committed: it counts as live.
+  const held = await oldestLiveHold(db, new Date(now.getTime() - COMMIT_LAG_MS));
+  return { before: held === null ? settled : Math.min(settled, Math.floor(held / HOUR_MS) * HOUR_MS), held };
 }
 
 /** When the oldest hold still live at `now` was made (epoch ms), or null when none is. */
-export async function oldestLiveHold(db: Db, now: Date): Promise<number | null> {
+async function oldestLiveHold(db: Db, now: Date): Promise<number | null> {
   const [held] = await query<{ at: string | Date | null }>(
     db,
     sql`select min(created_at) as at from events where state = 'pending' and expires_at > ${now.toISOString()}::timestamptz`,
@@ -106,7 +120,7 @@ async function rollUpOnce(db: Db, spec: RollUp, now: Date): Promise<number> {
   if (known && known.until >= settledBefore(now)) return 0;
   return db.transaction(async (tx) => {
     const mark = await lockMark(tx, spec.mark);
-    const closed = await closedBefore(tx, now);
+    const { before: closed } = await closedBefore(tx, now);
     const start = await spec.start(tx, mark, closed);
     const end = Math.min(start + HOURS_PER_RUN * HOUR_MS, closed);
     if (end <= start && mark.until !== undefined) return 0;

@@ -1,17 +1,11 @@
 import { query, sql, type Db } from './client';
 import { idRange } from '../ids';
-import { closedBefore, HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, oldestLiveHold, rollUp, writeMark, type RolledRange, type RollUp } from './roll-up';
+import { closedBefore, COMMIT_LAG_MS, HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, readMark, rollUp, writeMark, type Mark, type RollUp } from './roll-up';
 
 const MARK = 'usage_hourly';
 
 /** How often the worker rolls up the open hours provisionally (rollUpRecentUsage). */
 export const RECENT_EVERY_MS = 5 * 60_000;
-/**
- * How far behind the clock a provisional roll-up stays: an event is written at its request's
- * time, and one whose transaction commits later than this after that time would be missed by a
- * provisional run that had already counted past it (until the hour's final count).
- */
-export const RECENT_LAG_MS = 2 * 60_000;
 
 /**
  * What usage_hourly and usage_hourly_properties hold for every company and account, epoch ms:
@@ -19,13 +13,10 @@ export const RECENT_LAG_MS = 2 * 60_000;
  * [until, open) (open is until when there is nothing provisional), counted again by every
  * provisional run and by the hour's final count. `rev` changes with every write.
  */
-export type RolledUsage = RolledRange & { open: number; rev: number };
+export type RolledUsage = Mark;
 
 export async function rolledUsage(db: Db): Promise<RolledUsage | null> {
-  const [row] = await query<{ value: (Partial<RolledRange> & { open?: number; rev?: number }) | null }>(db, sql`select value from settings where key = ${MARK}`);
-  const v = row?.value;
-  if (!v || v.from === undefined || v.until === undefined) return null;
-  return { from: v.from, until: v.until, open: Math.max(v.until, v.open ?? v.until), rev: v.rev ?? 0 };
+  return readMark(db, MARK);
 }
 
 function idHint(from: Date, to: Date) {
@@ -154,25 +145,24 @@ export async function rollUpUsage(db: Db, now: Date, opts: { stopping?: () => bo
 
 /**
  * The worker's provisional run (every RECENT_EVERY_MS): counts the hours after the closed ones
- * from the events again, up to RECENT_LAG_MS before `now` (to the minute), so a read sums only
- * the last minutes from the events. It stops short of the oldest hold still live (or expired less
- * than RECENT_LAG_MS ago, its completion perhaps not yet committed): its event may
- * yet complete and count, so what follows it is read from the events until it ends. Each hour is
- * counted again for good once it closes (rollUpUsage). Nothing to do (0) before the first
+ * from the events again, up to COMMIT_LAG_MS before `now` (to the minute; lib/db/roll-up.ts), so
+ * a read sums only the last minutes from the events. It stops short of the oldest hold still live
+ * (or expired less than COMMIT_LAG_MS ago, its completion perhaps not yet committed): its event
+ * may yet complete and count, so what follows it is read from the events until it ends. Each hour
+ * is counted again for good once it closes (rollUpUsage). Nothing to do (0) before the first
  * roll-up of closed hours or while it has hours to catch up on; 1 when it counted.
  */
 export async function rollUpRecentUsage(db: Db, now: Date): Promise<number> {
   const known = await rolledUsage(db);
-  const target = Math.floor((now.getTime() - RECENT_LAG_MS) / 60_000) * 60_000;
+  const target = Math.floor((now.getTime() - COMMIT_LAG_MS) / 60_000) * 60_000;
   if (!known || known.open === target) return 0;
   return db.transaction(async (tx) => {
     const mark = await lockMark(tx, MARK);
     if (mark.from === undefined || mark.until === undefined) return 0;
+    // The oldest hold still live (or expired less than COMMIT_LAG_MS ago) stops the count too.
+    const { before, held } = await closedBefore(tx, now);
     // Closed hours not yet rolled up (a worker stopped for a while): rollUpUsage catches up first.
-    if (mark.until < (await closedBefore(tx, now))) return 0;
-    // A hold that expired less than RECENT_LAG_MS ago may still be completed by a request that
-    // read the clock before its expiry and has not committed yet: it stops the count too.
-    const held = await oldestLiveHold(tx, new Date(now.getTime() - RECENT_LAG_MS));
+    if (mark.until < before) return 0;
     const open = Math.max(mark.until, held === null ? target : Math.min(target, held));
     const was = Math.max(mark.until, typeof mark.open === 'number' ? mark.open : mark.until);
     if (open === was) return 0;

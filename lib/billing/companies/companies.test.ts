@@ -5,10 +5,10 @@ import { eq } from 'drizzle-orm';
 import { api, newCompany, underSettings, useTestDatabase } from '../../testing/harness';
 import { withSettings } from '../../env';
 import { admins, apiKeys, companies, idempotencyKeys } from '../../db/schema';
-import { decrypt, encrypt, hashPassword, MAX_WAITING_HASHES, verifyPassword } from '../../crypto';
+import { decrypt, encrypt, verifyPassword } from '../../crypto';
 import { authenticateCompany } from '../../api/credentials';
 import { testSettingsRefusedByStoredKeys } from './live-keys';
-import { atRealPasswordCost } from '../../testing/password-cost';
+import { atRealPasswordCost, holdHashing } from '../../testing/password-cost';
 
 const t = useTestDatabase();
 const ADMIN = { ADMIN_TOKEN: 'admin-secret-for-tests' };
@@ -85,15 +85,15 @@ describe('registering companies', () => {
   }));
 
   it('answers 503 with Retry-After while every password-hashing slot and its queue are taken, and registers nothing', underSettings(ADMIN, async () => {
-    const hash = await hashPassword('filler password 1');
-    const fillers = Array.from({ length: 2 + MAX_WAITING_HASHES }, () => verifyPassword('filler password 1', hash));
+    // The slots and the queue stay taken until released, however fast a hash is here.
+    const hashing = await holdHashing();
     const body = { name: 'Busy Co', email: 'ops@busy.io', password: 'correct horse battery' };
     const res = await api('POST', '/v1/companies', { auth: 'admin', body });
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ type: 'service_unavailable', param: null });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await t.database.db.select().from(companies).where(eq(companies.email, 'ops@busy.io'))).toEqual([]);
-    await Promise.all(fillers);
+    await hashing.release();
     expect((await api('POST', '/v1/companies', { auth: 'admin', body })).status).toBe(200);
   }));
 

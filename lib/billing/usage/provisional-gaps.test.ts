@@ -67,10 +67,10 @@ describe('provisional usage roll-up: completed events a read leaves out', () => 
     expect(rows.filter((r) => r.group === 'chat').reduce((n, r) => n + Number(r.events), 0)).toBe(2);
   });
 
-  // A known limit of the provisional count (usage-totals.ts, RECENT_LAG_MS): an event whose
+  // A known limit of the provisional count (lib/db/roll-up.ts, COMMIT_LAG_MS): an event whose
   // request commits more than that after its time is left out of reads until its hour is
   // counted for good, and is counted then.
-  it('an event whose transaction commits more than RECENT_LAG_MS after its time is counted once its hour closes', async () => {
+  it('an event whose transaction commits more than COMMIT_LAG_MS after its time is counted once its hour closes', async () => {
     const { co, ada, at } = await tenPastAnHour();
     await spend(co, ada, '1.5', { type: 'chat' });
     // A provisional run 3 minutes on, while a request that read the clock at `at` is still writing.

@@ -9,7 +9,8 @@ import { newCompany, useTestDatabase } from '../../testing/harness';
 import { advance, advanceTo, createAccount, spend, type Co } from '../../testing/scenario';
 import { now } from '../../clock';
 import { Decimal } from '../../money';
-import { RECENT_LAG_MS, recountUsage, rolledProperty, rolledUsage, rollUpRecentUsage, rollUpUsage } from '../../db/usage-totals';
+import { recountUsage, rolledProperty, rolledUsage, rollUpRecentUsage, rollUpUsage } from '../../db/usage-totals';
+import { COMMIT_LAG_MS } from '../../db/roll-up';
 import { rolledHours, rollUpHours, SETTLE_MS } from '../../db/hourly-totals';
 import { readUsage } from './usage';
 
@@ -268,7 +269,7 @@ describe('usage over time: the roll-up and the events agree', () => {
     await rollUpRecentUsage(t.database.db, now());
     let rolled = (await rolledUsage(t.database.db))!;
     expect(rolled.until).toBeLessThanOrEqual(hour);
-    expect(rolled.open).toBe(Math.floor((now().getTime() - RECENT_LAG_MS) / 60_000) * 60_000);
+    expect(rolled.open).toBe(Math.floor((now().getTime() - COMMIT_LAG_MS) / 60_000) * 60_000);
     expect(await companyRows()).toEqual([{ type: 'chat', events: 1, cost: '1.5' }]);
     await check('counted provisionally');
 
@@ -297,7 +298,7 @@ describe('usage over time: the roll-up and the events agree', () => {
     await check('a hold completed after a provisional count');
     await advance(10 * 60);
     await rollUpRecentUsage(t.database.db, now());
-    expect((await rolledUsage(t.database.db))!.open).toBe(Math.floor((now().getTime() - RECENT_LAG_MS) / 60_000) * 60_000);
+    expect((await rolledUsage(t.database.db))!.open).toBe(Math.floor((now().getTime() - COMMIT_LAG_MS) / 60_000) * 60_000);
     expect(await companyRows()).toEqual([{ type: 'chat', events: 3, cost: '10.5' }, { type: 'render', events: 1, cost: '0.25' }]);
     await check('counted again after the hold');
 
