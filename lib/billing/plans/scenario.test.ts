@@ -3,7 +3,7 @@ process.env.ADMIN_TOKEN = 'admin-secret-for-tests';
 // The year's notifications are counted at its end: none may be purged meanwhile.
 process.env.WEBHOOK_LOG_RETENTION_DAYS = '3650';
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { query, sql } from '../../db/client';
 import { api, newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing/harness';
@@ -30,6 +30,17 @@ beforeAll(async () => {
   setTestTime(at(2027, 1, 31).getTime() + 1000);
 });
 
+/**
+ * Called in a story (describe) of its own: once its tests are done, its accounts stop renewing.
+ * The clock moves on by years in this file, and every account of the stories before would
+ * otherwise renew all along (the daily plan's every day), work that no later test looks at.
+ */
+function endRenewalsAfterwards() {
+  afterAll(async () => {
+    await t.database.db.update(accounts).set({ planStatus: 'CANCELLED' });
+  });
+}
+
 /** The account-creation request as the API answers it, refusals included. */
 async function postAccount(co: PayingCo, extra: Record<string, unknown>) {
   return co.call('POST', '/v1/companies/{company}/accounts', { body: { name: 'Ada', email: 'ada@x.io', ...extra } });
@@ -52,6 +63,7 @@ async function processorCounts(co: PayingCo) {
 const sortFlags = (f: { name: string }[]) => [...f].sort((a, b) => a.name.localeCompare(b.name));
 
 describe('attaching a plan at creation', () => {
+  endRenewalsAfterwards();
   let co: PayingCo;
   let pro: { id: string };
   beforeAll(async () => {
@@ -227,6 +239,7 @@ describe('attaching a plan at creation', () => {
 });
 
 describe('a year of monthly renewals from Jan 31', () => {
+  endRenewalsAfterwards();
   let co: PayingCo;
   let pro: { id: string };
   let max: { id: string };
@@ -484,6 +497,7 @@ describe('a year of monthly renewals from Jan 31', () => {
 });
 
 describe('yearly, weekly and daily plans', () => {
+  endRenewalsAfterwards();
   let co: PayingCo;
   beforeAll(async () => {
     co = await newPayingCompany(t);
@@ -525,6 +539,7 @@ describe('yearly, weekly and daily plans', () => {
 });
 
 describe('changes mid-cycle', () => {
+  endRenewalsAfterwards();
   let co: PayingCo;
   let seats: { id: string };
   beforeAll(async () => {

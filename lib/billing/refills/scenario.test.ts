@@ -4,7 +4,8 @@ import { newPayingCompany, useLocalStripe, useTestDatabase } from '../../testing
 import { now, setTestTime } from '../../clock';
 import { encrypt } from '../../crypto';
 import { query, sql } from '../../db/client';
-import { webhooks, webhookSubscriptions } from '../../db/schema';
+import { balances, webhooks, webhookSubscriptions } from '../../db/schema';
+import { REFILLS_OFF } from './refill-decision';
 import { newId } from '../../ids';
 import { Decimal } from '../../money';
 import { advanceTo, balance, charges, createAccount, ledger, spend, type LedgerRow, type PayingCo } from '../../testing/scenario';
@@ -20,8 +21,8 @@ const local = useLocalStripe();
 
 
 // One timeline for the whole file (the test clock only moves forward); each scenario moves it
-// to its own known start date. Earlier accounts keep refilling in the background, which is fine:
-// every check is per account.
+// to its own known start date. Every check is per account, and a scenario's accounts stop
+// refilling once it is done (endRefillsAfterwards).
 const at = (y: number, m: number, d: number, h = 0, min = 0, s = 0) => Date.UTC(y, m - 1, d, h, min, s);
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -42,7 +43,7 @@ const setMonthly = async (co: PayingCo, id: string, amount: number, usd: number)
 };
 
 // A receiver that accepts every delivery, so the outbox drains without retries.
-// One for the whole file: earlier accounts' refills keep notifying while later tests run.
+// One for the whole file: what an earlier scenario queued may still go out while later tests run.
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver();
@@ -52,6 +53,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.close();
 });
+
+/**
+ * Called in a scenario (describe) of its own: once its tests are done, every refill is turned off
+ * as DELETE .../auto_refill does (REFILLS_OFF). The clock moves on by years in this file, and the
+ * monthly refills of the scenarios before would otherwise go on all along, each charged and
+ * notified, work that no later test looks at.
+ */
+function endRefillsAfterwards() {
+  afterAll(async () => {
+    await t.database.db.update(balances).set(REFILLS_OFF);
+  });
+}
 
 /** Subscribes a fresh webhook of the company to the refill topics, straight in the database. */
 async function subscribeRefillTopics(co: PayingCo) {
@@ -71,6 +84,7 @@ async function deliveryCounts(accountId: string): Promise<Record<string, number>
 }
 
 describe('a year of monthly refills set on the 15th', () => {
+  endRefillsAfterwards();
   it('refills at once, then at 00:00 UTC on the 15th of every month: 13 charges, 13 ledger rows', async () => {
     const co = await newPayingCompany(t);
     const a = await createAccount(co, { token: 'tok_visa' });
@@ -120,6 +134,7 @@ describe('a year of monthly refills set on the 15th', () => {
 });
 
 describe('a year of monthly refills set on the 30th', () => {
+  endRefillsAfterwards();
   it('refills at once, then on the 1st of the second following month and every 1st after', async () => {
     await advanceTo(at(2028, 1, 30, 10));
     const co = await newPayingCompany(t);
@@ -145,6 +160,7 @@ describe('a year of monthly refills set on the 30th', () => {
 });
 
 describe('threshold refills', () => {
+  endRefillsAfterwards();
   it('100 concurrent events crossing the threshold make exactly one refill, charged by the worker', async () => {
     const co = await newPayingCompany(t);
     const a = await createAccount(co, { token: 'tok_visa' });
@@ -194,6 +210,7 @@ describe('threshold refills', () => {
 });
 
 describe('declined cards and notifications', () => {
+  endRefillsAfterwards();
   it('a declined threshold refill records a failed charge, grants nothing and queues refill_failed', async () => {
     const co = await newPayingCompany(t);
     await subscribeRefillTopics(co);
@@ -238,6 +255,7 @@ describe('declined cards and notifications', () => {
 });
 
 describe('mid-month increase', () => {
+  endRefillsAfterwards();
   it('cancels the remaining units, credits them at the old unit price and moves the refill day to today', async () => {
     await advanceTo(at(2029, 4, 15, 10));
     const co = await newPayingCompany(t);
@@ -297,6 +315,7 @@ describe('mid-month increase', () => {
 });
 
 describe('scheduled change', () => {
+  endRefillsAfterwards();
   it('takes effect at the next monthly refill, not before', async () => {
     await advanceTo(at(2029, 6, 10, 10));
     const co = await newPayingCompany(t);
@@ -322,6 +341,7 @@ describe('scheduled change', () => {
 });
 
 describe('scheduled change racing the worker', () => {
+  endRefillsAfterwards();
   it("a change made after this month's refill was queued waits for the following one", async () => {
     await advanceTo(at(2029, 8, 12, 10));
     const co = await newPayingCompany(t);
@@ -342,6 +362,7 @@ describe('scheduled change racing the worker', () => {
 });
 
 describe('turning refills off', () => {
+  endRefillsAfterwards();
   it('DELETE stops the monthly refill: nothing at the next due date', async () => {
     await advanceTo(at(2029, 11, 20, 10));
     const co = await newPayingCompany(t);
@@ -368,6 +389,7 @@ describe('turning refills off', () => {
 });
 
 describe('scheduled change sent with the balance path\'s fields (refill_period: "monthly")', () => {
+  endRefillsAfterwards();
   it('is validated alike, charges nothing now and takes effect at the next monthly refill, on either spelling', async () => {
     await advanceTo(at(2030, 2, 20, 10));
     const co = await newPayingCompany(t);

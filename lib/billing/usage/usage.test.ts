@@ -31,12 +31,27 @@ async function describeEvent(id: string, properties: Record<string, unknown> | n
 
 type Row = { start: string; group: string | null; denomination: string | null; events: number; cost: string; quantities: Record<string, string> };
 
-/** The report worked out from every completed event, one by one: what any answer must equal. */
-async function bruteForce(companyId: string, p: { accountId?: string; from: Date; to: Date; granularity: 'hour' | 'day' | 'month'; property?: string; denomination?: string }): Promise<Row[]> {
-  const events = await query<{ account_id: string; type: string; created_at: string | Date; cost_amount: string | null; cost_denomination: string | null; properties: unknown; quantities: unknown }>(
+type CompletedEvent = { account_id: string; type: string; created_at: string | Date; cost_amount: string | null; cost_denomination: string | null; properties: unknown; quantities: unknown };
+type Report = { accountId?: string; from: Date; to: Date; granularity: 'hour' | 'day' | 'month'; property?: string; denomination?: string };
+
+/** Every completed event of the company, as stored. */
+async function completedEvents(companyId: string): Promise<CompletedEvent[]> {
+  return query<CompletedEvent>(
     t.database.db,
     sql`select account_id, type, created_at, cost_amount::text as cost_amount, cost_denomination, properties, quantities from events where company_id = ${companyId} and state = 'complete'`,
   );
+}
+
+/** The report worked out from every completed event, one by one: what any answer must equal. */
+async function bruteForce(companyId: string, p: Report): Promise<Row[]> {
+  return bruteForceOf(await completedEvents(companyId), p);
+}
+
+/**
+ * The same from the events as read once (completedEvents) for a round of reads that writes
+ * nothing in between: each answer of the round is checked against all of them, as read then.
+ */
+function bruteForceOf(events: CompletedEvent[], p: Report): Row[] {
   const out = new Map<string, { row: Row; cost: Decimal; q: Map<string, Decimal> }>();
   for (const e of events) {
     const at = new Date(e.created_at);
@@ -172,19 +187,20 @@ describe('usage over time: the roll-up and the events agree', () => {
       { from: new Date(Math.ceil(start / HOUR) * HOUR), to: new Date(Math.floor(end / HOUR) * HOUR) },
     ];
     const check = async () => {
+      const events = await completedEvents(co.company.id);
       for (const w of windows) {
         for (const granularity of ['hour', 'day', 'month'] as const) {
           for (const property of [undefined, 'model', 'beta']) {
             for (const [path, accountId] of [[`/v1/accounts/${ada}/usage`, ada], ['/v1/companies/{company}/usage', undefined], [`/v1/companies/{company}/usage`, bob]] as const) {
               const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(property && { group_by: `property:${property}` }) };
               if (path.startsWith('/v1/companies') && accountId) params.account_id = accountId;
-              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              const expected = bruteForceOf(events, { accountId, from: w.from, to: w.to, granularity, property });
               expect(await exactRows(co, path, params), `${path} ${JSON.stringify(params)}`).toEqual(expected);
             }
           }
         }
       }
-      const expected = await bruteForce(co.company.id, { from: windows[0].from, to: windows[0].to, granularity: 'day', denomination: 'tokens' });
+      const expected = bruteForceOf(events, { from: windows[0].from, to: windows[0].to, granularity: 'day', denomination: 'tokens' });
       expect(expected.length).toBeGreaterThan(0);
       expect(await exactRows(co, '/v1/companies/{company}/usage', { from: windows[0].from.toISOString(), to: windows[0].to.toISOString(), denomination: 'tokens' })).toEqual(expected);
     };
@@ -239,6 +255,7 @@ describe('usage over time: the roll-up and the events agree', () => {
     const properties = ['model'];
     const check = async (label: string) => {
       const at = now().getTime();
+      const events = await completedEvents(co.company.id);
       const windows = [
         { from: new Date(at - 2 * DAY + 17 * 60_000), to: new Date(Math.floor(at / HOUR) * HOUR + HOUR) },
         { from: new Date(hour - HOUR), to: new Date(hour + 25 * 60_000) },
@@ -250,14 +267,14 @@ describe('usage over time: the roll-up and the events agree', () => {
           for (const property of [undefined, ...properties]) {
             for (const accountId of [undefined, ada]) {
               const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(property && { group_by: `property:${property}` }), ...(accountId && { account_id: accountId }) };
-              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              const expected = bruteForceOf(events, { accountId, from: w.from, to: w.to, granularity, property });
               expect(await exactRows(co, '/v1/companies/{company}/usage', params), `${label}: ${JSON.stringify(params)}`).toEqual(expected);
             }
           }
         }
       }
       // The default window (the last 30 days to the end of this hour) too.
-      expect(await exactRows(co, '/v1/companies/{company}/usage', {})).toEqual(await bruteForce(co.company.id, { from: new Date(Math.floor(at / HOUR) * HOUR + HOUR - 30 * DAY), to: new Date(Math.floor(at / HOUR) * HOUR + HOUR), granularity: 'day' }));
+      expect(await exactRows(co, '/v1/companies/{company}/usage', {})).toEqual(bruteForceOf(events, { from: new Date(Math.floor(at / HOUR) * HOUR + HOUR - 30 * DAY), to: new Date(Math.floor(at / HOUR) * HOUR + HOUR), granularity: 'day' }));
     };
     const companyRows = async () =>
       (await query<{ type: string; events: string | number; cost: string }>(t.database.db, sql`select type, events, cost::text as cost from usage_hourly where company_id = ${co.company.id} and account_id = '' and hour = ${new Date(hour).toISOString()}::timestamptz order by type`))
@@ -390,10 +407,11 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
       const rolled = (await rolledUsage(t.database.db))!;
       if (rolled.open > rolled.until) provisional++;
       const w = { from: new Date(start - DAY), to: new Date(Math.floor(now().getTime() / HOUR) * HOUR + HOUR) };
+      const events = await completedEvents(co.company.id);
       for (const granularity of ['hour', 'day'] as const) {
         for (const accountId of [undefined, accounts[1]]) {
           const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, ...(accountId && { account_id: accountId }) };
-          const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity });
+          const expected = bruteForceOf(events, { accountId, from: w.from, to: w.to, granularity });
           expect(await exactRows(co, '/v1/companies/{company}/usage', params), `seed ${seed} ${label} ${JSON.stringify(params)} ${JSON.stringify(rolled)}`).toEqual(expected);
         }
       }
@@ -444,6 +462,7 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
     ];
     const answers = async () => {
       const out: Row[][] = [];
+      const events = await completedEvents(co.company.id);
       for (const w of windows) {
         for (const granularity of ['hour', 'day', 'month'] as const) {
           for (const property of ['model', 'region', 'tier']) {
@@ -451,7 +470,7 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
               const params: Record<string, string> = { from: w.from.toISOString(), to: w.to.toISOString(), granularity, group_by: `property:${property}` };
               const path = accountId && rnd() < 0.5 ? `/v1/accounts/${accountId}/usage` : '/v1/companies/{company}/usage';
               if (accountId && path.startsWith('/v1/companies')) params.account_id = accountId;
-              const expected = await bruteForce(co.company.id, { accountId, from: w.from, to: w.to, granularity, property });
+              const expected = bruteForceOf(events, { accountId, from: w.from, to: w.to, granularity, property });
               const got = await exactRows(co, path, params);
               expect(got, `seed ${seed} ${path} ${JSON.stringify(params)}`).toEqual(expected);
               out.push(got);
@@ -459,7 +478,7 @@ describe('usage by a declared property (usage_properties): the hourly roll-up an
           }
         }
         const tokens = await exactRows(co, '/v1/companies/{company}/usage', { from: w.from.toISOString(), to: w.to.toISOString(), group_by: 'property:model', denomination: 'tokens' });
-        expect(tokens).toEqual(await bruteForce(co.company.id, { from: w.from, to: w.to, granularity: 'day', property: 'model', denomination: 'tokens' }));
+        expect(tokens).toEqual(bruteForceOf(events, { from: w.from, to: w.to, granularity: 'day', property: 'model', denomination: 'tokens' }));
         out.push(tokens);
       }
       return out;
