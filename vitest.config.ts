@@ -76,10 +76,36 @@ const POOLED = [
 for (const f of POOLED) if (!onDatabases.includes(f)) throw new Error(`vitest.config.ts: ${f} is listed for the pgbouncer project but does not open a test database`);
 
 /**
+ * The database projects' files also run one after another in workers that stay (`isolate: false`;
+ * bench/README.md, "Database files in workers that stay"): no new process, setup files, imports
+ * and PGlite's WebAssembly for each. Their files set the process's database, tasks, settings
+ * (`process.env`), clock, processor and caches: after each file, lib/testing/between-files.ts
+ * puts back every piece lib/testing/process-state.ts lists, and fails a file that leaves the
+ * worker loop, sends, hashes, requests or handles (a database, a server, a timer) behind. These
+ * cannot share, and keep a process each (`embedded-isolated`, `postgres-isolated`): they replace
+ * modules with `vi.mock` (a module another file loaded first would stay unreplaced, and the
+ * replacement would stay for the files after), or stop the process. A database file outside this
+ * list that calls `vi.mock`, `shutdown()` or `closeDatabase()` is refused below.
+ */
+const DB_OWN_PROCESS = [
+  'app/console/(app)/webhooks/actions.test.ts',
+  'lib/console/actions-isolation.test.ts',
+  'lib/console/exports.test.ts',
+  'lib/console/form-input.test.ts',
+  'lib/console/plan-rate-card.test.ts',
+];
+for (const f of DB_OWN_PROCESS) if (!onDatabases.includes(f)) throw new Error(`vitest.config.ts: ${f} is listed in DB_OWN_PROCESS but does not open a test database`);
+for (const f of DB_OWN_PROCESS) if (POOLED.includes(f)) throw new Error(`vitest.config.ts: ${f} is pooled and needs a process of its own: the pgbouncer project shares its workers`);
+for (const f of onDatabases) if (!DB_OWN_PROCESS.includes(f) && STOPS_OR_MOCKS.test(fs.readFileSync(path.join(root, f), 'utf8'))) throw new Error(`vitest.config.ts: ${f} mocks a module or stops the process; list it in DB_OWN_PROCESS`);
+const sharing = onDatabases.filter((f) => !DB_OWN_PROCESS.includes(f));
+
+/**
  * The database projects' files hash passwords at a lower cost (lib/testing/password-cost.ts);
- * the unit project keeps the real one, which lib/crypto.test.ts checks.
+ * the unit project keeps the real one, which lib/crypto.test.ts checks. Where files share a
+ * worker, between-files.ts comes last: its `afterAll` then runs after every other.
  */
 const onDatabaseSetup = ['lib/testing/log-setup.ts', 'lib/testing/password-cost.ts'];
+const sharedDatabaseSetup = [...onDatabaseSetup, 'lib/testing/between-files.ts'];
 
 const env = { APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' };
 
@@ -94,11 +120,20 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: unit.filter((f) => !OWN_PROCESS.includes(f)), isolate: false, env: env } },
       { extends: true, test: { name: 'unit-isolated', include: OWN_PROCESS, env: env } },
-      { extends: true, test: { name: 'embedded', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
-      { extends: true, test: { name: 'postgres', include: onDatabases, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
+      { extends: true, test: { name: 'embedded', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+      { extends: true, test: { name: 'embedded-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
+      { extends: true, test: { name: 'postgres-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
       {
         extends: true,
-        test: { name: 'pgbouncer', include: POOLED, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' }, globalSetup: ['lib/testing/pgbouncer-setup.ts'] },
+        test: {
+          name: 'pgbouncer',
+          include: POOLED,
+          isolate: false,
+          setupFiles: sharedDatabaseSetup,
+          env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' },
+          globalSetup: ['lib/testing/pgbouncer-setup.ts'],
+        },
       },
     ],
   },

@@ -1,4 +1,4 @@
-import { setting } from './env';
+import { setting, testRunnerOnly } from './env';
 
 /**
  * The service's only source of time. With BILLING_TEST_CLOCK=1 the clock is frozen at the
@@ -43,4 +43,11 @@ export function replaceWallClock(read: () => number): () => void {
   return () => {
     state.wall = before;
   };
+}
+
+/** Tests only: the clock as a new process finds it (no test time read or set yet, real wall time). */
+export function resetClockForTests(): void {
+  testRunnerOnly('resetClockForTests');
+  state.frozenAt = null;
+  state.wall = null;
 }

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { appSecret, previousAppSecret } from './secrets';
 import { ApiError } from './errors';
+import { testRunnerOnly } from './env';
 
 export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -127,7 +128,20 @@ export const MAX_WAITING_HASHES = 8;
 let running = 0;
 const waiting: (() => void)[] = [];
 // How long a hash takes here (moving average), for the Retry-After of a refusal.
-let averageMs = 500;
+const FIRST_ESTIMATE_MS = 500;
+let averageMs = FIRST_ESTIMATE_MS;
+
+/** Tests only: the hashes still running or waiting for a slot. */
+export function hashesUnderWay(): number {
+  return running + waiting.length;
+}
+
+/** Tests only: the time a hash takes as a new process estimates it (Retry-After counts from it), and no dummy hash yet. */
+export function resetHashingForTests(): void {
+  testRunnerOnly('resetHashingForTests');
+  averageMs = FIRST_ESTIMATE_MS;
+  dummy = null;
+}
 
 /** Whether a password check asked now would be refused: every slot busy and the queue full. */
 export function hashingSaturated(): boolean {

@@ -258,6 +258,14 @@ export function testSettingsLifted(env: Pick<Env, (typeof TEST_SETTINGS)[number]
 
 const cache = new Map<EnvName, { raw: string | undefined; value: unknown }>();
 
+/**
+ * Throws anywhere but under vitest: for the functions that put a piece of the process's state
+ * back as a new process finds it (lib/testing/process-state.ts), which a server must never call.
+ */
+export function testRunnerOnly(what: string): void {
+  if (process.env.VITEST !== 'true') throw new Error(`${what} is for the test runner only`);
+}
+
 export type Settings = Partial<Record<EnvName, string | undefined>>;
 const overrides = new AsyncLocalStorage<Settings>();
 

@@ -6,6 +6,7 @@ import { DatabaseUnavailableError } from './db/unavailable';
 import { ApiError, errorEnvelope } from './errors';
 import { newRequestId } from './api/route';
 import { answerMetrics, type MetricsAnswer } from './metrics/endpoint';
+import { testRunnerOnly } from './env';
 import { observed, recordRequest } from './metrics/requests';
 
 /**
@@ -22,6 +23,13 @@ export function markStopping(): void {
 
 export function isStopping(): boolean {
   return lifecycle.stopping;
+}
+
+/** Tests only: not stopping, migrations not seen yet, as in a new process. */
+export function resetLifecycleForTests(): void {
+  testRunnerOnly('resetLifecycleForTests');
+  lifecycle.stopping = false;
+  lifecycle.migrated = false;
 }
 
 // An orchestrator's probe gives up after its own timeout: answer before it does.

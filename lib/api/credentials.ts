@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { apiKeys, companies } from '../db/schema';
 import { sha256, safeEqual } from '../crypto';
 import { ApiError } from '../errors';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 
 export type Company = typeof companies.$inferSelect;
 
@@ -16,6 +16,13 @@ const authCache = ((globalThis as { __billingAuthCache?: AuthCache }).__billingA
 authCache.generation ??= 0;
 const { keys: cache, lastUsedWritten } = authCache;
 const CACHE_MS = 5_000;
+
+/** Tests only: no key cached, as in a new process. */
+export function forgetCachedKeysForTests(): void {
+  testRunnerOnly('forgetCachedKeysForTests');
+  cache.clear();
+  lastUsedWritten.clear();
+}
 
 export function unauthorized(message = 'Invalid company id or API key.'): ApiError {
   return new ApiError('unauthorized', message, null, {}, { 'WWW-Authenticate': 'Basic realm="billing"' });

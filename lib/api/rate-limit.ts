@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 import { clientNetwork } from '../net/client-address';
 
 // Per-process token bucket per company. RATE_LIMIT_PER_SECOND=0 turns it off.
@@ -138,4 +138,17 @@ export function holdCompanySlot(companyId: string): () => void {
 export function resetAddressRateLimits(): void {
   addressBuckets.clear();
   authFailureBuckets.clear();
+}
+
+/** Tests only: the requests still holding a company's slot (not answered yet), as `company: count`. */
+export function companySlotsHeld(): string[] {
+  return [...inFlight].map(([company, n]) => `${company}: ${n}`);
+}
+
+/** Tests only: every bucket and budget full and no slot held, as in a new process. */
+export function resetRateLimitsForTests(): void {
+  testRunnerOnly('resetRateLimitsForTests');
+  buckets.clear();
+  resetAddressRateLimits();
+  inFlight.clear();
 }

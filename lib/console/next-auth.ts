@@ -9,6 +9,7 @@ import { consoleSessionSecret } from '../secrets';
 import { attemptSignIn } from './sign-in';
 import { endConsoleSession, openConsoleSession, openSession, SESSION_MAX_AGE_S } from './sessions';
 import { clientAddress } from '../net/client-address';
+import { testRunnerOnly } from '../env';
 
 export type ConsoleUser = { id: string; email: string; companyId: string; companyName: string; role: string };
 
@@ -24,6 +25,12 @@ export const SIGN_IN_BUSY = 'SignInBusy';
 type SessionClaims = { sub?: string; companyId?: unknown; sv?: unknown; sid?: unknown };
 
 let options: NextAuthOptions | undefined;
+
+/** Tests only: the options made again on next use (they hold the session secret of the settings then). */
+export function forgetAuthOptionsForTests(): void {
+  testRunnerOnly('forgetAuthOptionsForTests');
+  options = undefined;
+}
 
 export function authOptions(): NextAuthOptions {
   if (options) return options;

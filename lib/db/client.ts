@@ -1,5 +1,5 @@
 import { log } from '../log';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 import { openPostgres } from './postgres';
 import { openEmbedded } from './embedded';
 import { DataDirLockedError } from './data-dir-lock';
@@ -82,4 +82,20 @@ export async function getDb(): Promise<Db> {
 export function setDatabase(database: Database): void {
   holder.database = database;
   holder.promise = Promise.resolve(database);
+}
+
+/**
+ * Tests only: forgets the process-wide database a test file installed (`setDatabase`; the file
+ * closes its own handle) and closes the pools kept until the close (a read replica's), so the next
+ * file in the process starts with none, as a new process does. Answers what it found that a file
+ * should not leave: the process's database closed for good (`closeDatabase`, a stop).
+ */
+export async function forgetDatabaseForTests(): Promise<string | null> {
+  testRunnerOnly('forgetDatabaseForTests');
+  const stopped = holder.closed ? 'the process-wide database was closed for good (closeDatabase): a file that stops the process needs one of its own' : null;
+  holder.promise = undefined;
+  holder.database = undefined;
+  holder.closed = undefined;
+  for (const companion of holder.companions?.splice(0) ?? []) await companion.close().catch(() => {});
+  return stopped;
 }

@@ -101,6 +101,8 @@ export async function lockDataDir(dataDir: string, { watchMs = LOCK_STALE_MS + L
       heartbeat.unref();
       heldHere.add(me.token);
       const release = () => {
+        // A process that opens and closes many (the tests' workers) keeps no listener per lock.
+        process.off('exit', release);
         clearInterval(heartbeat);
         heldHere.delete(me.token);
         try {

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { log } from '../log';
+import { testRunnerOnly } from '../env';
 import { describeHost, needsHostChoice, parsePostgresUrl, type HostPort, type PostgresUrl, type TargetSessionAttrs } from '../net/postgres-url';
 import { DatabaseUnavailableError } from './unavailable';
 
@@ -64,6 +65,12 @@ function fits(attrs: TargetSessionAttrs, role: HostRole): boolean {
 
 /** The latest finding of a failed round, per URL variable, process-wide (readiness says it). */
 const problems: Map<string, string> = ((globalThis as { __billingHostProblems?: Map<string, string> }).__billingHostProblems ??= new Map());
+
+/** Tests only: no round's finding kept, as in a new process. */
+export function forgetHostProblemsForTests(): void {
+  testRunnerOnly('forgetHostProblemsForTests');
+  problems.clear();
+}
 
 /** Why no host of `label`'s URL fits, as the last round found, or null while one does. */
 export function hostProblem(label = 'DATABASE_URL'): string | null {

@@ -22,6 +22,14 @@ export class ThreadDatabaseError extends Error {
 
 type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void };
 
+/** The threads of this process that have not stopped: one per embedded database open here. */
+const running: Set<Worker> = ((globalThis as { __billingPgliteThreads?: Set<Worker> }).__billingPgliteThreads ??= new Set());
+
+/** How many embedded databases this process has open (their threads not stopped). */
+export function embeddedThreadsRunning(): number {
+  return running.size;
+}
+
 export const threadScript = () => path.join(process.cwd(), 'scripts', 'pglite-thread.mjs');
 
 export interface ThreadClient {
@@ -48,6 +56,7 @@ export class PGliteThread implements ThreadClient {
 
   constructor(dataDir: string | null) {
     this.worker = new Worker(threadScript(), { workerData: { dataDir } });
+    running.add(this.worker);
     // The thread keeps the process alive only while a statement is on its way.
     this.worker.unref();
     this.worker.on('message', (m: { id: number; result?: unknown; error?: Record<string, unknown> }) => {
@@ -68,7 +77,10 @@ export class PGliteThread implements ThreadClient {
       this.worker.unref();
     };
     this.worker.on('error', die);
-    this.worker.on('exit', (code) => die(new Error(`the embedded database's thread stopped (exit code ${code})`)));
+    this.worker.on('exit', (code) => {
+      running.delete(this.worker);
+      die(new Error(`the embedded database's thread stopped (exit code ${code})`));
+    });
     // A database that cannot start gives its thread back: the caller may try to open it again.
     this.waitReady = this.call({ op: 'ready' }).then(
       () => {

@@ -1,4 +1,4 @@
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 import { log } from '../log';
 import { getDb, keepUntilClose, openPostgres, query, sql, type Database, type Db } from './client';
 import { isDatabaseUnavailable, unavailableReason } from './unavailable';
@@ -25,6 +25,15 @@ type State = {
   reason?: string;
 };
 const state: State = ((globalThis as { __billingReplica?: State }).__billingReplica ??= { up: true, checkedAt: 0 });
+
+/**
+ * Tests only: no replica opened or checked yet, as in a new process (its pool is closed with the
+ * process-wide database's, `forgetDatabaseForTests`).
+ */
+export function forgetReplicaForTests(): void {
+  testRunnerOnly('forgetReplicaForTests');
+  Object.assign(state, { url: undefined, database: undefined, checking: undefined, reason: undefined, up: true, checkedAt: 0 });
+}
 
 /** True when DATABASE_REPLICA_URL is set. */
 export function replicaConfigured(): boolean {

@@ -1,12 +1,14 @@
 process.env.BILLING_TEST_CLOCK = '1';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../testing/harness';
 import { now } from '../clock';
 import { enqueueJob } from '../db/sql/jobs';
-import { advanceTestClock, registerJobHandler, registerTask, tick } from './worker';
+import { advanceTestClock, registerJobHandler, registerTask, stopWorker, tick } from './worker';
 
 const t = useTestDatabase();
+// The background tick starts the webhook sender, as in a server: stopped with the worker, as a server's stop does.
+afterAll(() => stopWorker());
 
 describe('advancing the test clock while the background tick is at work', () => {
   it('waits for the tick, so the work it is doing is not run again once its lease is stepped past', async () => {

@@ -4,7 +4,7 @@ import { claimJobs, deferJob, failJob, finishJob, holdJob, nextQueuedJob, releas
 import { DeferJob } from './defer';
 import { log } from '../log';
 import { observeTask } from '../metrics/tasks';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 
 /**
  * Work that runs when due. Each returns how many items it handled (0 means nothing was due).
@@ -264,4 +264,26 @@ export async function tick(): Promise<void> {
     }
   })();
   await loop.current;
+}
+
+/** Tests only: what a test file left running in the worker: the loop's timer, a tick or an advance of the test clock. */
+export function workerLeftRunning(): string | null {
+  if (loop.timer) return 'the worker loop is still ticking (startWorker without stopWorker)';
+  if (loop.running) return 'a worker tick is still running';
+  if (loop.advancing > 0) return 'an advance of the test clock is still running';
+  return null;
+}
+
+/**
+ * Tests only: the worker as a new process has it: only its own task registered (the next file
+ * registers the domain's again, `useTestDatabase`), no job handlers, no loop. A file's own tasks
+ * and handlers would otherwise run in every file after it.
+ */
+export function resetWorkerForTests(): void {
+  testRunnerOnly('resetWorkerForTests');
+  if (loop.timer) clearInterval(loop.timer);
+  const own = registry.tasks.filter((t) => t.name === JOBS_TASK);
+  registry.tasks.splice(0, registry.tasks.length, ...own);
+  registry.handlers.clear();
+  Object.assign(loop, { timer: undefined, running: false, stopping: false, migrated: false, current: undefined, advancing: 0, advances: Promise.resolve() });
 }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 
 /**
  * The process's metrics, in one registry on globalThis (route handlers, pages, instrumentation
@@ -176,6 +176,15 @@ export function registry(): Registry {
 export function metrics(): Metrics {
   registry();
   return holder.metrics!;
+}
+
+/**
+ * Tests only: every series back to nothing counted, as in a new process. The reader of the
+ * database gauges stays: lib/metrics/endpoint.ts gives it when loaded, once per process.
+ */
+export function resetMetricsForTests(): void {
+  testRunnerOnly('resetMetricsForTests');
+  holder.registry?.resetMetrics();
 }
 
 /**

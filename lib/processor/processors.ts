@@ -1,4 +1,5 @@
 import { decrypt } from '../crypto';
+import { testRunnerOnly } from '../env';
 import type { Processor } from './port';
 import { stripeProcessor } from './stripe';
 
@@ -18,6 +19,12 @@ export function replaceProcessors(make: ProcessorFactory): () => void {
   return () => {
     registry.make = before;
   };
+}
+
+/** Tests only: the Stripe adapter again, whatever a test file put in its place and did not put back. */
+export function resetProcessorsForTests(): void {
+  testRunnerOnly('resetProcessorsForTests');
+  registry.make = null;
 }
 
 export type ProcessorCompany = { processorKeyEnc: string | null };

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { sha256 } from '../crypto';
 import { ApiError, invalid } from '../errors';
-import { setting } from '../env';
+import { setting, testRunnerOnly } from '../env';
 import { TOKEN_REFUSED, plainDecline, type CardSummary, type PaymentLook, type PaymentOutcome, type PaymentRequest, type Processor } from './port';
 
 // The Stripe adapter: the only module that calls the Stripe SDK. It maps Stripe's answers and
@@ -42,6 +42,15 @@ function stripeClient(secretKey: string): Stripe {
     clients.set(secretKey, client);
   }
   return client;
+}
+
+/**
+ * Tests only: forgets the SDK clients, which keep the STRIPE_API_URL and STRIPE_TIMEOUT_MS they
+ * were made with (a test file's own local Stripe server, gone with the file).
+ */
+export function forgetStripeClientsForTests(): void {
+  testRunnerOnly('forgetStripeClientsForTests');
+  clients.clear();
 }
 
 /** Maps SDK failures of customer and card calls to the error contract: declines are 402 card_declined, the rest 502. */

@@ -98,6 +98,13 @@ export class SendSlots {
     this.pausedUntil.set(webhookId, this.now() + FAILING_PAUSE_MS);
   }
 
+  /** Forgets every slot held, slow mark and pause: the slots of a new process. */
+  clear(): void {
+    this.used = 0;
+    this.slowUsed = 0;
+    for (const m of [this.perWebhook, this.perCompany, this.slowUntil, this.pausedUntil]) m.clear();
+  }
+
   /** The webhooks paused right now. */
   paused(): string[] {
     const t = this.now();

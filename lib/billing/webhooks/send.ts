@@ -11,6 +11,7 @@ import {
   defaultResolver,
   type Resolver,
 } from '../../net/destinations';
+import { testRunnerOnly } from '../../env';
 
 /**
  * What a failed attempt records, and all it records: never a raw network error, an address or a
@@ -64,6 +65,12 @@ export function useResolver(resolver: Resolver): () => void {
   };
   swap(resolver);
   return () => swap(previous);
+}
+
+/** Tests only: the system's name resolution again, and no socket kept (a new process's sends). */
+export function resetSendsForTests(): void {
+  testRunnerOnly('resetSendsForTests');
+  useResolver(defaultResolver);
 }
 
 function dnsFailure(err: NodeJS.ErrnoException): boolean {

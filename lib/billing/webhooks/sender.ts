@@ -5,6 +5,7 @@ import { claimDeliveries, dueDeliveryCandidates, unclaimDeliveries, type Deliver
 import { webhooks } from '../../db/schema';
 import { now as clockNow } from '../../clock';
 import { log } from '../../log';
+import { testRunnerOnly } from '../../env';
 import type { Webhook } from './webhooks';
 import { leaseUntil, sendClaimed } from './attempt';
 import { CONCURRENCY, SendSlots, type Slot } from './send-slots';
@@ -220,4 +221,22 @@ export async function stopDeliveries(): Promise<void> {
   if (state.background) clearInterval(state.background.timer);
   state.background = null;
   while (state.slots.used) await changed(POLL_MS);
+}
+
+/** Tests only: what a test file left of the sender: the background sender's timer, sends still in flight. */
+export function senderLeftRunning(): string | null {
+  if (state.background) return 'the background webhook sender is still running (stopDeliveries not called)';
+  if (state.slots.used) return `${state.slots.used} webhook send(s) still in flight`;
+  return null;
+}
+
+/** Tests only: the sender of a new process: not running, no slot held, no webhook marked slow or paused. */
+export function resetSenderForTests(): void {
+  testRunnerOnly('resetSenderForTests');
+  if (state.background) clearInterval(state.background.timer);
+  state.background = null;
+  state.slots.clear();
+  state.waiters.clear();
+  state.filling = false;
+  state.again = false;
 }
