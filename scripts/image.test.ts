@@ -173,7 +173,9 @@ describe('the image, started with plain node from only what the Dockerfile copie
       for (const proc of [worker, server]) proc.signal('SIGCONT');
     }
     for (const proc of [worker, server]) {
-      const code = await Promise.race([proc.exited, new Promise((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+      let bound: NodeJS.Timeout | undefined;
+      const code = await Promise.race([proc.exited, new Promise((r) => (bound = setTimeout(() => r('still running after 30 s'), 30_000)))]);
+      clearTimeout(bound);
       expect(code, proc.output()).toBe(2);
       expect(proc.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE=1 is refused while a company of this database holds a live Stripe key/);
       expect(proc.output()).not.toContain('pk_live_image_test');
