@@ -152,6 +152,8 @@ afterAll(async () => {
 
 describe('the service across failovers (Patroni: a primary and a synchronous standby)', () => {
   it('loses nothing acknowledged, pays nothing twice, and answers again within 30 s of each SIGKILL of the primary', async () => {
+    // Run again (--retry), the failed run's apps, local Stripe and receiver still hold their ports: stopped first.
+    await scenario?.close();
     const kills: Kill[] = [];
     let prober: Prober | null = null;
     const seen = new Set<string>();
