@@ -107,7 +107,7 @@ let dummy: string | null = null;
  * but under vitest.
  */
 export function setPasswordCostForTests(lower: ScryptParams | null): void {
-  if (process.env.VITEST !== 'true') throw new Error('setPasswordCostForTests is for the test runner only');
+  testRunnerOnly('setPasswordCostForTests');
   current = lower ?? PASSWORD_PARAMS;
   dummy = null;
 }
@@ -169,7 +169,7 @@ let gate: (() => Promise<void>) | null = null;
  * Throws anywhere but under vitest.
  */
 export function setHashGateForTests(next: (() => Promise<void>) | null): void {
-  if (process.env.VITEST !== 'true') throw new Error('setHashGateForTests is for the test runner only');
+  testRunnerOnly('setHashGateForTests');
   gate = next;
 }
 
