@@ -98,8 +98,9 @@ export const ID_KINDS: Record<string, string> = {
   delivery_id: 'whd',
   key_id: 'key',
   grant_id: 'cg',
+  portal_link_id: 'pl',
 };
-const KINDS = ['c', 'a', 'p', 'ev', 'w', 'whd', 'key', 'cg'];
+const KINDS = ['c', 'a', 'p', 'ev', 'w', 'whd', 'key', 'cg', 'pl'];
 export const DENOMINATIONS = ['credits', 'tokens', 'seats', 'storage-GB', 'compute.minute'];
 const WORDS = ['query', 'chat', 'export', 'Ada', 'Pro', 'x', 'billing', 'render', 'upload'];
 const TOKENS = ['tok_visa', 'tok_mastercard', 'tok_chargeDeclined', 'tok_chargeDeclinedInsufficientFunds', 'tok_bogus', 'pm_card_visa'];
