@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const root = fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '');
 
@@ -109,6 +110,49 @@ const sharedDatabaseSetup = [...onDatabaseSetup, 'lib/testing/between-files.ts']
 
 const env = { APP_SECRET: 'test-secret-of-at-least-32-bytes-0123456789', WEBHOOK_ALLOW_PRIVATE: '1' };
 
+/**
+ * The order the projects' files are handed to the two workers. Vitest's own order is by project
+ * name, which put the five `unit-isolated` files (a process each, the slowest of them 10 s) last:
+ * one worker then waited for the other. Here the files that take a process each come first, the
+ * shared-worker projects after them with the largest (embedded) first, and the unit project last:
+ * within a project the order stays vitest's (longest first by the last run's times, else largest
+ * file first), so a run ends on its smallest files, on both workers at once.
+ */
+const PROJECT_ORDER = ['embedded-isolated', 'postgres-isolated', 'unit-isolated', 'embedded', 'postgres', 'pgbouncer', 'unit'];
+
+class ProjectOrderSequencer extends BaseSequencer {
+  async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const at = PROJECT_ORDER.indexOf(spec.project.name);
+      return at === -1 ? PROJECT_ORDER.length : at;
+    };
+    return sorted.map((spec, at) => ({ spec, at })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.at - b.at).map(({ spec }) => spec);
+  }
+}
+
+const projects: (TestProjectInlineConfiguration & { test: { name: string } })[] = [
+  { extends: true, test: { name: 'unit', include: unit.filter((f) => !OWN_PROCESS.includes(f)), isolate: false, env: env } },
+  { extends: true, test: { name: 'unit-isolated', include: OWN_PROCESS, env: env } },
+  { extends: true, test: { name: 'embedded', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+  { extends: true, test: { name: 'embedded-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
+  { extends: true, test: { name: 'postgres', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
+  { extends: true, test: { name: 'postgres-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
+  {
+    extends: true,
+    test: {
+      name: 'pgbouncer',
+      include: POOLED,
+      isolate: false,
+      setupFiles: sharedDatabaseSetup,
+      env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' },
+      globalSetup: ['lib/testing/pgbouncer-setup.ts'],
+    },
+  },
+];
+const names = projects.map((p) => p.test.name).sort();
+if (names.join() !== [...PROJECT_ORDER].sort().join()) throw new Error(`vitest.config.ts: ProjectOrderSequencer orders the projects ${PROJECT_ORDER.join(', ')}, not ${names.join(', ')}`);
+
 export default defineConfig({
   resolve: { alias: { '@': root } },
   test: {
@@ -116,25 +160,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: ProjectOrderSequencer },
     setupFiles: ['lib/testing/log-setup.ts'],
-    projects: [
-      { extends: true, test: { name: 'unit', include: unit.filter((f) => !OWN_PROCESS.includes(f)), isolate: false, env: env } },
-      { extends: true, test: { name: 'unit-isolated', include: OWN_PROCESS, env: env } },
-      { extends: true, test: { name: 'embedded', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
-      { extends: true, test: { name: 'embedded-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'embedded' }, globalSetup: ['lib/testing/embedded-setup.ts'] } },
-      { extends: true, test: { name: 'postgres', include: sharing, isolate: false, setupFiles: sharedDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
-      { extends: true, test: { name: 'postgres-isolated', include: DB_OWN_PROCESS, setupFiles: onDatabaseSetup, env: { ...env, TEST_DB: 'postgres' }, globalSetup: ['lib/testing/postgres-setup.ts'] } },
-      {
-        extends: true,
-        test: {
-          name: 'pgbouncer',
-          include: POOLED,
-          isolate: false,
-          setupFiles: sharedDatabaseSetup,
-          env: { ...env, TEST_DB: 'postgres', DATABASE_PREPARE: '0' },
-          globalSetup: ['lib/testing/pgbouncer-setup.ts'],
-        },
-      },
-    ],
+    projects,
   },
 });
