@@ -60,7 +60,8 @@ async function launch(env: Record<string, string> = {}, { migrated = false } = {
  * comes up before it); its output so far.
  */
 async function startOnce(env: Record<string, string>): Promise<string> {
-  const started = await launch(env);
+  // A migrated copy: a stop while an empty DATA_DIR migrates waits for the migrations (seconds).
+  const started = await launch(env, { migrated: true });
   try {
     for (let i = 0; !started.output().includes('Next.js'); i++) {
       if (started.child.exitCode !== null) throw new Error(`npm start exited early:\n${started.output()}`);
