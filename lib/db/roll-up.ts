@@ -28,7 +28,12 @@ export async function readMark(db: Db, mark: string): Promise<Mark | null> {
   const [row] = await query<{ value: (Partial<RolledRange> & { open?: number; rev?: number }) | null }>(db, sql`select value from settings where key = ${mark}`);
   const v = row?.value;
   if (!v || v.from === undefined || v.until === undefined) return null;
-  return { from: v.from, until: v.until, open: Math.max(v.until, v.open ?? v.until), rev: v.rev ?? 0 };
+  return { from: v.from, until: v.until, open: openOf({ until: v.until, open: v.open }), rev: v.rev ?? 0 };
+}
+
+/** Where a mark's provisional hours end: its `open`, or `until` when nothing is provisional. */
+export function openOf(mark: { until: number; open?: unknown }): number {
+  return Math.max(mark.until, typeof mark.open === 'number' ? mark.open : mark.until);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { query, sql, type Db } from './client';
 import { idRange } from '../ids';
-import { closedBefore, COMMIT_LAG_MS, HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, readMark, rollUp, writeMark, type Mark, type RollUp } from './roll-up';
+import { closedBefore, COMMIT_LAG_MS, HOUR_MS, HOURS_PER_RUN, lockMark, nextRollUpOf, openOf, readMark, rollUp, writeMark, type Mark, type RollUp } from './roll-up';
 
 const MARK = 'usage_hourly';
 
@@ -164,7 +164,7 @@ export async function rollUpRecentUsage(db: Db, now: Date): Promise<number> {
     // Closed hours not yet rolled up (a worker stopped for a while): rollUpUsage catches up first.
     if (mark.until < before) return 0;
     const open = Math.max(mark.until, held === null ? target : Math.min(target, held));
-    const was = Math.max(mark.until, typeof mark.open === 'number' ? mark.open : mark.until);
+    const was = openOf({ until: mark.until, open: mark.open });
     if (open === was) return 0;
     const until = new Date(mark.until).toISOString();
     await query(tx, sql`delete from usage_hourly where hour >= ${until}::timestamptz`);
@@ -219,7 +219,7 @@ export async function declareUsageProperties(tx: Db, companyId: string, before: 
   const mark = await lockMark(tx, MARK);
   // The provisional hours hold no rows of a property declared now: they are read from the
   // events again until the next provisional run counts them anew.
-  if (typeof mark.open === 'number' && mark.until !== undefined && mark.open > mark.until) await writeMark(tx, MARK, { ...mark, open: mark.until });
+  if (mark.until !== undefined && openOf({ until: mark.until, open: mark.open }) > mark.until) await writeMark(tx, MARK, { ...mark, open: mark.until });
   for (const property of removed) {
     await query(tx, sql`delete from usage_hourly_properties where company_id = ${companyId} and property = ${property}`);
     await query(tx, sql`delete from usage_property_marks where company_id = ${companyId} and property = ${property}`);
