@@ -10,10 +10,11 @@
 //
 // The file runs unchanged in a worktree of an older version whose recordSingleEvent has the same
 // arguments, so two versions' statements can be sent in turn to their own databases.
-import fs from 'node:fs';
 import os from 'node:os';
 import postgres from 'postgres';
 import { recordSingleEvent } from '../lib/billing/events/single';
+// @ts-expect-error plain ESM helper shared with bench/ingest/run.mjs
+import { parentPid, treeCpuMs } from './proc-cpu.mjs';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL: the database to send the statement to');
@@ -56,25 +57,7 @@ function valuesFor(account: string): unknown[] {
 /** CPU time (ms) of PostgreSQL's processes: the postmaster of a backend of ours, and its children. */
 async function postgresCpuMs(): Promise<number> {
   const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-  const stat = (p: number | string) => {
-    const s = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
-  };
-  const postmaster = Number(stat(pid)[1]);
-  let ticks = 0;
-  const visit = (p: number | string) => {
-    try {
-      const f = stat(p);
-      ticks += Number(f[11]) + Number(f[12]);
-      for (const t of fs.readdirSync(`/proc/${p}/task`)) {
-        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
-      }
-    } catch {
-      /* gone */
-    }
-  };
-  visit(postmaster);
-  return ticks * 10; // USER_HZ is 100 on Linux
+  return treeCpuMs(parentPid(pid));
 }
 
 async function send(count: number): Promise<number> {

@@ -62,6 +62,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
+import { treeCpuMs } from '../proc-cpu.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const { values } = parseArgs({ options: { db: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, batches: { type: 'string', default: '60' }, writers: { type: 'string', default: '4' }, only: { type: 'string', default: 'batch,single,health' }, shape: { type: 'string', default: 'spread' }, launcher: { type: 'string', default: 'serve' }, soak: { type: 'string', default: '600' }, 'web-concurrency': { type: 'string', default: '1' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '26432' }, pool: { type: 'string' }, 'ab-rounds': { type: 'string', default: '3' }, 'expiry-connections': { type: 'string', default: '32' }, worker: { type: 'string', default: 'server' }, expiring: { type: 'string', default: '100000' }, carried: { type: 'boolean', default: false } } });
@@ -179,23 +180,6 @@ function treeRss(pid) {
   };
   visit(pid);
   return out;
-}
-
-/** CPU time (user + system) used so far by a process and every process it started, in ms. */
-function treeCpuMs(pid) {
-  let ticks = 0;
-  const visit = (p) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-      for (const t of fs.readdirSync(`/proc/${p}/task`)) {
-        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean)) visit(c);
-      }
-    } catch { /* gone */ }
-  };
-  visit(pid);
-  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 /** PostgreSQL's postmaster, whose children are the backends serving the app. */
