@@ -8,7 +8,9 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 const port = parentPort;
 if (!port) throw new Error('scripts/pglite-thread.mjs runs as a worker thread of lib/db/pglite-thread.ts');
 
-const options = { extensions: { pg_trgm } };
+// PGlite's WebAssembly, compiled once by the process that starts the thread (lib/db/pglite-thread.ts):
+// each thread compiling it again cost every open a compile, and the compiled code's tier-up.
+const options = { extensions: { pg_trgm }, ...(workerData.pgliteWasmModule && { pgliteWasmModule: workerData.pgliteWasmModule }) };
 const db = workerData.dataDir ? new PGlite(workerData.dataDir, options) : new PGlite(options);
 
 /** Open transactions by id: PGlite's own transaction, held open until the other end ends it. */

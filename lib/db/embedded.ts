@@ -21,14 +21,14 @@ export function isEmbedded(db: Db): boolean {
  */
 export async function openEmbedded(dataDir: string | null, opts: { migrate?: boolean } = {}): Promise<Database> {
   const { drizzle } = await import('drizzle-orm/pglite');
-  const { PGliteThread } = await import('./pglite-thread');
+  const { PGliteThread, pgliteModule } = await import('./pglite-thread');
   let release = () => {};
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true });
     release = await lockDataDir(dataDir);
   }
   // PGlite runs on a thread of its own: a statement no longer stops the server's thread.
-  const client = new PGliteThread(dataDir ? path.join(dataDir, 'pg') : null);
+  const client = new PGliteThread(dataDir ? path.join(dataDir, 'pg') : null, await pgliteModule());
   try {
     await client.waitReady;
   } catch (err) {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
@@ -32,6 +33,26 @@ export function embeddedThreadsRunning(): number {
 
 export const threadScript = () => path.join(process.cwd(), 'scripts', 'pglite-thread.mjs');
 
+/**
+ * PGlite's WebAssembly, compiled once a process and handed to each thread it starts: a thread that
+ * compiles its own pays the compile again, and starts its code over at the baseline tier, every
+ * database it opens (a test worker opens one a file: bench/README.md, "PGlite compiled once a
+ * process"). Where the file is not beside the app (a layout without node_modules), each thread
+ * compiles its own, as PGlite does by itself.
+ */
+const compiled = globalThis as { __billingPgliteModule?: Promise<WebAssembly.Module | undefined> };
+export function pgliteModule(): Promise<WebAssembly.Module | undefined> {
+  compiled.__billingPgliteModule ??= (async () => {
+    const file = path.join(process.cwd(), 'node_modules', '@electric-sql', 'pglite', 'dist', 'pglite.wasm');
+    try {
+      return await WebAssembly.compile(await fs.promises.readFile(file));
+    } catch {
+      return undefined;
+    }
+  })();
+  return compiled.__billingPgliteModule;
+}
+
 export interface ThreadClient {
   query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>>;
   exec(text: string): Promise<Results[]>;
@@ -54,8 +75,9 @@ export class PGliteThread implements ThreadClient {
   /** Settles with the error when the thread stops after starting, other than by `close` (it never settles otherwise). */
   readonly lost: Promise<Error>;
 
-  constructor(dataDir: string | null) {
-    this.worker = new Worker(threadScript(), { workerData: { dataDir } });
+  /** Starts the thread; `wasm` is PGlite's compiled module (`pgliteModule()`), else the thread compiles its own. */
+  constructor(dataDir: string | null, wasm?: WebAssembly.Module) {
+    this.worker = new Worker(threadScript(), { workerData: { dataDir, pgliteWasmModule: wasm } });
     running.add(this.worker);
     // The thread keeps the process alive only while a statement is on its way.
     this.worker.unref();

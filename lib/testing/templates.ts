@@ -34,9 +34,19 @@ export function embeddedBase(): string {
   return path.join(base, 'billing-tests');
 }
 
-/** What the migrated database depends on: the committed migrations and PGlite's version. */
+/**
+ * The embedded template's own settings, kept by every copy (its postgresql.auto.conf). PostgreSQL
+ * zeroes its shared buffers as it starts, in WebAssembly: 128 MB of them (initdb's value, and the
+ * server's) were most of an embedded database's open, which every test file and every server a
+ * test starts pays (bench/README.md, "An embedded test database's open"). A test database holds
+ * a few megabytes.
+ */
+const TEMPLATE_SETTINGS = { shared_buffers: '16MB' };
+
+/** What the migrated database depends on: the committed migrations, PGlite's version and the template's settings. */
 function templateKey(): string {
   const hash = createHash('sha256');
+  hash.update(JSON.stringify(TEMPLATE_SETTINGS));
   const folder = path.join(root, 'drizzle');
   for (const file of fs.readdirSync(folder, { recursive: true }).map(String).sort()) {
     const full = path.join(folder, file);
@@ -58,6 +68,7 @@ export async function embeddedTemplate(): Promise<string> {
   const making = fs.mkdtempSync(`${dir}.making-`);
   try {
     const database = await openEmbedded(making);
+    for (const [name, value] of Object.entries(TEMPLATE_SETTINGS)) await database.db.execute(sql.raw(`alter system set ${name} = '${value}'`));
     await database.close();
     fs.renameSync(making, dir);
   } catch (err) {
