@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 // @ts-expect-error plain ESM helper shared with the tests and benchmarks
-import { startPostgres, stopPostgres } from '../scripts/pg.mjs';
+import { inOwnProcess, startPostgres, stopPostgres } from '../scripts/pg.mjs';
 
 export const root = path.resolve(__dirname, '..');
 
@@ -219,14 +219,7 @@ export class Cluster {
 
   // pg_ctl runs in a process of its own: the test's event loop (clients, the local Stripe
   // server, the webhook receiver) keeps turning while PostgreSQL goes down and recovers.
-  private pg(fn: 'stopPostgres' | 'restartPostgres'): Promise<void> {
-    const script = `import { ${fn} } from ${JSON.stringify(path.join(root, 'scripts/pg.mjs'))}; ${fn}(${JSON.stringify({ port: this.port, durable: 'process', name: this.name })});`;
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (out += d));
-      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${fn} failed (${code}): ${out}`))));
-    });
+  private async pg(fn: 'stopPostgres' | 'restartPostgres'): Promise<void> {
+    await inOwnProcess(fn, { port: this.port, durable: 'process', name: this.name });
   }
 }

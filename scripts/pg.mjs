@@ -1,5 +1,5 @@
 // Starts and stops a throwaway PostgreSQL cluster from the machine's own binaries (tests, benchmarks).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -155,6 +155,24 @@ export function stopPgBouncer({ port, name = 'billing-test' }) {
   } catch {
     /* gone */
   }
+}
+
+/**
+ * Runs one of this module's functions (`startPostgres`, `restartPostgres`, `stopPostgres`,
+ * `startPgBouncer`...) in a process of its own and answers what it returned: the caller's event
+ * loop keeps turning while initdb and pg_ctl run (a test's clients and servers, other setups).
+ */
+export function inOwnProcess(fn, options) {
+  const script = `import { ${fn} } from ${JSON.stringify(import.meta.url)}; console.log(JSON.stringify(${fn}(${JSON.stringify(options)}) ?? null));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1))) : reject(new Error(`${fn} failed (${code}): ${err || out}`))));
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,21 +1,11 @@
 import type { TestProject } from 'vitest/node';
-// @ts-expect-error plain ESM helper shared with the benchmarks
-import { startPgBouncer, startPostgres, stopPgBouncer, stopPostgres } from '../../scripts/pg.mjs';
-import { makePostgresTemplate } from './templates';
+import { useSetup } from './database-setups';
 
-// The pooled project's own cluster (beside the postgres project's, which may run at the same
-// time) and PgBouncer in front of it: TEST_PGBOUNCER_PORT, PostgreSQL on the port after it.
-const port = Number(process.env.TEST_PGBOUNCER_PORT ?? Number(process.env.TEST_PG_PORT ?? 24329) + 1000);
-const name = 'billing-pooled';
-
+// The pooled project's own cluster and PgBouncer in front of it (lib/testing/database-setups.ts):
+// its files connect through PgBouncer, and create and clone databases on the cluster directly.
 export default async function setup(project: TestProject) {
-  const direct: string = startPostgres({ port: port + 1, name });
-  await makePostgresTemplate(direct);
-  const url: string = startPgBouncer({ port, pgPort: port + 1, name });
-  project.provide('postgresUrl', url);
-  project.provide('postgresAdminUrl', direct);
-  return () => {
-    stopPgBouncer({ port, name });
-    stopPostgres({ port: port + 1, name });
-  };
+  const { value, teardown } = await useSetup(project, 'pooled');
+  project.provide('postgresUrl', value.url);
+  project.provide('postgresAdminUrl', value.direct);
+  return teardown;
 }
