@@ -24,7 +24,10 @@ export default defineConfig({
   use: {
     baseURL,
     screenshot: 'on',
-    trace: 'retain-on-failure',
+    // A failed test keeps its trace (each action's DOM, the network, the console), without the
+    // screencast: recording every test's frames cost the step about 40 s of its 240 on two cores
+    // (bench/README.md, "The browser tests' traces"). The last screenshot of each test is kept.
+    trace: { mode: 'retain-on-failure', screenshots: false },
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
