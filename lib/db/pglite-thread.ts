@@ -36,8 +36,8 @@ export const threadScript = () => path.join(process.cwd(), 'scripts', 'pglite-th
 /**
  * PGlite's WebAssembly, compiled once a process and handed to each thread it starts: a thread that
  * compiles its own pays the compile again, and starts its code over at the baseline tier, every
- * database it opens (a test worker opens one a file: bench/README.md, "PGlite compiled once a
- * process"). Where the file is not beside the app (a layout without node_modules), each thread
+ * database it opens (a test worker opens one a file: bench/README.md, "An embedded test
+ * database's open"). Where the file is not beside the app (a layout without node_modules), each thread
  * compiles its own, as PGlite does by itself.
  */
 const compiled = globalThis as { __billingPgliteModule?: Promise<WebAssembly.Module | undefined> };
