@@ -42,6 +42,10 @@ export default defineConfig({
     stdout: 'pipe',
     // The collector tests submit from one address faster than a customer would. A test that
     // signs in from an address of its own names it in X-Forwarded-For, as a proxy would.
-    env: { TRUSTED_PROXIES: '1', PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: e2eAdminToken, WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
+    // KEEP_ALIVE_TIMEOUT: a test's API client keeps its connection idle while the browser works;
+    // at Node.js' default 5 s the server could close it just as the client sent on it again (read
+    // ECONNRESET). The README gives a load balancer the same advice: keep idle connections for
+    // less time than the service does.
+    env: { KEEP_ALIVE_TIMEOUT: '65000', TRUSTED_PROXIES: '1', PORT: String(port), DATA_DIR: e2eDataDir, PUBLIC_URL: baseURL, BILLING_TEST_CLOCK: '1', ADMIN_TOKEN: e2eAdminToken, WEBHOOK_ALLOW_PRIVATE: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100' },
   },
 });
