@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { isUniqueViolation, openEmbedded, query, runCompiled, compile, type Database } from './client';
 import { PGlite } from '@electric-sql/pglite';
-import { PGliteThread } from './pglite-thread';
+import { PGliteThread, pgliteModule } from './pglite-thread';
 import { migratedDataDir } from '../testing/templates';
 
 const keep = (value: string) => value;
@@ -24,6 +24,21 @@ describe('the embedded database on its own thread', () => {
     await thread.exec('create table t (id text primary key, n numeric not null, at timestamptz)');
   });
   afterAll(() => thread?.close());
+
+  it("opens on PGlite's module compiled once a process, which every thread is handed", async () => {
+    // Without the module (its file not found) each thread compiles its own: still correct, but
+    // every open pays the compile again, which this catches.
+    const wasm = await pgliteModule();
+    expect(wasm).toBeInstanceOf(WebAssembly.Module);
+    expect(await pgliteModule()).toBe(wasm);
+    const other = new PGliteThread(await migratedPgDir(), wasm);
+    try {
+      await other.waitReady;
+      expect((await other.query<{ n: number }>('select 41 + 1 as n')).rows).toEqual([{ n: 42 }]);
+    } finally {
+      await other.close();
+    }
+  });
 
   it('keeps the server thread free while a statement runs', async () => {
     // ~0.5-2 s of work inside PostgreSQL; on the server's thread, no timer could fire meanwhile.
